@@ -1,0 +1,119 @@
+// Typed records shared by every module: what a test is (TestSpec), what one
+// execution of it produced (RunResult), and the stored row (RunRecord).
+//
+// These structs are the core's vocabulary. JSON appears only at the edges
+// (probe protocol, HTTP, `--format json`), converted by the module that owns
+// that edge. Field names follow doc/results-schema.md exactly.
+#ifndef COMPATLAB_CORE_RECORDS_H_
+#define COMPATLAB_CORE_RECORDS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace compatlab {
+
+// The outcome of one test execution. The full set; see doc/results-schema.md.
+enum class TestStatus {
+  kPass,
+  kFailAccuracy,
+  kFailToLoad,
+  kFailToCompile,
+  kFailToRun,
+  kTimeout,
+  kCrash,
+  kOom,
+  kSkipped,
+  kHarnessError,
+};
+
+// "pass", "fail_accuracy", ... as stored.
+std::string_view TestStatusName(TestStatus status);
+// Inverse of TestStatusName; InvalidArgument for an unknown name.
+absl::StatusOr<TestStatus> ParseTestStatus(std::string_view name);
+// Every status, in declaration order.
+const std::vector<TestStatus>& AllTestStatuses();
+
+// One test = model x target x mode x kind x shape x dtype (+ kind parameters).
+// Everything here is part of the test's identity (test_id) except timeout_s.
+struct TestSpec {
+  std::string model_id;     // "hf:llama", "ckpt:<sha256>", or "none" for harness kinds.
+  std::string model_type;   // transformers model type ("llama"), "" for harness kinds.
+  std::string model_class;  // head class chosen at plan time ("LlamaForCausalLM"), may be "".
+  std::string model_path;   // local checkpoint directory; not part of the identity.
+  std::string target = "cpu";
+  std::string mode = "eager";
+  std::string backend;      // compile backend; "" in eager mode.
+  std::string kind = "forward";
+  std::string dtype = "float32";
+  int64_t batch_size = 1;
+  int64_t seq_len = 32;
+  // Extra parameters of the kind, e.g. {"rep": "17"} or {"new_tokens": "16"}.
+  // Values are strings so that the identity hash is stable.
+  std::map<std::string, std::string> kind_params;
+  double timeout_s = 300;   // Per-test deadline; not part of the identity.
+
+  // Stable hash of the identity fields (hex, 32 chars). Never includes the
+  // software stack or the host, so the same test on two stacks shares it.
+  std::string TestId() const;
+};
+
+// What the supervisor and the probe learned from one execution.
+struct RunResult {
+  TestStatus status = TestStatus::kHarnessError;
+  std::string status_detail;   // signal name for crash, reason for skipped, ...
+  std::string stage;           // failing stage: import, build, prepare, steady, run, harness.
+  std::string error_type;
+  std::string error_message;
+  std::string error_traceback;  // bounded
+
+  // Metrics (absent when not measured).
+  std::optional<double> build_s;
+  std::optional<double> prepare_s;
+  std::optional<double> steady_median_s;
+  std::optional<double> steady_p90_s;
+  std::optional<int64_t> steady_iters;
+  std::optional<int64_t> param_count;
+  std::optional<int64_t> host_peak_rss_bytes;
+  std::string memory_method;   // how host_peak_rss_bytes was measured
+  std::optional<int64_t> torch_num_threads;
+
+  // Supervisor facts.
+  double wall_s = 0;                   // fork request to reaped, seconds
+  std::optional<int64_t> exit_code;    // set when the child exited normally
+  std::optional<int64_t> term_signal;  // set when the child was killed by a signal
+  int64_t mem_limit_bytes = 0;
+  std::string mem_limit_method;        // "cgroup_v1", "cgroup_v2", "rlimit"
+  std::string stdout_tail;             // last 64 KiB
+  std::string stderr_tail;             // last 64 KiB
+
+  // Software stack as the probe reported it.
+  std::string torch_version;
+  std::string transformers_version;
+  std::string python_version;
+  std::string resolved_model_class;    // the class the probe actually built
+};
+
+// One stored row: a test, where and when it ran, and what happened.
+struct RunRecord {
+  std::string run_id;     // unique per execution
+  std::string sweep_id;
+  std::string test_id;
+  TestSpec spec;
+  RunResult result;
+  std::string started_at;   // UTC, ISO 8601 with milliseconds, "Z"
+  std::string finished_at;
+  std::string host;
+  std::string cpu_model;
+  int64_t jobs = 1;
+  std::string compatlab_version;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CORE_RECORDS_H_

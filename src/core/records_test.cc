@@ -1,0 +1,36 @@
+#include "core/records.h"
+
+#include "gtest/gtest.h"
+
+namespace compatlab {
+namespace {
+
+TEST(RecordsTest, StatusNamesRoundTrip) {
+  for (TestStatus s : AllTestStatuses()) {
+    auto parsed = ParseTestStatus(TestStatusName(s));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, s);
+  }
+  EXPECT_EQ(AllTestStatuses().size(), 10u);
+  EXPECT_FALSE(ParseTestStatus("passed").ok());
+}
+
+TEST(RecordsTest, TestIdIgnoresTimeoutAndPathButNotIdentity) {
+  TestSpec a;
+  a.model_id = "hf:llama";
+  a.model_type = "llama";
+  a.model_class = "LlamaForCausalLM";
+  TestSpec b = a;
+  b.timeout_s = 5;
+  b.model_path = "/tmp/elsewhere";
+  EXPECT_EQ(a.TestId(), b.TestId());
+  EXPECT_EQ(a.TestId().size(), 32u);
+  b.seq_len = 64;
+  EXPECT_NE(a.TestId(), b.TestId());
+  TestSpec c = a;
+  c.kind_params["rep"] = "1";
+  EXPECT_NE(a.TestId(), c.TestId());
+}
+
+}  // namespace
+}  // namespace compatlab

@@ -1,0 +1,81 @@
+#include "util/hash.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace compatlab {
+namespace {
+
+std::string ToHex(const unsigned char* bytes, unsigned int len) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (unsigned int i = 0; i < len; ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+}  // namespace
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::Update(std::string_view data) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
+}
+
+std::string Sha256::FinalHex() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len);
+  return ToHex(md, len);
+}
+
+std::string Sha256Hex(std::string_view data) {
+  Sha256 h;
+  h.Update(data);
+  return h.FinalHex();
+}
+
+absl::StatusOr<std::string> HashDirectory(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("not a directory: ", dir.string()));
+  }
+  std::vector<std::string> files;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink,
+                                           ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file()) files.push_back(fs::relative(it->path(), dir).generic_string());
+  }
+  if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
+  std::sort(files.begin(), files.end());
+  Sha256 h;
+  std::vector<char> buf(1 << 16);
+  for (const std::string& rel : files) {
+    h.Update(rel);
+    h.Update(std::string_view("\0", 1));
+    std::ifstream in(dir / rel, std::ios::binary);
+    if (!in) return absl::PermissionDeniedError(absl::StrCat("cannot read ", (dir / rel).string()));
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      h.Update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
+    }
+    h.Update(std::string_view("\0", 1));
+  }
+  return h.FinalHex();
+}
+
+}  // namespace compatlab
