@@ -1,0 +1,333 @@
+"""Model factory: a tiny, seeded model of any transformers architecture, or a local checkpoint.
+
+`reduce_config(model_type)` starts from the architecture's default configuration
+(CONFIG_MAPPING[model_type]()) and shrinks it by generic, name-based rules
+(REDUCTION below), recursing into sub-configurations; per-architecture
+exceptions are data in overrides.json. Configurations are dataclasses whose
+__post_init__ derives some attributes from others, so a reduced configuration is
+rebuilt through the constructor rather than patched in place: derived values
+are then recomputed from the reduced ones.
+
+See doc/model-factory.md for the rules and the head-class choice.
+"""
+
+import dataclasses
+import importlib
+import json
+import math
+import os
+import re
+
+from . import heads
+
+TINY_HIDDEN = 64
+TINY_HEADS = 4
+TINY_KV_HEADS = 2
+TINY_HEAD_DIM = TINY_HIDDEN // TINY_HEADS
+TINY_INTERMEDIATE = 128
+TINY_MOE_INTERMEDIATE = 64
+TINY_LAYERS = 2
+TINY_VOCAB = 1024
+TINY_EXPERTS = 4
+TINY_TOP_K = 2
+TINY_IMAGE = 64
+TINY_SOURCE_POSITIONS = 64
+
+_LAYERS = re.compile(r"^(num_)?(hidden_)?layers$|^num_.*layers$|^n_layers?$|^[a-z_]*_layers$|^depth$|^[a-z_]*_depth$")
+_HIDDEN = {"hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "model_dim", "hidden_dim",
+           "d_embed", "embedding_size", "emb_dim", "word_embed_proj_dim", "projection_dim",
+           "text_embed_dim", "vision_embed_dim", "embedding_dim"}
+_HEADS = {"num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads",
+          "decoder_attention_heads", "attention_heads"}
+_KV_HEADS = {"num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"}
+_HEAD_DIM = {"head_dim", "d_kv", "attention_head_dim", "kv_channels", "d_head"}
+_INTERMEDIATE = {"intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "n_inner",
+                 "ffn_hidden_size", "mlp_dim", "intermediate_dim", "inner_dim", "encoder_intermediate_size",
+                 "decoder_intermediate_size"}
+_MOE_INTERMEDIATE = {"moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size",
+                     "moe_ffn_hidden_size"}
+_EXPERTS = {"num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts"}
+_TOP_K = {"num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token", "moe_k", "router_topk"}
+_ONE = {"n_group", "topk_group", "n_shared_experts", "num_shared_experts", "first_k_dense_replace"}
+_VOCAB = {"vocab_size", "text_vocab_size"}
+# Multi-head latent attention (DeepSeek-style) dimensions.
+_MLA = {"qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 32, "q_lora_rank": 32}
+_TOKEN_ID = re.compile(r"(token_id|token_index|token_ids|_tokens)$")
+
+OVERRIDES_PATH = os.path.join(os.path.dirname(__file__), "overrides.json")
+
+
+def load_overrides(path=OVERRIDES_PATH):
+    """The per-architecture overrides: {model_type: {...}} (see overrides.json's _doc)."""
+    with open(path) as f:
+        data = json.load(f)
+    return data["models"]
+
+
+def model_overrides(model_type):
+    return load_overrides().get(model_type, {})
+
+
+# --------------------------------------------------------------------------- reduction
+
+
+class _Reducer:
+    """Shrinks one configuration tree; keeps one special-token id map for the whole tree."""
+
+    def __init__(self, config_overrides):
+        self.overrides = config_overrides  # {"a.b.field": value}
+        self.token_map = {}
+
+    def _new_token(self, old):
+        if old not in self.token_map:
+            self.token_map[old] = TINY_VOCAB - 1 - len(self.token_map)
+        return self.token_map[old]
+
+    def _map_tokens(self, value):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return self._new_token(value) if value >= TINY_VOCAB else value
+        if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return type(value)(self._map_tokens(v) for v in value)
+        return value
+
+    def _reduce_fields(self, values):
+        """Field name -> reduced value, for the fields of one configuration level."""
+        out = {}
+        hierarchical = any(isinstance(values.get(n), (list, tuple)) for n in _HEADS)
+        old_heads = next((values[n] for n in _HEADS if _is_int(values.get(n))), None)
+        layer_counts = {}
+        for name, value in values.items():
+            if name in _VOCAB and _is_int(value) and value > TINY_VOCAB:
+                out[name] = TINY_VOCAB
+            elif _LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS:
+                out[name] = TINY_LAYERS
+                layer_counts[value] = TINY_LAYERS
+            elif (name == "depths" or name.endswith("_depths")) and _is_int_list(value):
+                out[name] = type(value)(min(v, 1) for v in value)
+            elif name in _HIDDEN and _is_int(value) and value > TINY_HIDDEN and not hierarchical:
+                out[name] = TINY_HIDDEN
+            elif name in _HEADS and _is_int(value) and not hierarchical and (value > TINY_HEADS or value == 3):
+                out[name] = TINY_HEADS
+            elif name in _KV_HEADS and _is_int(value) and value > 1:
+                out[name] = TINY_HEADS if value == old_heads else TINY_KV_HEADS
+            elif name in _HEAD_DIM and _is_int(value) and not hierarchical:
+                out[name] = TINY_HEAD_DIM
+            elif name in _INTERMEDIATE and _is_int(value) and value > TINY_INTERMEDIATE:
+                out[name] = TINY_INTERMEDIATE
+            elif name in _MOE_INTERMEDIATE and _is_int(value) and value > TINY_MOE_INTERMEDIATE:
+                out[name] = TINY_MOE_INTERMEDIATE
+            elif name in _EXPERTS and _is_int(value) and value > TINY_EXPERTS:
+                out[name] = TINY_EXPERTS
+            elif name in _TOP_K and _is_int(value) and value > TINY_TOP_K:
+                out[name] = TINY_TOP_K
+            elif name in _MLA and _is_int(value) and value > _MLA[name]:
+                out[name] = _MLA[name]
+            elif name in _ONE and _is_int(value) and value > 1:
+                out[name] = 1
+            elif name == "image_size":
+                reduced = _tiny_image(value, values.get("patch_size"))
+                if reduced is not None:
+                    out[name] = reduced
+            elif name == "max_source_positions" and _is_int(value) and value > TINY_SOURCE_POSITIONS:
+                out[name] = TINY_SOURCE_POSITIONS
+            elif _TOKEN_ID.search(name):
+                mapped = self._map_tokens(value)
+                if mapped != value:
+                    out[name] = mapped
+        # Per-layer lists (layer_types, mlp_only_layers masks, ...) follow the layer count.
+        for name, value in values.items():
+            if name in out or not isinstance(value, (list, tuple)):
+                continue
+            if len(value) in layer_counts and len(value) > TINY_LAYERS:
+                out[name] = type(value)(value[: layer_counts[len(value)]])
+        return out
+
+    def rebuild(self, config, prefix=""):
+        """A reduced copy of `config` (a PreTrainedConfig instance)."""
+        cls = type(config)
+        fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+        sub_keys = set(getattr(cls, "sub_configs", {}) or {})
+        values = {name: getattr(config, name, None) for name in fields if not name.startswith("_")}
+        sub_keys |= {n for n, v in values.items() if _is_config(v)}
+        plain = {n: v for n, v in values.items() if n not in sub_keys}
+
+        kwargs = {}
+        # Keep what differs from the class default (set by a parent or init kwargs),
+        # but let values derived from a None default be derived again.
+        for name, value in plain.items():
+            default = _field_default(fields[name])
+            if default is not None and default is not _NO_DEFAULT and value != default:
+                kwargs[name] = value
+            elif default is _NO_DEFAULT:
+                kwargs[name] = value
+        kwargs.update(self._reduce_fields(plain))
+        for key in sorted(sub_keys):
+            sub = getattr(config, key, None)
+            if _is_config(sub):
+                kwargs[key] = self.rebuild(sub, f"{prefix}{key}.")
+        for path, value in self.overrides.items():
+            if path.startswith(prefix) and "." not in path[len(prefix):]:
+                kwargs[path[len(prefix):]] = value
+        if not fields:  # a configuration that is not a dataclass: patch in place
+            for name, value in kwargs.items():
+                setattr(config, name, value)
+            return config
+        return cls(**kwargs)
+
+
+_NO_DEFAULT = object()
+
+
+def _field_default(field):
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return _NO_DEFAULT
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_int_list(value):
+    return isinstance(value, (list, tuple)) and value and all(_is_int(v) for v in value)
+
+
+def _is_config(value):
+    from transformers import PreTrainedConfig
+
+    return isinstance(value, PreTrainedConfig)
+
+
+def _tiny_image(value, patch):
+    """A small image size that is a multiple of the patch size, or None to keep `value`."""
+    if isinstance(patch, (list, tuple)):
+        patch = patch[0] if patch else None
+    step = patch if _is_int(patch) and patch > 0 else 1
+    size = step * max(2, math.ceil(TINY_IMAGE / step))
+    if _is_int(value) and value > size:
+        return size
+    if _is_int_list(value) and any(v > size for v in value):
+        return type(value)(min(v, size) for v in value)
+    return None
+
+
+def reduce_config(model_type, overrides=None):
+    """The tiny configuration of `model_type`: defaults shrunk by the rules, then overrides."""
+    from transformers import CONFIG_MAPPING
+
+    if overrides is None:
+        overrides = model_overrides(model_type)
+    config = CONFIG_MAPPING[model_type]()
+    return _Reducer(overrides.get("config", {})).rebuild(config)
+
+
+def special_token_ids(config):
+    """Every special-token id in a configuration tree (ints), to keep out of random inputs."""
+    found = set()
+
+    def walk(cfg, depth=0):
+        if depth > 4:
+            return
+        for name in list(vars(cfg)):
+            value = getattr(cfg, name, None)
+            if _is_config(value):
+                walk(value, depth + 1)
+            elif _TOKEN_ID.search(name):
+                if _is_int(value):
+                    found.add(value)
+                elif _is_int_list(value):
+                    found.update(value)
+
+    walk(config)
+    return found
+
+
+# --------------------------------------------------------------------------- classes
+
+
+def head_class_name(model_type, requested=""):
+    """(class name, head kind) to test `model_type` with: overrides, then request, then the rule."""
+    override = model_overrides(model_type).get("head_class")
+    name = override or requested
+    if name:
+        return name, heads.head_kind_of_class(model_type, name) or "base"
+    return heads.head_for(model_type)
+
+
+def import_class(model_type, class_name):
+    """The modelling class `class_name`; imports the modelling module of `model_type` first."""
+    import transformers
+
+    if model_type:
+        try:
+            module = importlib.import_module(heads.modeling_module_name(model_type))
+            if hasattr(module, class_name):
+                return getattr(module, class_name)
+        except ModuleNotFoundError as exc:
+            if not exc.name or not exc.name.startswith("transformers.models."):
+                raise
+    cls = getattr(transformers, class_name, None)
+    if cls is None:
+        raise ImportError(f"transformers has no class {class_name}")
+    return cls
+
+
+def fit_config_to_class(cls, config):
+    """The configuration `cls` expects: `config` itself or one of its sub-configurations."""
+    expected = getattr(cls, "config_class", None)
+    if not isinstance(expected, type) or isinstance(config, expected):
+        return config
+    for key in getattr(type(config), "sub_configs", {}) or {}:
+        sub = getattr(config, key, None)
+        if isinstance(sub, expected):
+            return sub
+    return config
+
+
+def build_model(cls, config, dtype, seed):
+    """A seeded, randomly initialised `cls(config)` in eval mode, cast to `dtype`."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = cls(fit_config_to_class(cls, config))
+    return model.to(dtype=dtype).eval()
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def checkpoint_head(path):
+    """(model_type, head class name, head kind) of a local checkpoint directory."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path, local_files_only=True)
+    model_type = config.model_type
+    for name in config.architectures or []:
+        if import_class_or_none(model_type, name) is not None:
+            return model_type, name, heads.head_kind_of_class(model_type, name) or "base"
+    head_class, head_kind = heads.head_for(model_type)
+    return model_type, head_class, head_kind
+
+
+def import_class_or_none(model_type, class_name):
+    try:
+        return import_class(model_type, class_name)
+    except ImportError:
+        return None
+
+
+def checkpoint_class(path, class_name=""):
+    """(modelling class, head kind) to load a local checkpoint with.
+
+    `class_name` wins when given; else the checkpoint's own architectures, else the rule.
+    """
+    model_type, default_class, head_kind = checkpoint_head(path)
+    if class_name and class_name != default_class:
+        head_kind = heads.head_kind_of_class(model_type, class_name) or "base"
+    if not (class_name or default_class):
+        raise LookupError(f"checkpoint {path} (model type {model_type!r}) has no modelling class")
+    return import_class(model_type, class_name or default_class), head_kind

@@ -1,0 +1,93 @@
+"""Harness kinds: `noop` (harness overhead) and fault kinds that test the supervisor.
+
+Where a fault kills the child (segfault, abort, oom under a cgroup, hang), the
+supervisor decides the status from the wait status and its own counters; the
+child decides only where it survives (noop, raise, flood, kill-zygote, oom
+under an rlimit).
+"""
+
+import ctypes
+import os
+import signal
+import time
+
+CHUNK = 64 * 1024 * 1024
+FLOOD_BYTES = 100 * 1000 * 1000
+
+
+def noop(request, result, context):
+    """Does nothing: measures what the harness costs around a test."""
+
+
+def _sleep_forever():
+    while True:
+        time.sleep(3600)
+
+
+def hang(request, result, context):
+    _sleep_forever()
+
+
+def hang_hard(request, result, context):
+    """Ignores SIGTERM and leaves a grandchild holding stdout/stderr open."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.fork() == 0:
+        _sleep_forever()
+    _sleep_forever()
+
+
+def segfault(request, result, context):
+    ctypes.string_at(0)
+
+
+def abort(request, result, context):
+    os.abort()
+
+
+def oom(request, result, context):
+    """Allocates and touches 64 MiB chunks until killed, or until an rlimit refuses.
+
+    Refuses to run without a memory limit: it would exhaust the host.
+    """
+    method = (request.get("memory_limit") or {}).get("method", "")
+    if not method:
+        result.set_status("harness_error", "kind oom needs a memory_limit", "run")
+        return
+    chunks = []
+    count = 0
+    try:
+        while True:
+            chunks.append(b"\x01" * CHUNK)  # filled, so every page is touched
+            count += 1
+    except MemoryError as exc:
+        chunks.clear()
+        result.fail("oom", "run", exc, detail=f"allocation refused after {count} chunks of 64 MiB")
+
+
+def raise_(request, result, context):
+    def explode():
+        raise RuntimeError("raised on purpose by kind 'raise'")
+
+    try:
+        explode()
+    except RuntimeError as exc:
+        result.fail("fail_to_run", "run", exc)
+
+
+def flood(request, result, context):
+    """Writes FLOOD_BYTES to stdout, then to stderr; then passes."""
+    total = int((request.get("kind_params") or {}).get("bytes", FLOOD_BYTES))
+    block = b"x" * 1023 + b"\n"
+    for fd in (1, 2):
+        left = total
+        while left > 0:
+            left -= os.write(fd, block[: min(len(block), left)])
+
+
+def kill_zygote(request, result, context):
+    """SIGKILLs the zygote (kind_params.pid, else the zygote that forked this child)."""
+    pid = (request.get("kind_params") or {}).get("pid") or getattr(context, "zygote_pid", None)
+    if not pid:
+        result.set_status("harness_error", "no zygote pid to kill", "run")
+        return
+    os.kill(int(pid), signal.SIGKILL)

@@ -1,0 +1,73 @@
+"""Linux process helpers: prctl, thread listing, descriptors, memory high-water mark."""
+
+import ctypes
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.prctl.restype = ctypes.c_int
+
+
+def _prctl(option, arg):
+    if _libc.prctl(option, arg, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def set_pdeathsig(sig=signal.SIGKILL):
+    """Asks the kernel to send `sig` to this process when its parent dies."""
+    _prctl(PR_SET_PDEATHSIG, int(sig))
+
+
+def set_child_subreaper():
+    """Makes orphaned descendants of this process reparent to it."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def thread_names():
+    """Names (comm) of this process's threads, one per thread, from /proc/self/task."""
+    names = []
+    for tid in sorted(os.listdir("/proc/self/task"), key=int):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:  # the thread ended meanwhile
+            pass
+    return names
+
+
+def close_fds_except(keep):
+    """Closes every open descriptor >= 3 that is not in `keep`."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd >= 3 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the descriptor of the listdir itself
+                pass
+
+
+def reset_peak_rss():
+    """Resets the kernel's RSS high-water mark (VmHWM). Returns False if not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_bytes():
+    """VmHWM of this process in bytes, or None when /proc does not say."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

@@ -1,0 +1,67 @@
+"""The result object a test child returns (doc/worker-protocol.md, "The result object")."""
+
+import traceback
+
+from . import PROTOCOL_VERSION
+
+# Statuses a child may decide for itself; timeout and crash are the supervisor's.
+CHILD_STATUSES = (
+    "pass", "fail_accuracy", "fail_to_load", "fail_to_compile", "fail_to_run",
+    "oom", "skipped", "harness_error",
+)
+STAGES = ("import", "build", "prepare", "steady", "run", "harness")
+TRACEBACK_LIMIT = 8 * 1024
+
+
+def bounded_traceback(exc):
+    """The formatted traceback of `exc`, keeping its last TRACEBACK_LIMIT bytes."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    data = text.encode("utf-8", "replace")
+    if len(data) > TRACEBACK_LIMIT:
+        data = data[-TRACEBACK_LIMIT:]
+    return data.decode("utf-8", "ignore")
+
+
+class Result:
+    """Builds one result object; `to_dict()` gives the wire form."""
+
+    def __init__(self, stack=None):
+        self.status = "pass"
+        self.status_detail = ""
+        self.stage = ""
+        self.error_type = ""
+        self.error_message = ""
+        self.error_traceback = ""
+        self.model_class = ""
+        self.metrics = {}
+        self.stack = stack or {}
+
+    def set_status(self, status, detail="", stage=""):
+        if status not in CHILD_STATUSES:
+            raise ValueError(f"a child cannot decide status {status!r}")
+        self.status = status
+        self.status_detail = detail
+        self.stage = stage
+        return self
+
+    def fail(self, status, stage, exc, detail=""):
+        """Records a failure caused by exception `exc` in `stage`."""
+        self.set_status(status, detail, stage)
+        self.error_type = type(exc).__name__
+        self.error_message = str(exc)[:TRACEBACK_LIMIT]
+        self.error_traceback = bounded_traceback(exc)
+        return self
+
+    def to_dict(self):
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "status": self.status,
+            "status_detail": self.status_detail,
+            "stage": self.stage,
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+            "error_traceback": self.error_traceback,
+            "model_class": self.model_class,
+            "metrics": dict(self.metrics),
+            "stack": dict(self.stack),
+        }
