@@ -1,0 +1,252 @@
+"""`python -m compatlab_probe.zygote`: the fork server of doc/worker-protocol.md (version 1).
+
+The zygote imports torch and transformers once, runs no torch op, and forks one
+test child T per `fork` message, through an intermediate process I so that T is
+reparented to the supervisor (a child subreaper) that waits for it:
+
+  zygote --fork--> I --fork--> T      I: setpgid(T, T), sends T's pid, exits
+  zygote reaps I, closes its copies of T's pipes, answers `forked`
+
+T redirects stdout/stderr to the given pipes, keeps only the result pipe,
+waits to be reparented, sets PR_SET_PDEATHSIG, applies its limits, runs the
+test and writes one JSON result object to the result pipe.
+"""
+
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+
+from . import PROTOCOL_VERSION
+from .runtime import apply_env
+
+MAX_DATAGRAM = 1 << 20
+FORK_FDS = 3  # stdout, stderr, result
+EXIT_ORPHANED = 3  # T found the supervisor gone before it started
+EXIT_NO_RESULT = 70  # T could not write its result
+
+
+def log(message):
+    print(f"compatlab zygote[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+
+
+def _supervisor_pid(test):
+    pid = test.get("supervisor_pid") or os.environ.get("COMPATLAB_SUPERVISOR_PID") or 0
+    return int(pid)
+
+
+def _write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class Zygote:
+    """Serves the control socket until EOF or `shutdown`."""
+
+    def __init__(self, sock, import_s):
+        self.sock = sock
+        self.import_s = import_s
+
+    def send(self, message):
+        self.sock.send(json.dumps(message).encode())
+
+    def serve(self):
+        while True:
+            data, fds, flags, _ = socket.recv_fds(self.sock, MAX_DATAGRAM, FORK_FDS)
+            if not data:
+                return 0  # the supervisor closed the socket
+            try:
+                if self.handle(data, fds, flags) == "shutdown":
+                    return 0
+            except Exception:  # never die on one bad message
+                log("error handling a message:\n" + traceback.format_exc())
+                _close(fds)
+
+    def handle(self, data, fds, flags):
+        try:
+            message = json.loads(data)
+            kind = message.get("type")
+        except (ValueError, AttributeError):
+            log(f"ignoring a message that is not a JSON object: {data[:200]!r}")
+            _close(fds)
+            return None
+        if kind == "fork":
+            truncated = bool(flags & socket.MSG_CTRUNC)
+            self.fork(message, fds, truncated)
+            return None
+        _close(fds)
+        if kind == "preload":
+            self.preload(message.get("model_types") or [])
+        elif kind == "shutdown":
+            return "shutdown"
+        else:
+            log(f"ignoring unknown message type {kind!r}")
+        return None
+
+    # ----------------------------------------------------------------- preload
+
+    def preload(self, model_types):
+        from . import heads
+        from .osutil import thread_names
+        from .runtime import stack_info
+
+        failures = {}
+        start = time.perf_counter()
+        for model_type in model_types:
+            try:
+                importlib.import_module(heads.modeling_module_name(str(model_type)))
+            except (Exception, SystemExit) as exc:
+                failures[str(model_type)] = f"{type(exc).__name__}: {exc}"
+        self.import_s += time.perf_counter() - start
+        ready = {"type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
+        ready.update(stack_info())
+        ready.update(import_s=round(self.import_s, 3), threads=len(thread_names()),
+                     import_failures=failures)
+        self.send(ready)
+
+    # ----------------------------------------------------------------- fork
+
+    def fork(self, message, fds, truncated):
+        from .osutil import thread_names
+
+        request_id = message.get("request_id")
+        test = message.get("test")
+        try:
+            if len(fds) != FORK_FDS or truncated:
+                raise ForkRefused(f"fork needs exactly {FORK_FDS} descriptors, got {len(fds)}")
+            if not isinstance(test, dict):
+                raise ForkRefused("fork needs a test object")
+            names = thread_names()
+            if len(names) != 1:
+                raise ForkRefused(f"zygote has {len(names)} threads: {', '.join(names)}")
+            pid = self._double_fork(test, fds)
+        except ForkRefused as exc:
+            self.send({"type": "fork_failed", "request_id": request_id, "error": str(exc)})
+            return
+        finally:
+            _close(fds)
+        self.send({"type": "forked", "request_id": request_id, "pid": pid, "pgid": pid})
+
+    def _double_fork(self, test, fds):
+        """Forks I, which forks T; returns T's pid. Raises ForkRefused."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        zygote_pid = os.getpid()
+        read_end, write_end = os.pipe()
+        try:
+            intermediate = os.fork()
+        except OSError as exc:
+            os.close(read_end)
+            os.close(write_end)
+            raise ForkRefused(f"fork: {exc}") from exc
+        if intermediate == 0:
+            _intermediate(test, fds, read_end, write_end, zygote_pid, self.sock)
+        os.close(write_end)
+        chunks = []
+        while chunk := os.read(read_end, 4096):
+            chunks.append(chunk)
+        os.close(read_end)
+        os.waitpid(intermediate, 0)
+        answer = b"".join(chunks).decode()
+        if answer.startswith("pid "):
+            return int(answer[4:])
+        raise ForkRefused(answer or "intermediate process died without forking")
+
+
+class ForkRefused(Exception):
+    """The zygote answers fork_failed with this message."""
+
+
+def _close(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _intermediate(test, fds, read_end, write_end, zygote_pid, sock):
+    """Process I: forks T, puts T in its own process group, reports T's pid, exits."""
+    try:
+        os.close(read_end)
+        my_pid = os.getpid()
+        child = os.fork()
+        if child == 0:
+            _test_child(test, fds, write_end, my_pid, zygote_pid, sock)
+        try:
+            os.setpgid(child, child)
+        except OSError:  # T did it first, or is already gone: both fine
+            pass
+        _write_all(write_end, f"pid {child}".encode())
+        os._exit(0)
+    except BaseException as exc:
+        try:
+            _write_all(write_end, f"intermediate: {type(exc).__name__}: {exc}".encode())
+        finally:
+            os._exit(1)
+
+
+def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
+    """Process T (never returns)."""
+    code = EXIT_NO_RESULT
+    result_fd = fds[2]
+    try:
+        os.close(pid_pipe)
+        sock.detach()
+        os.setpgid(0, 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        from .osutil import close_fds_except, set_pdeathsig
+
+        close_fds_except({result_fd})
+        while os.getppid() == intermediate_pid:
+            time.sleep(0.0005)
+        set_pdeathsig(signal.SIGKILL)
+        supervisor = _supervisor_pid(test)
+        if supervisor and os.getppid() != supervisor:
+            code = EXIT_ORPHANED
+            return
+        from .child import Context, prepare_process, run_test
+
+        result = prepare_process(test) or run_test(test, Context(zygote_pid=zygote_pid))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _write_all(result_fd, json.dumps(result).encode())
+        os.close(result_fd)
+        code = 0
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def main():
+    apply_env()
+    from .osutil import set_pdeathsig
+
+    set_pdeathsig(signal.SIGKILL)
+    start = time.perf_counter()
+    import torch  # noqa: F401  (imported once here, inherited by every test child)
+    import transformers  # noqa: F401
+
+    from . import child, factory, heads, inputs, kinds  # noqa: F401
+    import_s = time.perf_counter() - start
+    sock = socket.socket(fileno=int(os.environ.get("COMPATLAB_CONTROL_FD", "3")))
+    return Zygote(sock, import_s).serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
