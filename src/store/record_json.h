@@ -1,0 +1,37 @@
+// JSON forms of the typed records, built from the field table of schema.h.
+//
+// Used where JSON is the storage or wire format: the planned test specs of a
+// sweep (planned_tests.spec) and `--format json` output.
+#ifndef COMPATLAB_STORE_RECORD_JSON_H_
+#define COMPATLAB_STORE_RECORD_JSON_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "nlohmann/json.hpp"
+#include "store/schema.h"
+
+namespace compatlab {
+
+// NULL -> null, numbers -> numbers, text -> string.
+nlohmann::ordered_json FieldValueToJson(const FieldValue& value);
+
+// One object with every result field (schema.h names, in schema order).
+// kind_params stays canonical JSON text, as the schema types it.
+nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
+
+// The TestSpec as a JSON object: its schema.h fields (group kSpec) in schema
+// order, with kind_params as a nested object of strings. Compact, one line.
+// InvalidArgument when a string is not valid UTF-8.
+absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec);
+
+// Inverse of TestSpecToJson. A missing key keeps TestSpec's default (so a spec
+// written before a field existed still reads); an unknown key, a value of the
+// wrong type, or text that is not a JSON object is InvalidArgument.
+absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view json);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_STORE_RECORD_JSON_H_

@@ -1,0 +1,80 @@
+#include "store/record_json.h"
+
+#include "gtest/gtest.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+TEST(RecordJsonTest, TestSpecRoundTrips) {
+  const TestSpec spec = testing::FullRun("s1").spec;
+  auto json = TestSpecToJson(spec);
+  ASSERT_TRUE(json.ok()) << json.status();
+  auto parsed = TestSpecFromJson(*json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*TestSpecToJson(*parsed), *json);
+  EXPECT_EQ(parsed->TestId(), spec.TestId());
+  EXPECT_EQ(parsed->model_path, spec.model_path);
+  EXPECT_EQ(parsed->timeout_s, spec.timeout_s);
+  EXPECT_EQ(parsed->kind_params, spec.kind_params);
+}
+
+TEST(RecordJsonTest, TestSpecJsonHasSpecFieldsAndNestedKindParams) {
+  TestSpec spec = testing::MakeSpec("gpt2");
+  spec.kind_params = {{"rep", "3"}};
+  const nlohmann::json json = nlohmann::json::parse(*TestSpecToJson(spec));
+  EXPECT_EQ(json["model_id"], "hf:gpt2");
+  EXPECT_EQ(json["seq_len"], 32);
+  EXPECT_EQ(json["kind_params"], nlohmann::json({{"rep", "3"}}));
+  EXPECT_FALSE(json.contains("run_id"));
+  EXPECT_FALSE(json.contains("status"));
+  EXPECT_EQ(json.size(), 13u);
+}
+
+TEST(RecordJsonTest, TestSpecFromJsonKeepsDefaultsForMissingKeys) {
+  auto spec = TestSpecFromJson(R"({"model_id": "hf:bert", "timeout_s": 7})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->model_id, "hf:bert");
+  EXPECT_EQ(spec->timeout_s, 7.0);
+  EXPECT_EQ(spec->target, "cpu");
+  EXPECT_EQ(spec->seq_len, 32);
+}
+
+TEST(RecordJsonTest, TestSpecFromJsonRejectsBadInput) {
+  EXPECT_FALSE(TestSpecFromJson("").ok());
+  EXPECT_FALSE(TestSpecFromJson("[]").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"model_id": "x")").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"modelid": "x"})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"status": "pass"})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"seq_len": "32"})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"seq_len": 1.5})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"seq_len": 18446744073709551615})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"model_id": null})").ok());
+  EXPECT_FALSE(TestSpecFromJson(R"({"kind_params": {"a": 1}})").ok());
+}
+
+TEST(RecordJsonTest, TestSpecToJsonRejectsInvalidUtf8) {
+  TestSpec spec = testing::MakeSpec("gpt2");
+  spec.model_path = "/bad/\xff";
+  EXPECT_EQ(TestSpecToJson(spec).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RecordJsonTest, RunRecordJsonHasSchemaKeysInOrderWithTypedValues) {
+  RunRecord record = testing::MakeRun("s1", testing::MakeSpec("gpt2"));
+  record.result.build_s = 0.5;
+  record.result.param_count = 42;
+  const nlohmann::ordered_json json = RunRecordToJson(record);
+  ASSERT_EQ(json.size(), ResultFields().size());
+  size_t i = 0;
+  for (const auto& [key, value] : json.items()) {
+    EXPECT_EQ(key, ResultFields()[i++].name);
+  }
+  EXPECT_TRUE(json["build_s"].is_number_float());
+  EXPECT_TRUE(json["param_count"].is_number_integer());
+  EXPECT_TRUE(json["prepare_s"].is_null());
+  EXPECT_EQ(json["status"], "pass");
+  EXPECT_EQ(json["kind_params"], "{}");
+}
+
+}  // namespace
+}  // namespace compatlab

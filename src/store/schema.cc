@@ -1,0 +1,297 @@
+#include "store/schema.h"
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace compatlab {
+namespace {
+
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+// The stored type of a C++ member type.
+template <typename T>
+constexpr FieldType StoredType() {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return FieldType::kText;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return FieldType::kInteger;
+  } else {
+    static_assert(std::is_same_v<T, double>, "fields are text, int64_t or double");
+    return FieldType::kReal;
+  }
+}
+
+absl::Status WrongValue(std::string_view name, std::string_view what) {
+  return absl::InvalidArgumentError(fmt::format("field {}: {}", name, what));
+}
+
+// A field over a member of RunRecord. `access` is a generic lambda returning a
+// reference to the member for both a const and a mutable record; the member is
+// std::string, int64_t, double, or std::optional of the last two (nullable).
+template <typename Access>
+FieldDef Member(std::string_view name, std::string_view unit, std::string_view description,
+                Access access) {
+  using M = std::remove_cvref_t<decltype(access(std::declval<RunRecord&>()))>;
+  constexpr bool kNullable = IsOptional<M>::value;
+  using T = typename std::conditional_t<kNullable, M, std::optional<M>>::value_type;
+  FieldDef f{name, FieldGroup::kRow, StoredType<T>(), kNullable, unit, description, 1, {}, {}};
+  f.get = [access](const RunRecord& r) -> FieldValue {
+    const M& m = access(r);
+    if constexpr (kNullable) {
+      if (!m.has_value()) return std::monostate{};
+      return FieldValue(*m);
+    } else {
+      return FieldValue(m);
+    }
+  };
+  f.set = [access, name](const FieldValue& value, RunRecord& r) -> absl::Status {
+    if (std::holds_alternative<std::monostate>(value)) {
+      if constexpr (kNullable) {
+        access(r) = std::nullopt;
+        return absl::OkStatus();
+      } else {
+        return WrongValue(name, "NULL in a non-nullable field");
+      }
+    }
+    const T* v = std::get_if<T>(&value);
+    if (v == nullptr) return WrongValue(name, "value of the wrong type");
+    access(r) = *v;
+    return absl::OkStatus();
+  };
+  return f;
+}
+
+// A non-nullable text field stored in a converted form (an enum name, JSON).
+FieldDef Converted(std::string_view name, std::string_view description,
+                   std::function<std::string(const RunRecord&)> to_text,
+                   std::function<absl::Status(const std::string&, RunRecord&)> from_text) {
+  FieldDef f{name, FieldGroup::kRow, FieldType::kText, false, "", description, 1, {}, {}};
+  f.get = [to_text](const RunRecord& r) -> FieldValue { return to_text(r); };
+  f.set = [from_text, name](const FieldValue& value, RunRecord& r) -> absl::Status {
+    const std::string* text = std::get_if<std::string>(&value);
+    if (text == nullptr) return WrongValue(name, "expected text");
+    return from_text(*text, r);
+  };
+  return f;
+}
+
+// Shorthand for the accessor lambda of Member().
+#define COMPATLAB_MEMBER(expr) [](auto& r) -> auto& { return r.expr; }
+
+std::vector<FieldDef> MakeResultFields() {
+  constexpr std::string_view kSeconds = "s";
+  constexpr std::string_view kBytes = "bytes";
+  constexpr std::string_view kTime = "UTC ISO 8601";
+  std::vector<FieldDef> fields;
+  FieldGroup group = FieldGroup::kRow;
+  auto add = [&](FieldDef field) {
+    field.group = group;
+    fields.push_back(std::move(field));
+  };
+  add(Member("run_id", "", "Unique id of this execution.", COMPATLAB_MEMBER(run_id)));
+  add(Member("sweep_id", "", "Sweep the run belongs to (sweeps.sweep_id).",
+             COMPATLAB_MEMBER(sweep_id)));
+  add(Member("test_id", "",
+             "Hash of the test's identity fields (32 hex chars); the same test on "
+             "another stack or host has the same test_id.",
+             COMPATLAB_MEMBER(test_id)));
+
+  group = FieldGroup::kSpec;
+  add(Member("model_id", "",
+             "hf:TYPE for a Hub configuration, ckpt:SHA256 for a local checkpoint, none "
+             "for harness kinds.",
+             COMPATLAB_MEMBER(spec.model_id)));
+  add(Member("model_type", "", "transformers model type (llama); empty for harness kinds.",
+             COMPATLAB_MEMBER(spec.model_type)));
+  add(Member("model_class", "",
+             "Head class chosen at plan time (LlamaForCausalLM); may be empty.",
+             COMPATLAB_MEMBER(spec.model_class)));
+  add(Member("model_path", "", "Local checkpoint directory; not part of the identity.",
+             COMPATLAB_MEMBER(spec.model_path)));
+  add(Member("target", "", "Target profile the test ran on (cpu, cuda, neuron).",
+             COMPATLAB_MEMBER(spec.target)));
+  add(Member("mode", "", "eager, or compile (torch.compile with the profile's backend).",
+             COMPATLAB_MEMBER(spec.mode)));
+  add(Member("backend", "", "Compile backend; empty in eager mode.",
+             COMPATLAB_MEMBER(spec.backend)));
+  add(Member("kind", "",
+             "Test kind: forward, generate, train, or a harness kind (noop, faults).",
+             COMPATLAB_MEMBER(spec.kind)));
+  add(Member("dtype", "", "Parameter and input dtype (float32, bfloat16).",
+             COMPATLAB_MEMBER(spec.dtype)));
+  add(Member("batch_size", "", "Batch size of the inputs.",
+             COMPATLAB_MEMBER(spec.batch_size)));
+  add(Member("seq_len", "tokens", "Sequence length of the inputs.",
+             COMPATLAB_MEMBER(spec.seq_len)));
+  add(Converted(
+      "kind_params",
+      "Extra parameters of the kind as canonical JSON: an object with sorted keys and string "
+      "values, no whitespace ({} when none).",
+      [](const RunRecord& r) { return KindParamsToJson(r.spec.kind_params); },
+      [](const std::string& text, RunRecord& r) -> absl::Status {
+        auto params = KindParamsFromJson(text);
+        if (!params.ok()) return params.status();
+        r.spec.kind_params = *std::move(params);
+        return absl::OkStatus();
+      }));
+  add(Member("timeout_s", kSeconds,
+             "Deadline the supervisor enforced for the test; not part of the identity.",
+             COMPATLAB_MEMBER(spec.timeout_s)));
+
+  group = FieldGroup::kResult;
+  add(Converted(
+      "status", "Outcome of the test; one of the statuses listed below.",
+      [](const RunRecord& r) { return std::string(TestStatusName(r.result.status)); },
+      [](const std::string& text, RunRecord& r) -> absl::Status {
+        auto status = ParseTestStatus(text);
+        if (!status.ok()) return status.status();
+        r.result.status = *status;
+        return absl::OkStatus();
+      }));
+  add(Member("status_detail", "",
+             "Signal name for crash, reason for skipped, otherwise a detail or empty.",
+             COMPATLAB_MEMBER(result.status_detail)));
+  add(Member("stage", "",
+             "Stage that failed: import, build, prepare, steady, run or harness; empty "
+             "on pass.",
+             COMPATLAB_MEMBER(result.stage)));
+  add(Member("error_type", "", "Exception type of the failure (RuntimeError); empty if none.",
+             COMPATLAB_MEMBER(result.error_type)));
+  add(Member("error_message", "", "Error message of the failure; empty if none.",
+             COMPATLAB_MEMBER(result.error_message)));
+  add(Member("error_traceback", "", "Traceback of the failure, its last 8 KiB; empty if none.",
+             COMPATLAB_MEMBER(result.error_traceback)));
+  add(Member("build_s", kSeconds, "Build phase: configuration to model on the device.",
+             COMPATLAB_MEMBER(result.build_s)));
+  add(Member("prepare_s", kSeconds,
+             "Prepare phase: the first call, compilation included.",
+             COMPATLAB_MEMBER(result.prepare_s)));
+  add(Member("steady_median_s", kSeconds,
+             "Median time of one steady-state iteration (after warm-up, device "
+             "synchronised).",
+             COMPATLAB_MEMBER(result.steady_median_s)));
+  add(Member("steady_p90_s", kSeconds, "90th percentile of the steady-state iterations.",
+             COMPATLAB_MEMBER(result.steady_p90_s)));
+  add(Member("steady_iters", "", "Number of steady-state iterations measured.",
+             COMPATLAB_MEMBER(result.steady_iters)));
+  add(Member("param_count", "", "Number of model parameters.",
+             COMPATLAB_MEMBER(result.param_count)));
+  add(Member("host_peak_rss_bytes", kBytes,
+             "Peak resident set size of the test process on the host during the "
+             "measured phases.",
+             COMPATLAB_MEMBER(result.host_peak_rss_bytes)));
+  add(Member("memory_method", "",
+             "How host_peak_rss_bytes was measured (rusage_maxrss_after_clear_refs); "
+             "empty if not measured.",
+             COMPATLAB_MEMBER(result.memory_method)));
+  add(Member("torch_num_threads", "", "torch intra-op threads in the test process.",
+             COMPATLAB_MEMBER(result.torch_num_threads)));
+  add(Member("wall_s", kSeconds,
+             "Wall time from the fork request to the test process reaped, as the "
+             "supervisor measured it.",
+             COMPATLAB_MEMBER(result.wall_s)));
+  add(Member("exit_code", "", "Exit status of the test process when it exited by itself.",
+             COMPATLAB_MEMBER(result.exit_code)));
+  add(Member("term_signal", "", "Number of the signal that killed the test process.",
+             COMPATLAB_MEMBER(result.term_signal)));
+  add(Member("mem_limit_bytes", kBytes, "Memory limit applied to the test; 0 if none.",
+             COMPATLAB_MEMBER(result.mem_limit_bytes)));
+  add(Member("mem_limit_method", "",
+             "How the memory limit was applied: cgroup_v1, cgroup_v2 or rlimit; empty "
+             "if none.",
+             COMPATLAB_MEMBER(result.mem_limit_method)));
+  add(Member("stdout_tail", "", "Last 64 KiB of the test process's standard output.",
+             COMPATLAB_MEMBER(result.stdout_tail)));
+  add(Member("stderr_tail", "", "Last 64 KiB of the test process's standard error.",
+             COMPATLAB_MEMBER(result.stderr_tail)));
+  add(Member("torch_version", "", "torch version in the test process.",
+             COMPATLAB_MEMBER(result.torch_version)));
+  add(Member("transformers_version", "", "transformers version in the test process.",
+             COMPATLAB_MEMBER(result.transformers_version)));
+  add(Member("python_version", "", "Python version in the test process.",
+             COMPATLAB_MEMBER(result.python_version)));
+  add(Member("resolved_model_class", "",
+             "Class the probe actually built; empty if it built none.",
+             COMPATLAB_MEMBER(result.resolved_model_class)));
+
+  group = FieldGroup::kContext;
+  add(Member("started_at", kTime, "When the test was started (the fork request).",
+             COMPATLAB_MEMBER(started_at)));
+  add(Member("finished_at", kTime, "When the test process was reaped.",
+             COMPATLAB_MEMBER(finished_at)));
+  add(Member("host", "", "Host name of the machine that ran the test.",
+             COMPATLAB_MEMBER(host)));
+  add(Member("cpu_model", "", "CPU model name of that machine.",
+             COMPATLAB_MEMBER(cpu_model)));
+  add(Member("jobs", "", "Number of tests the sweep ran in parallel.",
+             COMPATLAB_MEMBER(jobs)));
+  add(Member("compatlab_version", "", "Version of compatlab that ran the test.",
+             COMPATLAB_MEMBER(compatlab_version)));
+  return fields;
+}
+
+#undef COMPATLAB_MEMBER
+
+}  // namespace
+
+const std::vector<FieldDef>& ResultFields() {
+  static const std::vector<FieldDef>* const fields = new std::vector<FieldDef>(MakeResultFields());
+  return *fields;
+}
+
+const FieldDef* FindResultField(std::string_view name) {
+  for (const FieldDef& f : ResultFields()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string_view SqlTypeName(FieldType type) {
+  switch (type) {
+    case FieldType::kText:
+      return "TEXT";
+    case FieldType::kInteger:
+      return "INTEGER";
+    case FieldType::kReal:
+      return "REAL";
+  }
+  return "TEXT";
+}
+
+std::string DocTypeName(const FieldDef& field) {
+  std::string name = absl::AsciiStrToLower(std::string(SqlTypeName(field.type)));
+  if (field.nullable) name += " or null";
+  return name;
+}
+
+std::string KindParamsToJson(const std::map<std::string, std::string>& kind_params) {
+  // nlohmann::json keeps object keys sorted, so the text is canonical.
+  return nlohmann::json(kind_params).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> KindParamsFromJson(std::string_view json) {
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) {
+    return absl::InvalidArgumentError(
+        fmt::format("kind_params: expected a JSON object, got '{}'", json));
+  }
+  std::map<std::string, std::string> params;
+  for (const auto& [key, value] : parsed.items()) {
+    if (!value.is_string()) {
+      return absl::InvalidArgumentError(
+          fmt::format("kind_params: value of '{}' is not a string", key));
+    }
+    params[key] = value.get<std::string>();
+  }
+  return params;
+}
+
+}  // namespace compatlab

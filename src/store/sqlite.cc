@@ -1,0 +1,162 @@
+#include "store/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "fmt/format.h"
+
+namespace compatlab::sqlite {
+
+absl::Status Error(sqlite3* db, int rc, std::string_view context) {
+  const int extended = db != nullptr ? sqlite3_extended_errcode(db) : rc;
+  std::string message = fmt::format("{}: {}", context,
+                                    db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+      if (extended == SQLITE_CONSTRAINT_UNIQUE || extended == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return absl::AlreadyExistsError(message);
+      }
+      if (extended == SQLITE_CONSTRAINT_FOREIGNKEY) return absl::FailedPreconditionError(message);
+      return absl::InvalidArgumentError(message);
+    case SQLITE_NOTADB:
+      return absl::InvalidArgumentError(message);
+    case SQLITE_CORRUPT:
+      return absl::DataLossError(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(message);
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return absl::FailedPreconditionError(message);
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = std::exchange(other.stmt_, nullptr);
+  }
+  return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+absl::Status Statement::Bind(int index, const FieldValue& value) {
+  int rc = SQLITE_OK;
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    rc = sqlite3_bind_int64(stmt_, index, *i);
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    rc = sqlite3_bind_double(stmt_, index, *d);
+  } else if (const auto* s = std::get_if<std::string>(&value)) {
+    rc = sqlite3_bind_text64(stmt_, index, s->data(), s->size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  } else {
+    rc = sqlite3_bind_null(stmt_, index);
+  }
+  if (rc != SQLITE_OK) return Error(db_, rc, fmt::format("binding parameter {}", index));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return Error(db_, rc, sqlite3_db_filename(db_, "main"));
+}
+
+absl::Status Statement::Run() {
+  absl::StatusOr<bool> row = Step();
+  if (!row.ok()) return row.status();
+  return absl::OkStatus();
+}
+
+void Statement::Reset() { sqlite3_reset(stmt_); }
+
+FieldValue Statement::Column(int index) {
+  switch (sqlite3_column_type(stmt_, index)) {
+    case SQLITE_NULL:
+      return std::monostate{};
+    case SQLITE_INTEGER:
+      return static_cast<int64_t>(sqlite3_column_int64(stmt_, index));
+    case SQLITE_FLOAT:
+      return sqlite3_column_double(stmt_, index);
+    default:
+      return ColumnText(index);
+  }
+}
+
+std::string Statement::ColumnText(int index) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+  if (text == nullptr) return "";
+  return std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt_, index)));
+}
+
+int64_t Statement::ColumnInt(int index) { return sqlite3_column_int64(stmt_, index); }
+
+bool Statement::ColumnIsNull(int index) {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, int flags) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status = Error(db, rc, path);
+    sqlite3_close_v2(db);
+    return status;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<Database>(new Database(db, path));
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+absl::StatusOr<Statement> Database::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc =
+      sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return Error(db_, rc, path_);
+  return Statement(db_, stmt);
+}
+
+absl::Status Database::Exec(const std::string& sql) {
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return Error(db_, rc, path_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Database::QueryInt(std::string_view sql) {
+  absl::StatusOr<Statement> stmt = Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  absl::StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::InternalError(fmt::format("{}: no row from '{}'", path_, sql));
+  return stmt->ColumnInt(0);
+}
+
+Transaction::~Transaction() {
+  if (open_) (void)db_->Exec("ROLLBACK");
+}
+
+absl::Status Transaction::Begin() {
+  absl::Status status = db_->Exec("BEGIN IMMEDIATE");
+  open_ = status.ok();
+  return status;
+}
+
+absl::Status Transaction::Commit() {
+  absl::Status status = db_->Exec("COMMIT");
+  if (status.ok()) open_ = false;
+  return status;
+}
+
+}  // namespace compatlab::sqlite

@@ -1,0 +1,378 @@
+#include "store/store.h"
+
+#include <set>
+#include <utility>
+
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "sqlite3.h"
+#include "store/migrations.h"
+#include "store/record_json.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kBusyTimeoutMs = 10000;
+
+// Every result column, in schema order: "run_id, sweep_id, ...".
+const std::string& RunColumns() {
+  static const std::string* const columns = [] {
+    std::vector<std::string_view> names;
+    for (const FieldDef& field : ResultFields()) names.push_back(field.name);
+    return new std::string(fmt::format("{}", fmt::join(names, ", ")));
+  }();
+  return *columns;
+}
+
+// Decides, reading only, whether `db` may be used as a store in `mode`. OK for
+// a compatlab store this build can open, and for an empty database in
+// kReadWriteCreate (Migrate then creates the schema).
+absl::Status CheckStore(sqlite::Database& db, OpenMode mode) {
+  const std::string& path = db.path();
+  // The first read of the file: fails with "file is not a database" for garbage.
+  STORE_ASSIGN_OR_RETURN(const int64_t application_id, db.QueryInt("PRAGMA application_id"));
+  STORE_ASSIGN_OR_RETURN(const int64_t version, db.QueryInt("PRAGMA user_version"));
+  STORE_ASSIGN_OR_RETURN(const int64_t objects, db.QueryInt("SELECT count(*) FROM sqlite_schema"));
+  if (application_id == 0 && version == 0 && objects == 0) {
+    if (mode == OpenMode::kReadWriteCreate) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        fmt::format("{}: an empty database, not a compatlab store", path));
+  }
+  if (application_id != kStoreApplicationId) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: a SQLite database but not a compatlab store (application_id {:#x}, expected {:#x})",
+        path, application_id, kStoreApplicationId));
+  }
+  STORE_ASSIGN_OR_RETURN(
+      const int64_t has_meta,
+      db.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'"));
+  if (has_meta == 0) {
+    return absl::FailedPreconditionError(
+        fmt::format("{}: not a compatlab store (no meta table)", path));
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        fmt::format("{}: store schema version {} is newer than this compatlab's ({}); use a "
+                    "newer compatlab",
+                    path, version, kSchemaVersion));
+  }
+  STORE_ASSIGN_OR_RETURN(
+      const int64_t meta_version,
+      db.QueryInt("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
+                  "WHERE key = 'schema_version'), -1)"));
+  if (meta_version != version) {
+    return absl::DataLossError(
+        fmt::format("{}: damaged store: user_version {} but meta schema_version {}", path,
+                    version, meta_version));
+  }
+  if (version < kSchemaVersion && mode == OpenMode::kReadOnly) {
+    return absl::FailedPreconditionError(
+        fmt::format("{}: store schema version {} must be migrated to {}; open it read-write once",
+                    path, version, kSchemaVersion));
+  }
+  return absl::OkStatus();
+}
+
+// The WHERE clause of a RunFilter, its values as parameters.
+struct Where {
+  std::string sql;
+  std::vector<FieldValue> params;
+};
+
+Where BuildWhere(const RunFilter& filter) {
+  Where where;
+  std::vector<std::string> conditions;
+  auto equals = [&](std::string_view column, const std::string& value) {
+    if (value.empty()) return;
+    conditions.push_back(fmt::format("{} = ?", column));
+    where.params.emplace_back(value);
+  };
+  equals("sweep_id", filter.sweep_id);
+  equals("kind", filter.kind);
+  equals("mode", filter.mode);
+  equals("target", filter.target);
+  equals("test_id", filter.test_id);
+  if (filter.status.has_value()) equals("status", std::string(TestStatusName(*filter.status)));
+  if (!filter.model.empty()) {
+    conditions.push_back(
+        "(instr(lower(model_id), lower(?)) > 0 OR instr(lower(model_type), lower(?)) > 0)");
+    where.params.emplace_back(filter.model);
+    where.params.emplace_back(filter.model);
+  }
+  if (!conditions.empty()) where.sql = fmt::format(" WHERE {}", fmt::join(conditions, " AND "));
+  return where;
+}
+
+absl::Status BindAllValues(sqlite::Statement& statement, const std::vector<FieldValue>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    STORE_RETURN_IF_ERROR(statement.Bind(static_cast<int>(i) + 1, values[i]));
+  }
+  return absl::OkStatus();
+}
+
+// The sweeps selected by `tail` ("WHERE ... ORDER BY ..."), bound to `params`.
+absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const std::string& tail,
+                                                    const std::vector<FieldValue>& params) {
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement select,
+      db.Prepare("SELECT sweep_id, created_at, finished_at, suite, args, host, jobs, planned, "
+                 "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.sweep_id) "
+                 "FROM sweeps s " +
+                 tail));
+  STORE_RETURN_IF_ERROR(BindAllValues(select, params));
+  std::vector<SweepInfo> sweeps;
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+    if (!row) break;
+    SweepInfo& sweep = sweeps.emplace_back();
+    sweep.sweep_id = select.ColumnText(0);
+    sweep.created_at = select.ColumnText(1);
+    if (!select.ColumnIsNull(2)) sweep.finished_at = select.ColumnText(2);
+    sweep.suite = select.ColumnText(3);
+    sweep.args = select.ColumnText(4);
+    sweep.host = select.ColumnText(5);
+    sweep.jobs = select.ColumnInt(6);
+    sweep.planned = select.ColumnInt(7);
+    sweep.recorded = select.ColumnInt(8);
+  }
+  return sweeps;
+}
+
+}  // namespace
+
+Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db)
+    : path_(std::move(path)), db_(std::move(db)) {}
+
+Store::~Store() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMode mode) {
+  std::error_code error;
+  const fs::file_status file = fs::status(path, error);
+  if (!fs::exists(file)) {
+    if (mode != OpenMode::kReadWriteCreate) {
+      return absl::NotFoundError(fmt::format("{}: no such store", path.string()));
+    }
+  } else if (!fs::is_regular_file(file)) {
+    return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path.string()));
+  }
+  int flags = SQLITE_OPEN_READONLY;
+  if (mode == OpenMode::kReadWrite) flags = SQLITE_OPEN_READWRITE;
+  if (mode == OpenMode::kReadWriteCreate) flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
+                         sqlite::Database::Open(path.string(), flags));
+  // Connection settings only: nothing is written to the file before CheckStore.
+  STORE_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs)));
+  STORE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+  STORE_RETURN_IF_ERROR(CheckStore(*db, mode));
+  if (mode == OpenMode::kReadOnly) {
+    STORE_RETURN_IF_ERROR(db->Exec("PRAGMA query_only = ON"));
+  } else {
+    STORE_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
+    // FULL: a commit in WAL mode is on disk when it returns, not only ordered.
+    STORE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
+    STORE_RETURN_IF_ERROR(Migrate(*db, kSchemaVersion, ResultFields()));
+  }
+  return std::unique_ptr<Store>(new Store(path, std::move(db)));
+}
+
+absl::Status Store::CreateSweep(const SweepInfo& sweep, const std::vector<TestSpec>& plan) {
+  if (sweep.sweep_id.empty()) return absl::InvalidArgumentError("sweep without a sweep_id");
+  // Everything that can fail on the input fails before the transaction.
+  std::vector<std::pair<std::string, std::string>> rows;  // test_id, spec JSON
+  std::set<std::string> seen;
+  for (const TestSpec& spec : plan) {
+    std::string test_id = spec.TestId();
+    if (!seen.insert(test_id).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("sweep {}: the plan lists test {} ({} {} {} {}) twice", sweep.sweep_id,
+                      test_id, spec.model_id, spec.target, spec.mode, spec.kind));
+    }
+    STORE_ASSIGN_OR_RETURN(std::string json, TestSpecToJson(spec));
+    rows.emplace_back(std::move(test_id), std::move(json));
+  }
+
+  sqlite::Transaction transaction(db_.get());
+  STORE_RETURN_IF_ERROR(transaction.Begin());
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement exists,
+                         db_->Prepare("SELECT 1 FROM sweeps WHERE sweep_id = ?"));
+  STORE_RETURN_IF_ERROR(exists.BindAll(sweep.sweep_id));
+  STORE_ASSIGN_OR_RETURN(const bool taken, exists.Step());
+  if (taken) {
+    return absl::AlreadyExistsError(
+        fmt::format("{}: sweep {} already exists", path_.string(), sweep.sweep_id));
+  }
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement insert_sweep,
+      db_->Prepare("INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
+                   "jobs, planned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+  STORE_RETURN_IF_ERROR(BindAllValues(
+      insert_sweep,
+      {sweep.sweep_id, sweep.created_at,
+       sweep.finished_at ? FieldValue(*sweep.finished_at) : FieldValue(std::monostate{}),
+       sweep.suite, sweep.args, sweep.host, sweep.jobs, static_cast<int64_t>(plan.size())}));
+  STORE_RETURN_IF_ERROR(insert_sweep.Run());
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement insert_test,
+      db_->Prepare(
+          "INSERT INTO planned_tests (sweep_id, ordinal, test_id, spec) VALUES (?, ?, ?, ?)"));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    insert_test.Reset();
+    STORE_RETURN_IF_ERROR(
+        insert_test.BindAll(sweep.sweep_id, static_cast<int64_t>(i), rows[i].first, rows[i].second));
+    STORE_RETURN_IF_ERROR(insert_test.Run());
+  }
+  return transaction.Commit();
+}
+
+absl::StatusOr<SweepInfo> Store::GetSweep(const std::string& sweep_id) {
+  STORE_ASSIGN_OR_RETURN(std::vector<SweepInfo> sweeps,
+                         SelectSweeps(*db_, "WHERE sweep_id = ?", {sweep_id}));
+  if (sweeps.empty()) {
+    return absl::NotFoundError(fmt::format("{}: no sweep {}", path_.string(), sweep_id));
+  }
+  return sweeps.front();
+}
+
+absl::StatusOr<std::optional<SweepInfo>> Store::LatestUnfinishedSweep() {
+  STORE_ASSIGN_OR_RETURN(
+      std::vector<SweepInfo> sweeps,
+      SelectSweeps(*db_, "WHERE finished_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1", {}));
+  if (sweeps.empty()) return std::nullopt;
+  return sweeps.front();
+}
+
+absl::StatusOr<std::vector<SweepInfo>> Store::ListSweeps() {
+  return SelectSweeps(*db_, "ORDER BY created_at, rowid", {});
+}
+
+absl::StatusOr<std::vector<TestSpec>> Store::SelectSpecs(const std::string& sweep_id,
+                                                         bool pending_only) {
+  // Distinguishes "no such sweep" from "nothing pending".
+  STORE_RETURN_IF_ERROR(GetSweep(sweep_id).status());
+  std::string sql = "SELECT test_id, spec FROM planned_tests p WHERE p.sweep_id = ?";
+  if (pending_only) {
+    sql += " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.sweep_id = p.sweep_id AND "
+           "r.test_id = p.test_id)";
+  }
+  sql += " ORDER BY p.ordinal";
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
+  STORE_RETURN_IF_ERROR(select.BindAll(sweep_id));
+  std::vector<TestSpec> specs;
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+    if (!row) break;
+    absl::StatusOr<TestSpec> spec = TestSpecFromJson(select.ColumnText(1));
+    if (!spec.ok()) {
+      return absl::DataLossError(fmt::format("{}: sweep {}: planned test {}: {}", path_.string(),
+                                             sweep_id, select.ColumnText(0),
+                                             std::string(spec.status().message())));
+    }
+    specs.push_back(*std::move(spec));
+  }
+  return specs;
+}
+
+absl::StatusOr<std::vector<TestSpec>> Store::PlannedTests(const std::string& sweep_id) {
+  return SelectSpecs(sweep_id, /*pending_only=*/false);
+}
+
+absl::StatusOr<std::vector<TestSpec>> Store::PendingTests(const std::string& sweep_id) {
+  return SelectSpecs(sweep_id, /*pending_only=*/true);
+}
+
+absl::Status Store::InsertRun(const RunRecord& record) {
+  if (record.run_id.empty()) return absl::InvalidArgumentError("run without a run_id");
+  if (record.test_id != record.spec.TestId()) {
+    return absl::InvalidArgumentError(
+        fmt::format("run {}: test_id {} is not the TestId() of its spec ({})", record.run_id,
+                    record.test_id, record.spec.TestId()));
+  }
+  sqlite::Transaction transaction(db_.get());
+  STORE_RETURN_IF_ERROR(transaction.Begin());
+  STORE_RETURN_IF_ERROR(GetSweep(record.sweep_id).status());
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement planned,
+      db_->Prepare("SELECT 1 FROM planned_tests WHERE sweep_id = ? AND test_id = ?"));
+  STORE_RETURN_IF_ERROR(planned.BindAll(record.sweep_id, record.test_id));
+  STORE_ASSIGN_OR_RETURN(const bool is_planned, planned.Step());
+  if (!is_planned) {
+    return absl::FailedPreconditionError(
+        fmt::format("{}: test {} is not planned in sweep {}", path_.string(), record.test_id,
+                    record.sweep_id));
+  }
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement existing,
+      db_->Prepare("SELECT run_id FROM runs WHERE sweep_id = ? AND test_id = ?"));
+  STORE_RETURN_IF_ERROR(existing.BindAll(record.sweep_id, record.test_id));
+  STORE_ASSIGN_OR_RETURN(const bool has_result, existing.Step());
+  if (has_result) {
+    return absl::AlreadyExistsError(
+        fmt::format("{}: sweep {} already has a result for test {} (run {})", path_.string(),
+                    record.sweep_id, record.test_id, existing.ColumnText(0)));
+  }
+  const std::vector<FieldDef>& fields = ResultFields();
+  std::vector<std::string_view> placeholders(fields.size(), "?");
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement insert,
+                         db_->Prepare(fmt::format("INSERT INTO runs ({}) VALUES ({})",
+                                                  RunColumns(), fmt::join(placeholders, ", "))));
+  std::vector<FieldValue> values;
+  for (const FieldDef& field : fields) values.push_back(field.get(record));
+  STORE_RETURN_IF_ERROR(BindAllValues(insert, values));
+  STORE_RETURN_IF_ERROR(insert.Run());
+  return transaction.Commit();
+}
+
+absl::Status Store::FinishSweep(const std::string& sweep_id, const std::string& finished_at) {
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement update,
+      db_->Prepare("UPDATE sweeps SET finished_at = ? WHERE sweep_id = ? RETURNING sweep_id"));
+  STORE_RETURN_IF_ERROR(update.BindAll(finished_at, sweep_id));
+  STORE_ASSIGN_OR_RETURN(const bool updated, update.Step());
+  if (!updated) return absl::NotFoundError(fmt::format("{}: no sweep {}", path_.string(), sweep_id));
+  // Finish the statement so that its implicit transaction commits now.
+  STORE_ASSIGN_OR_RETURN(const bool more, update.Step());
+  (void)more;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRecord>> Store::QueryRuns(const RunFilter& filter) {
+  Where where = BuildWhere(filter);
+  std::string sql = fmt::format("SELECT {} FROM runs{} ORDER BY rowid {}", RunColumns(),
+                                where.sql, filter.newest_first ? "DESC" : "ASC");
+  if (filter.limit > 0) {
+    sql += " LIMIT ?";
+    where.params.emplace_back(filter.limit);
+  }
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
+  STORE_RETURN_IF_ERROR(BindAllValues(select, where.params));
+  const std::vector<FieldDef>& fields = ResultFields();
+  std::vector<RunRecord> runs;
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+    if (!row) break;
+    RunRecord& record = runs.emplace_back();
+    for (size_t i = 0; i < fields.size(); ++i) {
+      absl::Status status = fields[i].set(select.Column(static_cast<int>(i)), record);
+      if (!status.ok()) {
+        return absl::DataLossError(fmt::format("{}: run {}: {}", path_.string(),
+                                               select.ColumnText(0), std::string(status.message())));
+      }
+    }
+  }
+  return runs;
+}
+
+absl::StatusOr<int64_t> Store::CountRuns(const RunFilter& filter) {
+  const Where where = BuildWhere(filter);
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement count,
+                         db_->Prepare("SELECT count(*) FROM runs" + where.sql));
+  STORE_RETURN_IF_ERROR(BindAllValues(count, where.params));
+  STORE_RETURN_IF_ERROR(count.Step().status());
+  return count.ColumnInt(0);
+}
+
+}  // namespace compatlab

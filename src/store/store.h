@@ -1,0 +1,142 @@
+// The result store: one SQLite database file holding sweeps, their planned
+// tests and one row per test execution. Schema: doc/results-schema.md.
+//
+// Durability: every mutating call is one transaction, committed (and, with
+// synchronous=FULL in WAL mode, on disk) when it returns OK. A sweep killed at
+// any point therefore resumes from PendingTests() without losing or
+// duplicating a result.
+//
+// Thread safety: a Store is not thread-safe; use one per thread. Several
+// processes may open the same file: readers never block (WAL), writers wait
+// for one another up to a busy timeout, then fail with Unavailable.
+#ifndef COMPATLAB_STORE_STORE_H_
+#define COMPATLAB_STORE_STORE_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/records.h"
+
+namespace compatlab {
+
+namespace sqlite {
+class Database;
+}
+
+enum class OpenMode {
+  kReadWriteCreate,  // create the file and the schema if missing; migrate an older store
+  kReadWrite,        // the store must exist; migrate an older store
+  kReadOnly,         // the store must exist at the current schema version; never writes
+};
+
+// One sweep: a planned list of tests run together.
+struct SweepInfo {
+  std::string sweep_id{};
+  std::string created_at{};                  // UTC ISO 8601
+  std::optional<std::string> finished_at{};  // unset while the sweep is unfinished
+  std::string suite{};                       // suite name, "" when none
+  std::string args{};                        // the command line that started it
+  std::string host{};
+  int64_t jobs = 1;
+  int64_t planned = 0;   // number of planned tests; CreateSweep sets it from the plan
+  int64_t recorded = 0;  // number of stored results; output only
+};
+
+// Which runs QueryRuns/CountRuns return. Empty strings match anything; the
+// set conditions must all hold.
+struct RunFilter {
+  std::string sweep_id{};              // exact
+  std::string model{};                 // substring of model_id or model_type, ASCII case-insensitive
+  std::optional<TestStatus> status{};  // exact
+  std::string kind{};                  // exact
+  std::string mode{};                  // exact
+  std::string target{};                // exact
+  std::string test_id{};               // exact
+  int64_t limit = 0;                   // at most this many rows; 0 = all (QueryRuns only)
+  bool newest_first = false;           // order of QueryRuns: insertion order, or its reverse
+};
+
+class Store {
+ public:
+  // Opens the store at `path`.
+  //
+  // Nothing is written unless the file is an empty database (created here in
+  // kReadWriteCreate) or a compatlab store of an older schema version (then
+  // migrated in one transaction). Errors, each one line naming `path`:
+  //   NotFound            the file does not exist (kReadWrite, kReadOnly; not created)
+  //   InvalidArgument     the file is not a SQLite database
+  //   FailedPrecondition  a SQLite database that is not a compatlab store
+  //                       (other application_id, no meta table), an empty
+  //                       database outside kReadWriteCreate, a store of a newer
+  //                       schema version, an older store opened kReadOnly
+  //   Unavailable         another process held the write lock too long
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::filesystem::path& path,
+                                                     OpenMode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+  // Records a new sweep and its plan (in plan order), in one transaction.
+  // `sweep.planned` and `sweep.recorded` are ignored (planned = plan.size()).
+  // REQUIRES: sweep.sweep_id is not empty; no test appears twice in `plan`
+  // (same TestId) — else InvalidArgument and nothing is written.
+  // AlreadyExists when the sweep id is taken.
+  absl::Status CreateSweep(const SweepInfo& sweep, const std::vector<TestSpec>& plan);
+
+  // The sweep `sweep_id`; NotFound if none.
+  absl::StatusOr<SweepInfo> GetSweep(const std::string& sweep_id);
+
+  // The most recently created sweep without finished_at, or nullopt.
+  absl::StatusOr<std::optional<SweepInfo>> LatestUnfinishedSweep();
+
+  // Every sweep, oldest first.
+  absl::StatusOr<std::vector<SweepInfo>> ListSweeps();
+
+  // The plan of `sweep_id`, in plan order. NotFound if the sweep does not exist.
+  absl::StatusOr<std::vector<TestSpec>> PlannedTests(const std::string& sweep_id);
+
+  // The planned tests of `sweep_id` that have no stored result yet, in plan
+  // order. NotFound if the sweep does not exist.
+  absl::StatusOr<std::vector<TestSpec>> PendingTests(const std::string& sweep_id);
+
+  // Stores one result in its own transaction; durable when it returns OK.
+  // REQUIRES: record.run_id is new, record.test_id == record.spec.TestId().
+  // Errors (nothing written):
+  //   InvalidArgument     empty run_id, test_id not the spec's TestId()
+  //   NotFound            no sweep record.sweep_id
+  //   FailedPrecondition  the test is not planned in that sweep
+  //   AlreadyExists       the sweep already has a result for this test (the
+  //                       stored one is kept), or run_id is taken
+  absl::Status InsertRun(const RunRecord& record);
+
+  // Sets (or replaces) the finished_at of `sweep_id`. NotFound if none.
+  absl::Status FinishSweep(const std::string& sweep_id, const std::string& finished_at);
+
+  // The stored runs that match `filter`, every field as stored (a NULL
+  // metric reads as nullopt). DataLoss when a stored row does not parse.
+  absl::StatusOr<std::vector<RunRecord>> QueryRuns(const RunFilter& filter);
+
+  // Number of stored runs that match `filter` (its limit is ignored).
+  absl::StatusOr<int64_t> CountRuns(const RunFilter& filter);
+
+ private:
+  Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db);
+
+  absl::StatusOr<std::vector<TestSpec>> SelectSpecs(const std::string& sweep_id,
+                                                    bool pending_only);
+
+  const std::filesystem::path path_;
+  const std::unique_ptr<sqlite::Database> db_;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_STORE_STORE_H_

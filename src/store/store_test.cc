@@ -1,0 +1,422 @@
+#include "store/store.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "sqlite3.h"
+#include "store/record_json.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FullRun;
+using testing::MakeRun;
+using testing::MakeSpec;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteBytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Only `name` itself is in `dir`: no -wal, -shm or -journal appeared.
+void ExpectOnlyFile(const fs::path& dir, const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{name});
+}
+
+// Every FieldDef agrees on `a` and `b`.
+void ExpectSameFields(const RunRecord& a, const RunRecord& b) {
+  for (const FieldDef& f : ResultFields()) EXPECT_EQ(f.get(a), f.get(b)) << f.name;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTempDir();
+    path_ = dir_ / "compatlab.db";
+  }
+
+  std::unique_ptr<Store> OpenOrDie(OpenMode mode = OpenMode::kReadWriteCreate) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  // A store with sweep `sweep_id` planning `plan`.
+  std::unique_ptr<Store> StoreWithSweep(const std::string& sweep_id,
+                                        const std::vector<TestSpec>& plan) {
+    std::unique_ptr<Store> store = OpenOrDie();
+    SweepInfo sweep;
+    sweep.sweep_id = sweep_id;
+    sweep.created_at = "2026-11-30T02:00:00.000Z";
+    EXPECT_TRUE(store->CreateSweep(sweep, plan).ok());
+    return store;
+  }
+
+  // A raw SQLite connection to the store file.
+  std::unique_ptr<sqlite::Database> Raw(int flags = SQLITE_OPEN_READWRITE) {
+    auto db = sqlite::Database::Open(path_.string(), flags);
+    EXPECT_TRUE(db.ok()) << db.status();
+    return *std::move(db);
+  }
+
+  fs::path dir_;
+  fs::path path_;
+};
+
+TEST_F(StoreTest, CreatesVersionedStoreInWalMode) {
+  ASSERT_NE(OpenOrDie(), nullptr);
+  auto db = Raw();
+  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(*db->QueryInt("PRAGMA application_id"), kStoreApplicationId);
+  EXPECT_EQ(*db->QueryInt("SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+  EXPECT_EQ(*db->QueryInt("SELECT count(*) FROM meta WHERE key = 'created_by'"), 1);
+  // Reopening in every mode works and changes nothing.
+  db.reset();
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadWrite).ok());
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadWriteCreate).ok());
+}
+
+TEST_F(StoreTest, MissingFileIsNotFoundAndNotCreated) {
+  for (OpenMode mode : {OpenMode::kReadOnly, OpenMode::kReadWrite}) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kNotFound) << store.status();
+    EXPECT_FALSE(fs::exists(path_));
+  }
+}
+
+TEST_F(StoreTest, RejectsCorruptDatabaseWithoutWriting) {
+  std::string garbage = "this is not a database, just text that a user passed as --db\n";
+  for (int i = 0; i < 100; ++i) garbage += "0123456789abcdef";
+  WriteBytes(path_, garbage);
+  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << store.status();
+    EXPECT_NE(store.status().message().find(path_.string()), absl::string_view::npos);
+    EXPECT_EQ(store.status().message().find('\n'), absl::string_view::npos);
+  }
+  EXPECT_EQ(Slurp(path_), garbage);
+  ExpectOnlyFile(dir_, "compatlab.db");
+}
+
+TEST_F(StoreTest, RejectsForeignSqliteDatabaseWithoutWriting) {
+  {
+    auto db = Raw(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db->Exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')").ok());
+  }
+  const std::string before = Slurp(path_);
+  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+    EXPECT_NE(store.status().message().find("not a compatlab store"), absl::string_view::npos);
+  }
+  EXPECT_EQ(Slurp(path_), before);
+  ExpectOnlyFile(dir_, "compatlab.db");
+}
+
+TEST_F(StoreTest, RejectsStoreWithoutMetaTable) {
+  {
+    auto db = Raw(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db->Exec("CREATE TABLE runs (x TEXT); PRAGMA application_id = " +
+                         std::to_string(kStoreApplicationId))
+                    .ok());
+  }
+  auto store = Store::Open(path_, OpenMode::kReadWriteCreate);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_NE(store.status().message().find("no meta table"), absl::string_view::npos);
+}
+
+TEST_F(StoreTest, RejectsNewerSchemaVersionWithoutWriting) {
+  ASSERT_NE(StoreWithSweep("s1", {MakeSpec("llama")}), nullptr);
+  {
+    auto db = Raw();
+    ASSERT_TRUE(db->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1)).ok());
+  }  // closing checkpoints the WAL into the file
+  const std::string before = Slurp(path_);
+  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+    EXPECT_NE(store.status().message().find("newer"), absl::string_view::npos);
+  }
+  EXPECT_EQ(Slurp(path_), before);
+}
+
+TEST_F(StoreTest, EmptyFileBecomesStoreOnlyWhenCreating) {
+  WriteBytes(path_, "");
+  EXPECT_EQ(Store::Open(path_, OpenMode::kReadOnly).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Store::Open(path_, OpenMode::kReadWrite).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fs::file_size(path_), 0u);
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadWriteCreate).ok());
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());
+}
+
+TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
+  const TestSpec spec = MakeSpec("llama");
+  ASSERT_NE(StoreWithSweep("s1", {spec}), nullptr);
+  std::unique_ptr<Store> store = OpenOrDie(OpenMode::kReadOnly);
+  EXPECT_FALSE(store->InsertRun(MakeRun("s1", spec)).ok());
+  EXPECT_FALSE(store->FinishSweep("s1", "2026-11-30T03:00:00.000Z").ok());
+  EXPECT_FALSE(store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {}).ok());
+  EXPECT_EQ(*store->CountRuns({}), 0);
+  EXPECT_EQ(store->ListSweeps()->size(), 1u);
+}
+
+TEST_F(StoreTest, CreateSweepRecordsSweepAndPlanInOrder) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  SweepInfo sweep{.sweep_id = "s1",
+                  .created_at = "2026-11-30T02:00:00.000Z",
+                  .suite = "smoke",
+                  .args = "compatlab sweep --suite smoke --db 'a b.db'",
+                  .host = "host-1",
+                  .jobs = 2,
+                  .planned = 99};
+  std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2"), MakeSpec("bert", "train")};
+  plan[2].kind_params = {{"steps", "3"}};
+  ASSERT_TRUE(store->CreateSweep(sweep, plan).ok());
+
+  auto got = store->GetSweep("s1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->created_at, sweep.created_at);
+  EXPECT_FALSE(got->finished_at.has_value());
+  EXPECT_EQ(got->suite, "smoke");
+  EXPECT_EQ(got->args, sweep.args);
+  EXPECT_EQ(got->host, "host-1");
+  EXPECT_EQ(got->jobs, 2);
+  EXPECT_EQ(got->planned, 3);
+  EXPECT_EQ(got->recorded, 0);
+
+  auto planned = store->PlannedTests("s1");
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  ASSERT_EQ(planned->size(), 3u);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ((*planned)[i].TestId(), plan[i].TestId());
+    EXPECT_EQ(*TestSpecToJson((*planned)[i]), *TestSpecToJson(plan[i]));
+  }
+  EXPECT_EQ(store->GetSweep("nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->PlannedTests("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, CreateSweepRejectsTakenIdAndDuplicateTestsWithoutWriting) {
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("llama")});
+  EXPECT_EQ(store->CreateSweep(SweepInfo{.sweep_id = "s1"}, {MakeSpec("gpt2")}).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {MakeSpec("gpt2"), MakeSpec("gpt2")})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->CreateSweep(SweepInfo{}, {}).code(), absl::StatusCode::kInvalidArgument);
+  auto sweeps = store->ListSweeps();
+  ASSERT_EQ(sweeps->size(), 1u);
+  EXPECT_EQ((*store->PlannedTests("s1"))[0].model_id, "hf:llama");
+}
+
+TEST_F(StoreTest, SecondResultForSameTestIsRejected) {
+  const TestSpec spec = MakeSpec("llama");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {spec});
+  RunRecord first = MakeRun("s1", spec, TestStatus::kFailToRun);
+  first.result.error_message = "first";
+  ASSERT_TRUE(store->InsertRun(first).ok());
+
+  RunRecord second = MakeRun("s1", spec, TestStatus::kPass);
+  second.run_id = "another-run";
+  absl::Status status = store->InsertRun(second);
+  EXPECT_EQ(status.code(), absl::StatusCode::kAlreadyExists) << status;
+
+  auto runs = store->QueryRuns({});
+  ASSERT_EQ(runs->size(), 1u);
+  ExpectSameFields((*runs)[0], first);
+}
+
+TEST_F(StoreTest, RunIdMustBeUnique) {
+  const TestSpec a = MakeSpec("llama"), b = MakeSpec("gpt2");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {a, b});
+  RunRecord run_a = MakeRun("s1", a);
+  RunRecord run_b = MakeRun("s1", b);
+  run_b.run_id = run_a.run_id;
+  ASSERT_TRUE(store->InsertRun(run_a).ok());
+  EXPECT_EQ(store->InsertRun(run_b).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*store->CountRuns({}), 1);
+}
+
+TEST_F(StoreTest, InsertRunRequiresAPlannedTestOfAKnownSweep) {
+  const TestSpec planned = MakeSpec("llama");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {planned});
+  EXPECT_EQ(store->InsertRun(MakeRun("nope", planned)).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->InsertRun(MakeRun("s1", MakeSpec("gpt2"))).code(),
+            absl::StatusCode::kFailedPrecondition);
+  RunRecord wrong_id = MakeRun("s1", planned);
+  wrong_id.test_id = "0123";
+  EXPECT_EQ(store->InsertRun(wrong_id).code(), absl::StatusCode::kInvalidArgument);
+  RunRecord no_run_id = MakeRun("s1", planned);
+  no_run_id.run_id.clear();
+  EXPECT_EQ(store->InsertRun(no_run_id).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*store->CountRuns({}), 0);
+}
+
+TEST_F(StoreTest, PendingTestsExcludeFinished) {
+  std::vector<TestSpec> plan;
+  for (const char* type : {"a", "b", "c", "d", "e"}) plan.push_back(MakeSpec(type));
+  std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[3])).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[0], TestStatus::kCrash)).ok());
+
+  auto pending = store->PendingTests("s1");
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  std::vector<std::string> types;
+  for (const TestSpec& spec : *pending) types.push_back(spec.model_type);
+  EXPECT_EQ(types, (std::vector<std::string>{"b", "c", "e"}));
+  EXPECT_EQ(store->GetSweep("s1")->recorded, 2);
+  EXPECT_EQ(store->PendingTests("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, PendingTestsAreCountedPerSweep) {
+  const TestSpec spec = MakeSpec("llama");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {spec});
+  ASSERT_TRUE(store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {spec}).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", spec)).ok());
+  EXPECT_TRUE(store->PendingTests("s1")->empty());
+  EXPECT_EQ(store->PendingTests("s2")->size(), 1u);
+  ASSERT_TRUE(store->InsertRun(MakeRun("s2", spec)).ok());  // same test, other sweep
+}
+
+TEST_F(StoreTest, RoundTripsEveryField) {
+  const RunRecord full = FullRun("s1");
+  RunRecord sparse = MakeRun("s1", MakeSpec("gpt2"), TestStatus::kTimeout);
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {full.spec, sparse.spec});
+  ASSERT_TRUE(store->InsertRun(full).ok());
+  ASSERT_TRUE(store->InsertRun(sparse).ok());
+  store.reset();
+
+  std::unique_ptr<Store> reader = OpenOrDie(OpenMode::kReadOnly);
+  auto runs = reader->QueryRuns({});
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 2u);
+  ExpectSameFields((*runs)[0], full);
+  EXPECT_EQ((*runs)[0].result.stderr_tail, full.result.stderr_tail);  // bytes, NUL included
+  EXPECT_EQ((*runs)[0].spec.kind_params, full.spec.kind_params);
+  ExpectSameFields((*runs)[1], sparse);
+  const RunResult& r = (*runs)[1].result;
+  EXPECT_FALSE(r.build_s || r.prepare_s || r.steady_median_s || r.steady_p90_s ||
+               r.steady_iters || r.param_count || r.host_peak_rss_bytes ||
+               r.torch_num_threads || r.exit_code || r.term_signal);
+}
+
+TEST_F(StoreTest, MetricsAreStoredAsNullWhenUnmeasured) {
+  const TestSpec spec = MakeSpec("gpt2");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {spec});
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", spec)).ok());
+  store.reset();
+  auto db = Raw(SQLITE_OPEN_READONLY);
+  EXPECT_EQ(*db->QueryInt("SELECT build_s IS NULL AND exit_code IS NULL FROM runs"), 1);
+  EXPECT_EQ(*db->QueryInt("SELECT typeof(wall_s) = 'real' FROM runs"), 1);
+}
+
+TEST_F(StoreTest, QueryRunsFilters) {
+  std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2"), MakeSpec("gpt_neox"),
+                                MakeSpec("llama", "train")};
+  plan[1].mode = "compile";
+  std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
+  ASSERT_TRUE(store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {plan[0]}).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[0])).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[1], TestStatus::kFailToCompile)).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[2], TestStatus::kOom)).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", plan[3])).ok());
+  ASSERT_TRUE(store->InsertRun(MakeRun("s2", plan[0], TestStatus::kTimeout)).ok());
+
+  auto types = [&](const RunFilter& filter) {
+    std::vector<std::string> out;
+    auto runs = store->QueryRuns(filter);
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    for (const RunRecord& r : *runs) out.push_back(r.spec.model_type + "/" + r.sweep_id);
+    EXPECT_EQ(*store->CountRuns(filter),
+              filter.limit > 0 ? *store->CountRuns(RunFilter{filter}) : int64_t(out.size()));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(types({}), (V{"llama/s1", "gpt2/s1", "gpt_neox/s1", "llama/s1", "llama/s2"}));
+  EXPECT_EQ(types({.sweep_id = "s2"}), V{"llama/s2"});
+  EXPECT_EQ(types({.model = "GPT"}), (V{"gpt2/s1", "gpt_neox/s1"}));
+  EXPECT_EQ(types({.model = "hf:gpt_"}), V{"gpt_neox/s1"});
+  EXPECT_EQ(types({.model = "%"}), V{});
+  EXPECT_EQ(types({.model = "'; DROP TABLE runs; --"}), V{});
+  EXPECT_EQ(types({.status = TestStatus::kPass}), (V{"llama/s1", "llama/s1"}));
+  EXPECT_EQ(types({.sweep_id = "s1", .status = TestStatus::kPass, .kind = "train"}),
+            V{"llama/s1"});
+  EXPECT_EQ(types({.mode = "compile"}), V{"gpt2/s1"});
+  EXPECT_EQ(types({.target = "cuda"}), V{});
+  EXPECT_EQ(types({.test_id = plan[0].TestId()}), (V{"llama/s1", "llama/s2"}));
+  EXPECT_EQ(types({.limit = 2}), (V{"llama/s1", "gpt2/s1"}));
+  EXPECT_EQ(types({.limit = 2, .newest_first = true}), (V{"llama/s2", "llama/s1"}));
+  EXPECT_EQ(*store->CountRuns({.limit = 2}), 5);
+}
+
+TEST_F(StoreTest, SweepLifecycle) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  EXPECT_FALSE(store->LatestUnfinishedSweep()->has_value());
+  ASSERT_TRUE(
+      store->CreateSweep({.sweep_id = "old", .created_at = "2026-11-29T00:00:00.000Z"}, {}).ok());
+  ASSERT_TRUE(
+      store->CreateSweep({.sweep_id = "new", .created_at = "2026-11-30T00:00:00.000Z"}, {}).ok());
+  EXPECT_EQ((*store->LatestUnfinishedSweep())->sweep_id, "new");
+
+  ASSERT_TRUE(store->FinishSweep("new", "2026-11-30T01:00:00.000Z").ok());
+  EXPECT_EQ(store->GetSweep("new")->finished_at, "2026-11-30T01:00:00.000Z");
+  EXPECT_EQ((*store->LatestUnfinishedSweep())->sweep_id, "old");
+  ASSERT_TRUE(store->FinishSweep("old", "2026-11-30T02:00:00.000Z").ok());
+  EXPECT_FALSE(store->LatestUnfinishedSweep()->has_value());
+  EXPECT_EQ(store->FinishSweep("nope", "x").code(), absl::StatusCode::kNotFound);
+
+  auto sweeps = store->ListSweeps();
+  ASSERT_EQ(sweeps->size(), 2u);
+  EXPECT_EQ((*sweeps)[0].sweep_id, "old");
+  EXPECT_EQ((*sweeps)[1].sweep_id, "new");
+}
+
+TEST_F(StoreTest, TwoConnectionsShareTheStore) {
+  const TestSpec a = MakeSpec("llama"), b = MakeSpec("gpt2");
+  std::unique_ptr<Store> writer1 = StoreWithSweep("s1", {a, b});
+  std::unique_ptr<Store> writer2 = OpenOrDie(OpenMode::kReadWrite);
+  std::unique_ptr<Store> reader = OpenOrDie(OpenMode::kReadOnly);
+  ASSERT_TRUE(writer1->InsertRun(MakeRun("s1", a)).ok());
+  ASSERT_TRUE(writer2->InsertRun(MakeRun("s1", b)).ok());
+  EXPECT_EQ(writer2->InsertRun(MakeRun("s1", a)).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*reader->CountRuns({.sweep_id = "s1"}), 2);
+  EXPECT_TRUE(reader->PendingTests("s1")->empty());
+}
+
+TEST_F(StoreTest, DamagedRowIsDataLoss) {
+  const TestSpec spec = MakeSpec("llama");
+  ASSERT_NE(StoreWithSweep("s1", {spec}), nullptr);
+  {
+    std::unique_ptr<Store> store = OpenOrDie();
+    ASSERT_TRUE(store->InsertRun(MakeRun("s1", spec)).ok());
+  }
+  {
+    auto db = Raw();
+    ASSERT_TRUE(db->Exec("UPDATE runs SET status = 'passed'; "
+                         "UPDATE planned_tests SET spec = '{\"seq_len\": \"x\"}'")
+                    .ok());
+  }
+  std::unique_ptr<Store> store = OpenOrDie(OpenMode::kReadOnly);
+  EXPECT_EQ(store->QueryRuns({}).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(store->PlannedTests("s1").status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace compatlab

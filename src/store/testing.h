@@ -1,0 +1,102 @@
+// Records for tests of the store and of what reads it. Test-only.
+#ifndef COMPATLAB_STORE_TESTING_H_
+#define COMPATLAB_STORE_TESTING_H_
+
+#include <filesystem>
+#include <string>
+
+#include "core/records.h"
+#include "gtest/gtest.h"
+
+namespace compatlab::testing {
+
+// A test of `model_type` ("llama") of `kind`.
+inline TestSpec MakeSpec(const std::string& model_type, const std::string& kind = "forward") {
+  TestSpec spec;
+  spec.model_id = "hf:" + model_type;
+  spec.model_type = model_type;
+  spec.kind = kind;
+  return spec;
+}
+
+// A minimal valid run of `spec` in `sweep_id`.
+inline RunRecord MakeRun(const std::string& sweep_id, const TestSpec& spec,
+                         TestStatus status = TestStatus::kPass) {
+  RunRecord record;
+  record.run_id = "run-" + sweep_id + "-" + spec.TestId();
+  record.sweep_id = sweep_id;
+  record.test_id = spec.TestId();
+  record.spec = spec;
+  record.result.status = status;
+  record.started_at = "2026-11-30T02:00:00.000Z";
+  record.finished_at = "2026-11-30T02:00:01.000Z";
+  return record;
+}
+
+// A run with every field set, none to its default value (SchemaTest checks that).
+inline RunRecord FullRun(const std::string& sweep_id) {
+  TestSpec spec;
+  spec.model_id = "hf:llama";
+  spec.model_type = "llama";
+  spec.model_class = "LlamaForCausalLM";
+  spec.model_path = "/models/it's \"quoted\"";
+  spec.target = "cuda";
+  spec.mode = "compile";
+  spec.backend = "inductor";
+  spec.kind = "generate";
+  spec.dtype = "bfloat16";
+  spec.batch_size = 4;
+  spec.seq_len = 128;
+  spec.kind_params = {{"new_tokens", "16"}, {"b", "x\"y"}};
+  spec.timeout_s = 12.5;
+  RunRecord record = MakeRun(sweep_id, spec, TestStatus::kCrash);
+  record.run_id = "run-full-" + sweep_id;
+  RunResult& r = record.result;
+  r.status_detail = "SIGSEGV";
+  r.stage = "prepare";
+  r.error_type = "RuntimeError";
+  r.error_message = "boom; DROP TABLE runs; --";
+  r.error_traceback = "Traceback (most recent call last):\n  ...\nRuntimeError: boom";
+  r.build_s = 0.25;
+  r.prepare_s = 3.5;
+  r.steady_median_s = 0.00125;
+  r.steady_p90_s = 0.0015;
+  r.steady_iters = 250;
+  r.param_count = 123456789012;
+  r.host_peak_rss_bytes = int64_t{5} << 33;
+  r.memory_method = "rusage_maxrss_after_clear_refs";
+  r.torch_num_threads = 2;
+  r.wall_s = 4.75;
+  r.exit_code = 0;
+  r.term_signal = 11;
+  r.mem_limit_bytes = int64_t{8} << 30;
+  r.mem_limit_method = "cgroup_v2";
+  r.stdout_tail = "out\n";
+  r.stderr_tail = std::string("err\xff\xfe bytes\0inside", 19);
+  r.torch_version = "2.13.0+cpu";
+  r.transformers_version = "5.23.0";
+  r.python_version = "3.11.7";
+  r.resolved_model_class = "LlamaForCausalLM";
+  record.started_at = "2026-11-30T02:24:35.123Z";
+  record.finished_at = "2026-11-30T02:24:39.873Z";
+  record.host = "host-1";
+  record.cpu_model = "AMD EPYC 9654";
+  record.jobs = 3;
+  record.compatlab_version = "0.1.0";
+  return record;
+}
+
+// A fresh directory under the test temp dir, removed with its contents first.
+inline std::filesystem::path FreshTempDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                              (std::string("compatlab_") + info->test_suite_name() + "_" +
+                               info->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace compatlab::testing
+
+#endif  // COMPATLAB_STORE_TESTING_H_
