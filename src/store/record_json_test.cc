@@ -7,7 +7,7 @@ namespace compatlab {
 namespace {
 
 TEST(RecordJsonTest, TestSpecRoundTrips) {
-  const TestSpec spec = testing::FullRun("s1").spec;
+  const TestSpec spec = test::FullRun("s1").spec;
   auto json = TestSpecToJson(spec);
   ASSERT_TRUE(json.ok()) << json.status();
   auto parsed = TestSpecFromJson(*json);
@@ -20,7 +20,7 @@ TEST(RecordJsonTest, TestSpecRoundTrips) {
 }
 
 TEST(RecordJsonTest, TestSpecJsonHasSpecFieldsAndNestedKindParams) {
-  TestSpec spec = testing::MakeSpec("gpt2");
+  TestSpec spec = test::MakeSpec("gpt2");
   spec.kind_params = {{"rep", "3"}};
   const nlohmann::json json = nlohmann::json::parse(*TestSpecToJson(spec));
   EXPECT_EQ(json["model_id"], "hf:gpt2");
@@ -54,13 +54,13 @@ TEST(RecordJsonTest, TestSpecFromJsonRejectsBadInput) {
 }
 
 TEST(RecordJsonTest, TestSpecToJsonRejectsInvalidUtf8) {
-  TestSpec spec = testing::MakeSpec("gpt2");
+  TestSpec spec = test::MakeSpec("gpt2");
   spec.model_path = "/bad/\xff";
   EXPECT_EQ(TestSpecToJson(spec).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RecordJsonTest, RunRecordJsonHasSchemaKeysInOrderWithTypedValues) {
-  RunRecord record = testing::MakeRun("s1", testing::MakeSpec("gpt2"));
+  RunRecord record = test::MakeRun("s1", test::MakeSpec("gpt2"));
   record.result.build_s = 0.5;
   record.result.param_count = 42;
   const nlohmann::ordered_json json = RunRecordToJson(record);

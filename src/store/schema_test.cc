@@ -40,14 +40,14 @@ TEST(SchemaTest, NamesAreUniqueAndFollowUnitConventions) {
 }
 
 TEST(SchemaTest, GetThenSetCopiesEveryField) {
-  const RunRecord full = testing::FullRun("s1");
+  const RunRecord full = test::FullRun("s1");
   const RunRecord empty;
   RunRecord copy;
   for (const FieldDef& f : ResultFields()) {
     SCOPED_TRACE(f.name);
     // FullRun sets every field to a non-default value, so this test and the
     // store's round trip cover a field as soon as it is added.
-    EXPECT_NE(f.get(full), f.get(empty)) << "testing::FullRun leaves the field at its default";
+    EXPECT_NE(f.get(full), f.get(empty)) << "test::FullRun leaves the field at its default";
     ASSERT_TRUE(f.set(f.get(full), copy).ok());
     EXPECT_EQ(f.get(copy), f.get(full));
   }
@@ -56,7 +56,7 @@ TEST(SchemaTest, GetThenSetCopiesEveryField) {
 }
 
 TEST(SchemaTest, SetRejectsWrongValuesAndLeavesRecordUnchanged) {
-  RunRecord record = testing::FullRun("s1");
+  RunRecord record = test::FullRun("s1");
   const RunRecord before = record;
   EXPECT_FALSE(FindResultField("run_id")->set(std::monostate{}, record).ok());
   EXPECT_FALSE(FindResultField("run_id")->set(int64_t{1}, record).ok());
@@ -168,7 +168,7 @@ TEST(SchemaDocTest, DocMatchesCode) {
   }
 
   // A freshly created store has exactly these columns, in this order.
-  const std::filesystem::path dir = testing::FreshTempDir();
+  const std::filesystem::path dir = test::FreshTempDir();
   ASSERT_TRUE(Store::Open(dir / "fresh.db", OpenMode::kReadWriteCreate).ok());
   auto db = sqlite::Database::Open((dir / "fresh.db").string(), SQLITE_OPEN_READONLY);
   ASSERT_TRUE(db.ok()) << db.status();

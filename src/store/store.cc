@@ -221,8 +221,8 @@ absl::Status Store::CreateSweep(const SweepInfo& sweep, const std::vector<TestSp
           "INSERT INTO planned_tests (sweep_id, ordinal, test_id, spec) VALUES (?, ?, ?, ?)"));
   for (size_t i = 0; i < rows.size(); ++i) {
     insert_test.Reset();
-    STORE_RETURN_IF_ERROR(
-        insert_test.BindAll(sweep.sweep_id, static_cast<int64_t>(i), rows[i].first, rows[i].second));
+    STORE_RETURN_IF_ERROR(insert_test.BindAll(sweep.sweep_id, static_cast<int64_t>(i),
+                                              rows[i].first, rows[i].second));
     STORE_RETURN_IF_ERROR(insert_test.Run());
   }
   return transaction.Commit();
@@ -240,7 +240,8 @@ absl::StatusOr<SweepInfo> Store::GetSweep(const std::string& sweep_id) {
 absl::StatusOr<std::optional<SweepInfo>> Store::LatestUnfinishedSweep() {
   STORE_ASSIGN_OR_RETURN(
       std::vector<SweepInfo> sweeps,
-      SelectSweeps(*db_, "WHERE finished_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1", {}));
+      SelectSweeps(*db_,
+                   "WHERE finished_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1", {}));
   if (sweeps.empty()) return std::nullopt;
   return sweeps.front();
 }
@@ -332,7 +333,9 @@ absl::Status Store::FinishSweep(const std::string& sweep_id, const std::string& 
       db_->Prepare("UPDATE sweeps SET finished_at = ? WHERE sweep_id = ? RETURNING sweep_id"));
   STORE_RETURN_IF_ERROR(update.BindAll(finished_at, sweep_id));
   STORE_ASSIGN_OR_RETURN(const bool updated, update.Step());
-  if (!updated) return absl::NotFoundError(fmt::format("{}: no sweep {}", path_.string(), sweep_id));
+  if (!updated) {
+    return absl::NotFoundError(fmt::format("{}: no sweep {}", path_.string(), sweep_id));
+  }
   // Finish the statement so that its implicit transaction commits now.
   STORE_ASSIGN_OR_RETURN(const bool more, update.Step());
   (void)more;
@@ -359,7 +362,8 @@ absl::StatusOr<std::vector<RunRecord>> Store::QueryRuns(const RunFilter& filter)
       absl::Status status = fields[i].set(select.Column(static_cast<int>(i)), record);
       if (!status.ok()) {
         return absl::DataLossError(fmt::format("{}: run {}: {}", path_.string(),
-                                               select.ColumnText(0), std::string(status.message())));
+                                               select.ColumnText(0),
+                                               std::string(status.message())));
       }
     }
   }

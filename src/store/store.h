@@ -49,10 +49,11 @@ struct SweepInfo {
 };
 
 // Which runs QueryRuns/CountRuns return. Empty strings match anything; the
-// set conditions must all hold.
+// set conditions must all hold. `model` matches a substring of model_id or
+// model_type, ignoring ASCII case.
 struct RunFilter {
   std::string sweep_id{};              // exact
-  std::string model{};                 // substring of model_id or model_type, ASCII case-insensitive
+  std::string model{};                 // substring, see above
   std::optional<TestStatus> status{};  // exact
   std::string kind{};                  // exact
   std::string mode{};                  // exact

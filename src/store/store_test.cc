@@ -14,9 +14,9 @@ namespace compatlab {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::FullRun;
-using testing::MakeRun;
-using testing::MakeSpec;
+using test::FullRun;
+using test::MakeRun;
+using test::MakeSpec;
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -46,7 +46,7 @@ void ExpectSameFields(const RunRecord& a, const RunRecord& b) {
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::FreshTempDir();
+    dir_ = test::FreshTempDir();
     path_ = dir_ / "compatlab.db";
   }
 

@@ -8,7 +8,7 @@
 #include "core/records.h"
 #include "gtest/gtest.h"
 
-namespace compatlab::testing {
+namespace compatlab::test {
 
 // A test of `model_type` ("llama") of `kind`.
 inline TestSpec MakeSpec(const std::string& model_type, const std::string& kind = "forward") {
@@ -97,6 +97,6 @@ inline std::filesystem::path FreshTempDir() {
   return dir;
 }
 
-}  // namespace compatlab::testing
+}  // namespace compatlab::test
 
 #endif  // COMPATLAB_STORE_TESTING_H_

@@ -1,0 +1,100 @@
+#include "query/runs_format.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "query/text_table.h"
+#include "store/record_json.h"
+
+namespace compatlab {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// `value` with `precision` decimals, or "-" when unset.
+std::string Number(std::optional<double> value, int precision, double scale = 1.0) {
+  if (!value.has_value()) return "-";
+  return fmt::format("{:.{}f}", *value * scale, precision);
+}
+
+std::string StatusCell(const RunResult& result) {
+  std::string status(TestStatusName(result.status));
+  if (!result.status_detail.empty()) status += "(" + result.status_detail + ")";
+  return status;
+}
+
+}  // namespace
+
+std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableOptions& options) {
+  using C = TextTable::Column;
+  TextTable table({C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
+                   C{"mode", TextTable::kLeft}, C{"kind", TextTable::kLeft},
+                   C{"status", TextTable::kLeft}, C{"build_s", TextTable::kRight},
+                   C{"prepare_s", TextTable::kRight}, C{"steady_ms", TextTable::kRight},
+                   C{"rss_mib", TextTable::kRight}, C{"wall_s", TextTable::kRight},
+                   C{"error", TextTable::kLeft}});
+  for (const RunRecord& run : runs) {
+    const RunResult& r = run.result;
+    std::optional<double> rss;
+    if (r.host_peak_rss_bytes) rss = static_cast<double>(*r.host_peak_rss_bytes);
+    table.AddRow({Truncate(run.spec.model_id, options.max_model_width), run.spec.target,
+                  run.spec.mode, run.spec.kind, Truncate(StatusCell(r), options.max_error_width),
+                  Number(r.build_s, 3), Number(r.prepare_s, 3),
+                  Number(r.steady_median_s, 3, 1000.0), Number(rss, 0, 1.0 / kMiB),
+                  Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
+  }
+  return table.Render();
+}
+
+std::string FormatRunsJson(const std::vector<RunRecord>& runs) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const RunRecord& run : runs) array.push_back(RunRecordToJson(run));
+  return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
+  if (runs.empty()) return "no runs\n";
+  std::map<std::string, std::map<TestStatus, int64_t>> counts;  // model type -> status -> n
+  std::set<TestStatus> present;
+  for (const RunRecord& run : runs) {
+    const std::string& type = run.spec.model_type.empty() ? run.spec.model_id
+                                                          : run.spec.model_type;
+    ++counts[type][run.result.status];
+    present.insert(run.result.status);
+  }
+  std::vector<TestStatus> statuses;
+  for (TestStatus status : AllTestStatuses()) {
+    if (present.count(status) > 0) statuses.push_back(status);
+  }
+  std::vector<TextTable::Column> columns = {{"model_type", TextTable::kLeft}};
+  for (TestStatus status : statuses) {
+    columns.push_back({std::string(TestStatusName(status)), TextTable::kRight});
+  }
+  columns.push_back({"total", TextTable::kRight});
+  TextTable table(std::move(columns));
+  std::map<TestStatus, int64_t> totals;
+  auto add_row = [&](const std::string& name, const std::map<TestStatus, int64_t>& by_status) {
+    std::vector<std::string> cells = {name};
+    int64_t total = 0;
+    for (TestStatus status : statuses) {
+      auto it = by_status.find(status);
+      const int64_t n = it == by_status.end() ? 0 : it->second;
+      cells.push_back(n == 0 ? "." : std::to_string(n));
+      total += n;
+    }
+    cells.push_back(std::to_string(total));
+    table.AddRow(std::move(cells));
+  };
+  for (const auto& [type, by_status] : counts) {
+    add_row(type, by_status);
+    for (const auto& [status, n] : by_status) totals[status] += n;
+  }
+  table.AddSeparator();
+  add_row("total", totals);
+  return table.Render();
+}
+
+}  // namespace compatlab

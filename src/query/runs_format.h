@@ -1,0 +1,43 @@
+// Stored runs rendered for people (aligned tables) and for programs (JSON).
+// JSON exists here, at the output edge; the rest works on RunRecord.
+#ifndef COMPATLAB_QUERY_RUNS_FORMAT_H_
+#define COMPATLAB_QUERY_RUNS_FORMAT_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+
+namespace compatlab {
+
+struct RunsTableOptions {
+  size_t max_error_width = 60;  // error_message is cut to this many characters (>= 3)
+  size_t max_model_width = 40;  // so is the model column (>= 3)
+};
+
+// One line per run, in the given order, under a header:
+//   model  target  mode  kind  status  build_s  prepare_s  steady_ms  rss_mib  wall_s  error
+// status is "crash(SIGSEGV)" when status_detail is set; a metric that was not
+// measured shows as "-"; steady_ms is steady_median_s in milliseconds; rss_mib
+// is host_peak_rss_bytes in MiB; error is error_message, on one line and cut.
+// Text is sanitized for the terminal. Ends in '\n'.
+std::string FormatRunsTable(const std::vector<RunRecord>& runs,
+                            const RunsTableOptions& options = {});
+
+// A JSON array with one object per run: every field of schema.h, keyed by its
+// name, in schema order; numbers as numbers, unmeasured metrics as null,
+// kind_params as its canonical JSON text. Bytes that are not valid UTF-8 (a
+// cut output tail) become U+FFFD. Two-space indentation, ends in '\n'.
+std::string FormatRunsJson(const std::vector<RunRecord>& runs);
+
+// Counts per model type (rows, sorted; model_id when model_type is empty) and
+// status (columns: the statuses present, in AllTestStatuses() order), with a
+// total column and a total row (zero counts print as "."): the table
+// printed at the end of a sweep.
+// Ends in '\n'; "no runs\n" for no runs.
+std::string FormatSweepSummary(const std::vector<RunRecord>& runs);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_QUERY_RUNS_FORMAT_H_

@@ -1,0 +1,111 @@
+#include "query/runs_format.h"
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "store/schema.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+using test::FullRun;
+using test::MakeRun;
+using test::MakeSpec;
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST(RunsFormatTest, TableShowsOneAlignedLinePerRun) {
+  RunRecord pass = MakeRun("s1", MakeSpec("llama"));
+  pass.result.build_s = 0.25;
+  pass.result.prepare_s = 1.5;
+  pass.result.steady_median_s = 0.0042;
+  pass.result.host_peak_rss_bytes = int64_t{300} << 20;
+  pass.result.wall_s = 2.0;
+  RunRecord crash = FullRun("s1");
+  crash.result.error_message = std::string(100, 'x') + "\nsecond line";
+
+  const std::string text = FormatRunsTable({pass, crash});
+  const std::vector<std::string> lines = Lines(text);
+  ASSERT_EQ(lines.size(), 4u) << text;
+  EXPECT_EQ(lines[0].rfind("model", 0), 0u);
+  EXPECT_NE(lines[0].find("steady_ms"), std::string::npos);
+  EXPECT_NE(lines[2].find("hf:llama"), std::string::npos);
+  EXPECT_NE(lines[2].find("pass"), std::string::npos);
+  EXPECT_NE(lines[2].find("0.250"), std::string::npos);
+  EXPECT_NE(lines[2].find("4.200"), std::string::npos);  // ms
+  EXPECT_NE(lines[2].find("300"), std::string::npos);    // MiB
+  EXPECT_NE(lines[3].find("crash(SIGSEGV)"), std::string::npos);
+  EXPECT_NE(lines[3].find(std::string(57, 'x') + "..."), std::string::npos);
+  EXPECT_EQ(lines[3].find("second line"), std::string::npos);
+  // Unmeasured metrics are dashes; columns line up.
+  const std::vector<std::string> sparse = Lines(FormatRunsTable({MakeRun("s1", MakeSpec("a"))}));
+  EXPECT_NE(sparse[2].find("  -  "), std::string::npos) << sparse[2];
+  EXPECT_EQ(lines[2].find("pass"), lines[0].find("status"));
+  EXPECT_EQ(lines[3].find("crash"), lines[0].find("status"));
+}
+
+TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {
+  RunRecord sparse = MakeRun("s1", MakeSpec("gpt2"), TestStatus::kSkipped);
+  const std::string text = FormatRunsJson({FullRun("s1"), sparse});
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(text);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 2u);
+  for (const auto& object : json) {
+    ASSERT_EQ(object.size(), ResultFields().size());
+    size_t i = 0;
+    for (const auto& [key, value] : object.items()) {
+      const FieldDef& field = ResultFields()[i++];
+      EXPECT_EQ(key, field.name);
+      if (value.is_null()) {
+        EXPECT_TRUE(field.nullable) << key;
+      } else if (field.type == FieldType::kText) {
+        EXPECT_TRUE(value.is_string()) << key;
+      } else if (field.type == FieldType::kInteger) {
+        EXPECT_TRUE(value.is_number_integer()) << key;
+      } else {
+        EXPECT_TRUE(value.is_number()) << key;
+      }
+    }
+  }
+  EXPECT_EQ(json[0]["steady_median_s"], 0.00125);
+  EXPECT_EQ(json[0]["host_peak_rss_bytes"], int64_t{5} << 33);
+  EXPECT_EQ(json[0]["kind_params"], R"({"b":"x\"y","new_tokens":"16"})");
+  EXPECT_EQ(json[0]["status"], "crash");
+  EXPECT_TRUE(json[1]["build_s"].is_null());
+  EXPECT_TRUE(json[1]["exit_code"].is_null());
+  EXPECT_EQ(json[1]["status"], "skipped");
+  // stderr_tail held invalid UTF-8; it is replaced, not an exception.
+  EXPECT_NE(json[0]["stderr_tail"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos);
+  EXPECT_EQ(FormatRunsJson({}), "[]\n");
+}
+
+TEST(RunsFormatTest, SweepSummaryCountsModelTypeByStatus) {
+  const std::vector<RunRecord> runs = {
+      MakeRun("s1", MakeSpec("llama")),
+      MakeRun("s1", MakeSpec("llama", "train"), TestStatus::kOom),
+      MakeRun("s1", MakeSpec("gpt2"), TestStatus::kCrash),
+      MakeRun("s1", MakeSpec("gpt2", "train")),
+      MakeRun("s1", MakeSpec("gpt2", "generate")),
+  };
+  TestSpec noop;
+  noop.model_id = "none";
+  noop.kind = "noop";
+  const RunRecord harness = MakeRun("s1", noop);
+  std::vector<RunRecord> all = runs;
+  all.push_back(harness);
+  EXPECT_EQ(FormatSweepSummary(all),
+            "model_type  pass  crash  oom  total\n"
+            "-----------------------------------\n"
+            "gpt2           2      1    .      3\n"
+            "llama          1      .    1      2\n"
+            "none           1      .    .      1\n"
+            "-----------------------------------\n"
+            "total          4      1    1      6\n");
+  EXPECT_EQ(FormatSweepSummary({}), "no runs\n");
+}
+
+}  // namespace
+}  // namespace compatlab
