@@ -50,7 +50,8 @@ TEST(MigrationsTest, VersionOneCreatesTablesWithResultColumns) {
 }
 
 TEST(MigrationsTest, LaterVersionAddsItsFieldsAsColumns) {
-  auto db = OpenDb(test::FreshTempDir() / "m.db");
+  test::ScopedTempDir dir;
+  auto db = OpenDb(dir.path() / "m.db");
   std::vector<FieldDef> v2 = FieldsOfVersion2();
   ASSERT_TRUE(Migrate(*db, 1, v2).ok());
   EXPECT_EQ(RunColumns(*db).size(), ResultFields().size());
@@ -72,7 +73,8 @@ TEST(MigrationsTest, LaterVersionAddsItsFieldsAsColumns) {
 }
 
 TEST(MigrationsTest, FailedMigrationChangesNothing) {
-  auto db = OpenDb(test::FreshTempDir() / "m.db");
+  test::ScopedTempDir dir;
+  auto db = OpenDb(dir.path() / "m.db");
   ASSERT_TRUE(Migrate(*db, 1, ResultFields()).ok());
   std::vector<FieldDef> broken = FieldsOfVersion2();
   broken.back().name = "run_id";  // a column that exists: ALTER TABLE fails

@@ -168,7 +168,8 @@ TEST(SchemaDocTest, DocMatchesCode) {
   }
 
   // A freshly created store has exactly these columns, in this order.
-  const std::filesystem::path dir = test::FreshTempDir();
+  test::ScopedTempDir temp;
+  const std::filesystem::path& dir = temp.path();
   ASSERT_TRUE(Store::Open(dir / "fresh.db", OpenMode::kReadWriteCreate).ok());
   auto db = sqlite::Database::Open((dir / "fresh.db").string(), SQLITE_OPEN_READONLY);
   ASSERT_TRUE(db.ok()) << db.status();

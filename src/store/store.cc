@@ -185,13 +185,14 @@ absl::Status Store::CreateSweep(const SweepInfo& sweep, const std::vector<TestSp
   std::vector<std::pair<std::string, std::string>> rows;  // test_id, spec JSON
   std::set<std::string> seen;
   for (const TestSpec& spec : plan) {
+    // First: it rejects invalid UTF-8, on which TestId() would throw.
+    STORE_ASSIGN_OR_RETURN(std::string json, TestSpecToJson(spec));
     std::string test_id = spec.TestId();
     if (!seen.insert(test_id).second) {
       return absl::InvalidArgumentError(
           fmt::format("sweep {}: the plan lists test {} ({} {} {} {}) twice", sweep.sweep_id,
                       test_id, spec.model_id, spec.target, spec.mode, spec.kind));
     }
-    STORE_ASSIGN_OR_RETURN(std::string json, TestSpecToJson(spec));
     rows.emplace_back(std::move(test_id), std::move(json));
   }
 
@@ -287,6 +288,8 @@ absl::StatusOr<std::vector<TestSpec>> Store::PendingTests(const std::string& swe
 
 absl::Status Store::InsertRun(const RunRecord& record) {
   if (record.run_id.empty()) return absl::InvalidArgumentError("run without a run_id");
+  // Rejects invalid UTF-8 in the spec, on which TestId() would throw.
+  STORE_RETURN_IF_ERROR(TestSpecToJson(record.spec).status());
   if (record.test_id != record.spec.TestId()) {
     return absl::InvalidArgumentError(
         fmt::format("run {}: test_id {} is not the TestId() of its spec ({})", record.run_id,

@@ -46,7 +46,7 @@ void ExpectSameFields(const RunRecord& a, const RunRecord& b) {
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = test::FreshTempDir();
+    dir_ = temp_.path();
     path_ = dir_ / "compatlab.db";
   }
 
@@ -67,6 +67,22 @@ class StoreTest : public ::testing::Test {
     return store;
   }
 
+  // Opening the file fails in every mode with `code` and a one-line message
+  // naming the file and containing `needle`; the file's bytes stay as they were.
+  void ExpectRefusedInEveryMode(absl::StatusCode code, const std::string& needle) {
+    const std::string before = Slurp(path_);
+    for (OpenMode mode :
+         {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+      auto store = Store::Open(path_, mode);
+      EXPECT_EQ(store.status().code(), code) << store.status();
+      const std::string message(store.status().message());
+      EXPECT_NE(message.find(needle), std::string::npos) << message;
+      EXPECT_NE(message.find(path_.filename().string()), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+    EXPECT_EQ(Slurp(path_), before);
+  }
+
   // A raw SQLite connection to the store file.
   std::unique_ptr<sqlite::Database> Raw(int flags = SQLITE_OPEN_READWRITE) {
     auto db = sqlite::Database::Open(path_.string(), flags);
@@ -74,6 +90,7 @@ class StoreTest : public ::testing::Test {
     return *std::move(db);
   }
 
+  test::ScopedTempDir temp_;
   fs::path dir_;
   fs::path path_;
 };
@@ -104,13 +121,7 @@ TEST_F(StoreTest, RejectsCorruptDatabaseWithoutWriting) {
   std::string garbage = "this is not a database, just text that a user passed as --db\n";
   for (int i = 0; i < 100; ++i) garbage += "0123456789abcdef";
   WriteBytes(path_, garbage);
-  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
-    auto store = Store::Open(path_, mode);
-    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << store.status();
-    EXPECT_NE(store.status().message().find(path_.string()), absl::string_view::npos);
-    EXPECT_EQ(store.status().message().find('\n'), absl::string_view::npos);
-  }
-  EXPECT_EQ(Slurp(path_), garbage);
+  ExpectRefusedInEveryMode(absl::StatusCode::kInvalidArgument, "not a database");
   ExpectOnlyFile(dir_, "compatlab.db");
 }
 
@@ -119,13 +130,7 @@ TEST_F(StoreTest, RejectsForeignSqliteDatabaseWithoutWriting) {
     auto db = Raw(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     ASSERT_TRUE(db->Exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')").ok());
   }
-  const std::string before = Slurp(path_);
-  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
-    auto store = Store::Open(path_, mode);
-    EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
-    EXPECT_NE(store.status().message().find("not a compatlab store"), absl::string_view::npos);
-  }
-  EXPECT_EQ(Slurp(path_), before);
+  ExpectRefusedInEveryMode(absl::StatusCode::kFailedPrecondition, "not a compatlab store");
   ExpectOnlyFile(dir_, "compatlab.db");
 }
 
@@ -136,9 +141,7 @@ TEST_F(StoreTest, RejectsStoreWithoutMetaTable) {
                          std::to_string(kStoreApplicationId))
                     .ok());
   }
-  auto store = Store::Open(path_, OpenMode::kReadWriteCreate);
-  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
-  EXPECT_NE(store.status().message().find("no meta table"), absl::string_view::npos);
+  ExpectRefusedInEveryMode(absl::StatusCode::kFailedPrecondition, "no meta table");
 }
 
 TEST_F(StoreTest, RejectsNewerSchemaVersionWithoutWriting) {
@@ -147,13 +150,7 @@ TEST_F(StoreTest, RejectsNewerSchemaVersionWithoutWriting) {
     auto db = Raw();
     ASSERT_TRUE(db->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1)).ok());
   }  // closing checkpoints the WAL into the file
-  const std::string before = Slurp(path_);
-  for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
-    auto store = Store::Open(path_, mode);
-    EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
-    EXPECT_NE(store.status().message().find("newer"), absl::string_view::npos);
-  }
-  EXPECT_EQ(Slurp(path_), before);
+  ExpectRefusedInEveryMode(absl::StatusCode::kFailedPrecondition, "newer");
 }
 
 TEST_F(StoreTest, EmptyFileBecomesStoreOnlyWhenCreating) {
@@ -221,6 +218,10 @@ TEST_F(StoreTest, CreateSweepRejectsTakenIdAndDuplicateTestsWithoutWriting) {
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store->CreateSweep(SweepInfo{}, {}).code(), absl::StatusCode::kInvalidArgument);
+  TestSpec bad_utf8 = MakeSpec("gpt2");
+  bad_utf8.model_class = "Bad\xff";
+  EXPECT_EQ(store->CreateSweep(SweepInfo{.sweep_id = "s3"}, {bad_utf8}).code(),
+            absl::StatusCode::kInvalidArgument);
   auto sweeps = store->ListSweeps();
   ASSERT_EQ(sweeps->size(), 1u);
   EXPECT_EQ((*store->PlannedTests("s1"))[0].model_id, "hf:llama");
@@ -266,6 +267,9 @@ TEST_F(StoreTest, InsertRunRequiresAPlannedTestOfAKnownSweep) {
   RunRecord no_run_id = MakeRun("s1", planned);
   no_run_id.run_id.clear();
   EXPECT_EQ(store->InsertRun(no_run_id).code(), absl::StatusCode::kInvalidArgument);
+  RunRecord bad_utf8 = MakeRun("s1", planned);
+  bad_utf8.spec.model_class = "Bad\xff";
+  EXPECT_EQ(store->InsertRun(bad_utf8).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*store->CountRuns({}), 0);
 }
 

@@ -2,6 +2,8 @@
 #ifndef COMPATLAB_STORE_TESTING_H_
 #define COMPATLAB_STORE_TESTING_H_
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <string>
 
@@ -86,16 +88,28 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   return record;
 }
 
-// A fresh directory under the test temp dir, removed with its contents first.
-inline std::filesystem::path FreshTempDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                              (std::string("compatlab_") + info->test_suite_name() + "_" +
-                               info->name());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// A new, unique directory under the test temp dir (mkdtemp), removed with its
+// contents on destruction, so tests of two build trees can run at once.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() {
+    std::string pattern =
+        (std::filesystem::path(::testing::TempDir()) / "compatlab_XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << pattern;
+    path_ = pattern;
+  }
+  ~ScopedTempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace compatlab::test
 
