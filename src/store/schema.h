@@ -7,7 +7,7 @@
 //
 // To add a field: append a FieldDef with since_version = the new schema
 // version, bump kSchemaVersion, add the row to doc/results-schema.md. The
-// store's migration for that version adds the column (see store.cc).
+// migration to that version adds the column (migrations.cc).
 #ifndef COMPATLAB_STORE_SCHEMA_H_
 #define COMPATLAB_STORE_SCHEMA_H_
 
