@@ -52,6 +52,11 @@ _ONE = {"n_group", "topk_group", "n_shared_experts", "num_shared_experts", "firs
 _VOCAB = {"vocab_size", "text_vocab_size"}
 # Multi-head latent attention (DeepSeek-style) dimensions.
 _MLA = {"qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 32, "q_lora_rank": 32}
+# Boolean switches that would need timm or downloaded weights.
+_FALSE = {"use_timm_backbone", "use_pretrained_backbone"}
+# State-space (Mamba) sizes.
+_SSM = {"mamba_n_heads": 4, "mamba_d_state": 16, "state_size": 16, "ssm_state_size": 16, "mamba_chunk_size": 32,
+        "chunk_size": 32}
 _TOKEN_ID = re.compile(r"(token_id|token_index|token_ids|_tokens)$")
 
 OVERRIDES_PATH = os.path.join(os.path.dirname(__file__), "overrides.json")
@@ -124,6 +129,12 @@ class _Reducer:
                 out[name] = TINY_TOP_K
             elif name in _MLA and _is_int(value) and value > _MLA[name]:
                 out[name] = _MLA[name]
+            elif name in _SSM and _is_int(value) and value > _SSM[name]:
+                out[name] = _SSM[name]
+            elif name == "rotary_dim" and _is_int(value) and value > TINY_HEAD_DIM:
+                out[name] = TINY_HEAD_DIM
+            elif name in _FALSE and value is True:
+                out[name] = False
             elif name in _ONE and _is_int(value) and value > 1:
                 out[name] = 1
             elif name == "image_size":
@@ -136,6 +147,10 @@ class _Reducer:
                 mapped = self._map_tokens(value)
                 if mapped != value:
                     out[name] = mapped
+        rope = values.get("rope_parameters")
+        head_dim = _new_head_dim(values, out)
+        if isinstance(rope, dict) and _is_int_list(rope.get("mrope_section")) and head_dim:
+            out["rope_parameters"] = dict(rope, mrope_section=_rescale(rope["mrope_section"], head_dim // 2))
         # Per-layer lists (layer_types, mlp_only_layers masks, ...) follow the layer count.
         for name, value in values.items():
             if name in out or not isinstance(value, (list, tuple)):
@@ -144,29 +159,28 @@ class _Reducer:
                 out[name] = type(value)(value[: layer_counts[len(value)]])
         return out
 
-    def rebuild(self, config, prefix=""):
-        """A reduced copy of `config` (a PreTrainedConfig instance)."""
+    def rebuild(self, config, prefix="", init_kwargs=None):
+        """A reduced copy of `config` (a PreTrainedConfig instance).
+
+        `init_kwargs` are the keyword arguments `config` was made with (a parent's
+        sub-config spec); the rebuilt configuration gets them plus the reductions.
+        """
         cls = type(config)
-        fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
-        sub_keys = set(getattr(cls, "sub_configs", {}) or {})
+        fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
         values = {name: getattr(config, name, None) for name in fields if not name.startswith("_")}
-        sub_keys |= {n for n, v in values.items() if _is_config(v)}
+        if not fields:
+            values = {k: v for k, v in vars(config).items() if not k.startswith("_")}
+        sub_keys = set(getattr(cls, "sub_configs", {}) or {}) | {n for n, v in values.items() if _is_config(v)}
         plain = {n: v for n, v in values.items() if n not in sub_keys}
 
-        kwargs = {}
-        # Keep what differs from the class default (set by a parent or init kwargs),
-        # but let values derived from a None default be derived again.
-        for name, value in plain.items():
-            default = _field_default(fields[name])
-            if default is not None and default is not _NO_DEFAULT and value != default:
-                kwargs[name] = value
-            elif default is _NO_DEFAULT:
-                kwargs[name] = value
+        kwargs = {k: v for k, v in (init_kwargs or {}).items() if k != "model_type" and k not in sub_keys}
         kwargs.update(self._reduce_fields(plain))
+        specs = getattr(cls, "sub_configs_defaults", None) or {}
         for key in sorted(sub_keys):
             sub = getattr(config, key, None)
             if _is_config(sub):
-                kwargs[key] = self.rebuild(sub, f"{prefix}{key}.")
+                spec = specs.get(key)
+                kwargs[key] = self.rebuild(sub, f"{prefix}{key}.", getattr(spec, "init_kwargs", None))
         for path, value in self.overrides.items():
             if path.startswith(prefix) and "." not in path[len(prefix):]:
                 kwargs[path[len(prefix):]] = value
@@ -177,15 +191,27 @@ class _Reducer:
         return cls(**kwargs)
 
 
-_NO_DEFAULT = object()
+def _new_head_dim(values, out):
+    """The attention head size of a reduced level, when it can be told."""
+    for name in _HEAD_DIM:
+        if _is_int(out.get(name)):
+            return out[name]
+    hidden = next((out[n] for n in _HIDDEN if _is_int(out.get(n))), None)
+    heads = next((out[n] for n in _HEADS if _is_int(out.get(n))), None)
+    if hidden and heads:
+        return hidden // heads
+    return None
 
 
-def _field_default(field):
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return _NO_DEFAULT
+def _rescale(sections, total):
+    """Integer sections proportional to `sections`, each >= 1, summing to `total`."""
+    scale = total / sum(sections)
+    new = [max(1, int(round(x * scale))) for x in sections]
+    new[-1] += total - sum(new)
+    while new[-1] < 1:  # rounding overshot: take from the largest
+        new[new.index(max(new))] -= 1
+        new[-1] += 1
+    return new
 
 
 def _is_int(value):

@@ -1,0 +1,81 @@
+"""The tiny-config factory: reduced sizes, special-token ids, head choice."""
+
+import pytest
+
+from compatlab_probe import factory, heads
+
+LAYER_FIELDS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers",
+                "num_decoder_layers", "n_layer", "depth")
+HIDDEN_FIELDS = ("hidden_size", "d_model", "n_embd", "embed_dim")
+
+
+def walk(config):
+    """The configuration and all its sub-configurations."""
+    yield config
+    for key in type(config).sub_configs or {}:
+        sub = getattr(config, key, None)
+        if sub is not None:
+            yield from walk(sub)
+
+
+@pytest.mark.parametrize("model_type", ["llama", "bert", "t5", "vit", "whisper", "qwen3_moe", "mixtral"])
+def test_reduction_yields_two_layers_and_small_hidden_size(model_type):
+    config = factory.reduce_config(model_type)
+    for cfg in walk(config):
+        for name in LAYER_FIELDS:
+            value = getattr(cfg, name, None)
+            if isinstance(value, int):
+                assert value <= 2, f"{type(cfg).__name__}.{name} = {value}"
+        for name in HIDDEN_FIELDS:
+            value = getattr(cfg, name, None)
+            if isinstance(value, int):
+                assert value <= 64, f"{type(cfg).__name__}.{name} = {value}"
+        if getattr(cfg, "vocab_size", None):
+            assert cfg.vocab_size <= factory.TINY_VOCAB
+
+
+def test_moe_reduction_keeps_four_experts_top_two():
+    config = factory.reduce_config("qwen3_moe")
+    assert config.num_experts == 4
+    assert config.num_experts_per_tok == 2
+
+
+def test_vision_reduction_shrinks_image_to_patch_multiple():
+    config = factory.reduce_config("vit")
+    assert config.image_size <= 64 and config.image_size % config.patch_size == 0
+
+
+def test_per_layer_lists_follow_layer_count():
+    config = factory.reduce_config("gemma3")
+    text = config.text_config
+    assert len(text.layer_types) == text.num_hidden_layers == 2
+
+
+@pytest.mark.parametrize("model_type", ["llama", "whisper", "t5", "llava", "gemma3", "bart"])
+def test_special_token_ids_are_below_vocab(model_type):
+    config = factory.reduce_config(model_type)
+    vocab = config.get_text_config(decoder=True).vocab_size
+    ids = factory.special_token_ids(config)
+    assert ids, "expected some special-token ids"
+    assert all(0 <= i < vocab for i in ids), sorted(ids)
+
+
+def test_remapped_special_tokens_keep_their_equalities():
+    # whisper's pad, bos and eos are one token; decoder_start is another.
+    config = factory.reduce_config("whisper")
+    assert config.pad_token_id == config.bos_token_id == config.eos_token_id
+    assert config.decoder_start_token_id != config.eos_token_id
+
+
+def test_head_rule_prefers_the_main_use_of_an_architecture():
+    assert heads.head_for("llama") == ("LlamaForCausalLM", "causal_lm")
+    assert heads.head_for("whisper") == ("WhisperForConditionalGeneration", "speech_seq2seq")
+    assert heads.head_for("bart") == ("BartForConditionalGeneration", "seq2seq_lm")
+    assert heads.head_for("bert") == ("BertForMaskedLM", "masked_lm")
+    assert heads.head_for("vit") == ("ViTForImageClassification", "image_classification")
+
+
+def test_overrides_are_data_with_reasons():
+    for model_type, entry in factory.load_overrides().items():
+        assert model_type in heads.registered_model_types(), model_type
+        assert entry.get("_why"), f"override for {model_type} needs a _why"

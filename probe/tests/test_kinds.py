@@ -1,0 +1,108 @@
+"""Result objects the child decides itself (run in-process through child.run_test)."""
+
+from compatlab_probe import factory
+from compatlab_probe.child import run_test
+
+QUICK = {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}
+
+
+def forward(model_type, **extra):
+    request = {"kind": "forward", "mode": "eager", "target": "cpu", "model_type": model_type,
+               "dtype": "float32", "batch_size": 1, "seq_len": 16, "measure": QUICK}
+    request.update(extra)
+    return run_test(request)
+
+
+def assert_protocol_shape(result):
+    for key in ("protocol", "status", "status_detail", "stage", "error_type", "error_message",
+                "error_traceback", "model_class", "metrics", "stack"):
+        assert key in result
+    assert result["protocol"] == 1
+    assert set(result["stack"]) == {"python_version", "torch_version", "transformers_version"}
+
+
+def test_noop_passes_without_metrics():
+    result = run_test({"kind": "noop"})
+    assert_protocol_shape(result)
+    assert result["status"] == "pass" and result["metrics"] == {}
+
+
+def test_raise_is_fail_to_run_with_traceback():
+    result = run_test({"kind": "raise"})
+    assert result["status"] == "fail_to_run"
+    assert result["stage"] == "run"
+    assert result["error_type"] == "RuntimeError"
+    assert "Traceback" in result["error_traceback"] and "raise" in result["error_traceback"]
+
+
+def test_later_kinds_and_modes_are_skipped_with_reason():
+    assert run_test({"kind": "generate", "model_type": "llama"})["status"] == "skipped"
+    result = forward("llama", mode="compile")
+    assert result["status"] == "skipped" and "compile" in result["status_detail"]
+    assert forward("llama", target="cuda")["status"] == "skipped"
+
+
+def test_bogus_input_is_harness_error():
+    assert run_test({"kind": "no-such-kind"})["status"] == "harness_error"
+    assert forward("llama", mode="sideways")["status"] == "harness_error"
+    assert forward("llama", dtype="float7")["status"] == "harness_error"
+    assert forward("llama", seq_len=0)["status"] == "harness_error"
+
+
+def test_oom_kind_refuses_without_memory_limit():
+    result = run_test({"kind": "oom"})
+    assert result["status"] == "harness_error" and "memory_limit" in result["status_detail"]
+
+
+def test_flood_writes_then_passes(capfd):
+    result = run_test({"kind": "flood", "kind_params": {"bytes": "3000"}})
+    assert result["status"] == "pass"
+    out, err = capfd.readouterr()
+    assert len(out) == 3000 and len(err) == 3000
+
+
+def test_forward_passes_with_metrics():
+    result = forward("llama")
+    assert_protocol_shape(result)
+    assert result["status"] == "pass", result["error_message"]
+    assert result["model_class"] == "LlamaForCausalLM"
+    metrics = result["metrics"]
+    for key in ("build_s", "prepare_s", "steady_median_s", "steady_p90_s", "param_count",
+                "host_peak_rss_bytes", "torch_num_threads"):
+        assert metrics[key] > 0, key
+    assert metrics["steady_iters"] >= 2
+    assert metrics["steady_p90_s"] >= metrics["steady_median_s"]
+    assert metrics["memory_method"].startswith("vmhwm")
+
+
+def test_steady_honours_min_time():
+    result = forward("llama", measure={"warmup": 0, "min_iters": 1, "min_time_s": 0.3})
+    assert result["status"] == "pass"
+    assert result["metrics"]["steady_iters"] * result["metrics"]["steady_p90_s"] >= 0.25
+
+
+def test_forward_passes_for_several_architectures():
+    for model_type in ("bert", "t5", "vit", "whisper", "wav2vec2", "qwen3_moe", "llava", "clip"):
+        result = forward(model_type)
+        assert result["status"] == "pass", (model_type, result["stage"], result["error_message"])
+
+
+def test_unknown_model_class_is_fail_to_load_at_import():
+    result = forward("llama", model_class="LlamaForTimeTravel")
+    assert result["status"] == "fail_to_load" and result["stage"] == "import"
+
+
+def test_broken_config_is_fail_to_load_at_build(monkeypatch):
+    monkeypatch.setattr(factory, "model_overrides",
+                        lambda model_type: {"config": {"num_attention_heads": 7}})
+    result = forward("llama")
+    assert result["status"] == "fail_to_load" and result["stage"] == "build"
+    assert result["error_traceback"]
+
+
+def test_forward_exception_is_fail_to_run(monkeypatch):
+    monkeypatch.setattr(factory, "model_overrides",
+                        lambda model_type: {"inputs": {"input_ids": {"shape": ["batch", "seq"],
+                                                                     "dtype": "long", "high": 5000}}})
+    result = forward("llama")
+    assert result["status"] == "fail_to_run" and result["stage"] == "prepare"

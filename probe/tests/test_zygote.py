@@ -1,0 +1,123 @@
+"""The zygote end to end, driven by a Python fake supervisor (fake_supervisor.py)."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from fake_supervisor import FakeSupervisor
+
+
+@pytest.fixture(scope="module")
+def supervisor():
+    sup = FakeSupervisor()
+    ready = sup.preload(["llama", "no_such_model_type"])
+    sup.ready = ready
+    yield sup
+    sup.close()
+
+
+def test_preload_answers_ready_and_survives_a_failed_import(supervisor):
+    ready = supervisor.ready
+    assert ready["type"] == "ready" and ready["protocol"] == 1
+    assert ready["pid"] == supervisor.proc.pid
+    assert ready["threads"] == 1
+    assert ready["import_s"] > 0
+    assert "no_such_model_type" in ready["import_failures"]
+    assert "llama" not in ready["import_failures"]
+    assert supervisor.proc.poll() is None
+
+
+def test_noop_child_is_reparented_and_passes(supervisor):
+    answer, status, out, err, result = supervisor.run({"kind": "noop"}, request_id=7)
+    assert answer["type"] == "forked" and answer["request_id"] == 7
+    assert answer["pgid"] == answer["pid"]
+    # waitpid worked, so the child was reparented to this (subreaper) process.
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    import json
+    parsed = json.loads(result)
+    assert parsed["status"] == "pass" and parsed["protocol"] == 1
+
+
+def test_segfault_gives_the_real_sigsegv_wait_status(supervisor):
+    answer, status, out, err, result = supervisor.run({"kind": "segfault"})
+    assert answer["type"] == "forked"
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV
+    assert result == b""
+
+
+def test_abort_gives_sigabrt(supervisor):
+    _, status, _, _, _ = supervisor.run({"kind": "abort"})
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGABRT
+
+
+def test_child_output_goes_to_the_given_pipes(supervisor):
+    _, status, out, err, result = supervisor.run({"kind": "flood", "kind_params": {"bytes": "2048"}})
+    assert len(out) == 2048 and len(err) == 2048
+    assert b'"status": "pass"' in result
+
+
+def test_forward_runs_in_a_forked_child(supervisor):
+    test = {"kind": "forward", "mode": "eager", "target": "cpu", "model_type": "llama",
+            "dtype": "float32", "batch_size": 1, "seq_len": 8, "torch_num_threads": 1,
+            "measure": {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}}
+    _, status, _, _, result = supervisor.run(test)
+    import json
+    parsed = json.loads(result)
+    assert parsed["status"] == "pass", parsed["error_message"]
+    assert parsed["metrics"]["torch_num_threads"] == 1
+
+
+def test_rlimit_oom_is_reported_by_the_child(supervisor):
+    with open(f"/proc/{supervisor.proc.pid}/status") as f:
+        vm_size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    test = {"kind": "oom", "memory_limit": {"method": "rlimit", "bytes": vm_size + (256 << 20)}}
+    _, status, _, _, result = supervisor.run(test)
+    import json
+    parsed = json.loads(result)
+    assert parsed["status"] == "oom" and parsed["error_type"] == "MemoryError"
+
+
+def test_hang_is_killed_with_its_process_group(supervisor):
+    pipes = [os.pipe() for _ in range(3)]
+    supervisor.send({"type": "fork", "request_id": 9,
+                     "test": {"kind": "hang-hard", "supervisor_pid": os.getpid()}},
+                    [w for _, w in pipes])
+    for r, w in pipes:
+        os.close(w)
+    answer = supervisor.receive()
+    time.sleep(0.3)
+    os.killpg(answer["pgid"], signal.SIGKILL)
+    _, status = os.waitpid(answer["pid"], 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    for r, _ in pipes:
+        os.close(r)
+    # The grandchild was in the same group and was reparented to us as well: reap it.
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.05)
+
+
+def test_fork_without_descriptors_fails_cleanly(supervisor):
+    supervisor.send({"type": "fork", "request_id": 11, "test": {"kind": "noop"}})
+    answer = supervisor.receive()
+    assert answer == {"type": "fork_failed", "request_id": 11,
+                      "error": "fork needs exactly 3 descriptors, got 0"}
+    assert supervisor.proc.poll() is None
+
+
+def test_kill_zygote_kills_the_zygote_and_the_child_still_reports():
+    sup = FakeSupervisor()
+    try:
+        _, status, _, _, result = sup.run({"kind": "kill-zygote"})
+        assert b'"status": "pass"' in result
+        assert sup.proc.wait(timeout=30) == -signal.SIGKILL
+        assert sup.sock.recv(1 << 20) == b""  # the control socket closed
+    finally:
+        sup.close()
