@@ -97,8 +97,11 @@ class _Reducer:
             return type(value)(self._map_tokens(v) for v in value)
         return value
 
-    def _reduce_fields(self, values):
-        """Field name -> reduced value, for the fields of one configuration level."""
+    def _reduce_fields(self, values, mrope=False):
+        """Field name -> reduced value, for the fields of one configuration level.
+
+        `mrope`: the configuration uses multimodal RoPE sections.
+        """
         out = {}
         hierarchical = any(isinstance(values.get(n), (list, tuple)) for n in _HEADS)
         old_heads = next((values[n] for n in _HEADS if _is_int(values.get(n))), None)
@@ -147,10 +150,16 @@ class _Reducer:
                 mapped = self._map_tokens(value)
                 if mapped != value:
                     out[name] = mapped
-        rope = values.get("rope_parameters")
         head_dim = _new_head_dim(values, out)
-        if isinstance(rope, dict) and _is_int_list(rope.get("mrope_section")) and head_dim:
-            out["rope_parameters"] = dict(rope, mrope_section=_rescale(rope["mrope_section"], head_dim // 2))
+        if head_dim and values.get("head_dim", 0) is None and "head_dim" not in out:
+            out["head_dim"] = head_dim  # some models read config.head_dim without a fallback
+        rope = out.get("rope_parameters", values.get("rope_parameters"))
+        if isinstance(rope, dict) and head_dim and mrope:
+            # Multimodal RoPE splits the rotary half-dimension into (t, h, w) sections;
+            # modelling code defaults them (in ratio 2:3:3) when the config has none.
+            partial = rope.get("partial_rotary_factor") or values.get("partial_rotary_factor") or 1.0
+            sections = rope.get("mrope_section") if _is_int_list(rope.get("mrope_section")) else [2, 3, 3]
+            out["rope_parameters"] = dict(rope, mrope_section=_rescale(sections, int(head_dim * partial) // 2))
         # Per-layer lists (layer_types, mlp_only_layers masks, ...) follow the layer count.
         for name, value in values.items():
             if name in out or not isinstance(value, (list, tuple)):
@@ -167,14 +176,16 @@ class _Reducer:
         """
         cls = type(config)
         fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
-        values = {name: getattr(config, name, None) for name in fields if not name.startswith("_")}
+        values = {name: _get(config, name) for name in fields if not name.startswith("_")}
         if not fields:
             values = {k: v for k, v in vars(config).items() if not k.startswith("_")}
         sub_keys = set(getattr(cls, "sub_configs", {}) or {}) | {n for n, v in values.items() if _is_config(v)}
         plain = {n: v for n, v in values.items() if n not in sub_keys}
 
         kwargs = {k: v for k, v in (init_kwargs or {}).items() if k != "model_type" and k not in sub_keys}
-        kwargs.update(self._reduce_fields(plain))
+        mrope = "mrope_section" in (getattr(cls, "ignore_keys_at_rope_validation", None) or ()) or _is_int_list(
+            (plain.get("rope_parameters") or {}).get("mrope_section") if isinstance(plain.get("rope_parameters"), dict) else None)
+        kwargs.update(self._reduce_fields(plain, mrope))
         specs = getattr(cls, "sub_configs_defaults", None) or {}
         for key in sorted(sub_keys):
             sub = getattr(config, key, None)
@@ -188,7 +199,30 @@ class _Reducer:
             for name, value in kwargs.items():
                 setattr(config, name, value)
             return config
-        return cls(**kwargs)
+        reduced = cls(**kwargs)
+        kept = self._keep_layer_kinds(config, reduced, plain, kwargs)
+        return cls(**kept) if kept else reduced
+
+    def _keep_layer_kinds(self, old, new, values, kwargs):
+        """Constructor kwargs that keep every layer kind of `old`, or None if `new` has them all.
+
+        Hybrid models (attention + linear attention / SSM layers) list their layers'
+        kinds; the first two layers alone may all be of one kind.
+        """
+        changed = {}
+        for name in _LAYER_KIND_LISTS:
+            before, after = _get(old, name), _get(new, name)
+            if not (_is_str_list(before) and _is_str_list(after)) or set(after) >= set(before):
+                continue
+            changed[name] = _representative(list(before), len(after))
+        if not changed:
+            return None
+        count = max(len(v) for v in changed.values())
+        kwargs = dict(kwargs, **changed)
+        for name, value in values.items():
+            if _LAYERS.match(name) and kwargs.get(name) == TINY_LAYERS:
+                kwargs[name] = count
+        return kwargs
 
 
 def _new_head_dim(values, out):
@@ -212,6 +246,31 @@ def _rescale(sections, total):
         new[new.index(max(new))] -= 1
         new[-1] += 1
     return new
+
+
+# Per-layer kind lists of hybrid models.
+_LAYER_KIND_LISTS = ("layer_types", "layers_block_type", "block_types", "hybrid_override_pattern_list",
+                     "mlp_layer_types", "attn_layer_types")
+
+
+def _is_str_list(value):
+    return isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value)
+
+
+def _representative(kinds, n):
+    """n or more entries of `kinds`, in order, including every distinct kind at least once."""
+    firsts = sorted({kinds.index(k) for k in kinds})
+    others = [i for i in range(len(kinds)) if i not in firsts]
+    picks = sorted(firsts + others[: max(0, n - len(firsts))])
+    return [kinds[i] for i in picks]
+
+
+def _get(config, name):
+    """config.name, or None where reading it raises (per-layer attributes of heterogeneous configs)."""
+    try:
+        return getattr(config, name, None)
+    except Exception:
+        return None
 
 
 def _is_int(value):

@@ -1,15 +1,17 @@
 """Seeded inputs for a built model, chosen from its main input, forward signature and config.
 
-The main input (model.main_input_name) decides the modality:
+The main input (model.main_input_name) and the forward's required parameters
+decide what is made:
   input_ids      text: input_ids [batch, seq_len] with special-token ids left out,
                  attention_mask; decoder_input_ids for encoder-decoders
   pixel_values   images [batch, channels, size, size] at the vision config's
                  image size (videos [batch, frames, channels, size, size])
   input_values   raw audio [batch, samples], seq_len frames of 320 samples
-  input_features log-mel features: [batch, mel, frames] (whisper layout) or
-                 [batch, frames, features] when the config has input_feat_per_channel
-Two-tower heads (zero-shot image classification, CLIP-like base models) get
-both text and images. Per-architecture hints in overrides.json ("inputs") can
+  input_features log-mel features: [batch, mel, 2 * max_source_positions]
+                 (whisper layout) or [batch, 4 * seq_len, features]
+  grid_thw       Qwen-VL-style vision towers: flattened patches and their grid
+Two-tower heads (zero-shot image classification, CLIP-like base models
+without an image placeholder token) get both text and images. Per-architecture hints in overrides.json ("inputs") can
 add or change inputs; see doc/model-factory.md.
 """
 
@@ -57,30 +59,36 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
     hints = dict(hints or {})
     gen = torch.Generator().manual_seed(seed)
     params = inspect.signature(model.forward).parameters
-    main = getattr(model, "main_input_name", "input_ids") or "input_ids"
-    main = hints.pop("main_input", main)
+    required = [name for name, p in params.items()
+                if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    main = hints.pop("main_input", None) or getattr(model, "main_input_name", "input_ids") or "input_ids"
     b, s = batch_size, seq_len
+
+    wanted = {main, *required}
+    if main == "input_ids" and "pixel_values" in params and _two_tower(config, head_kind):
+        wanted.add("pixel_values")
+    if head_kind in TWO_TOWER_KINDS:
+        wanted |= {"input_ids", "pixel_values"}
+    if {"grid_thw", "image_grid_thw"} & set(required):
+        wanted.discard("pixel_values")
+        wanted.discard("hidden_states")
+
     inputs = {}
-
-    wants_text = main == "input_ids" or head_kind in TWO_TOWER_KINDS or (
-        "input_ids" in params and "pixel_values" in params and main == "pixel_values"
-        and getattr(config, "text_config", None) is not None)
-    wants_image = main == "pixel_values" or head_kind in TWO_TOWER_KINDS
-
-    if wants_text and "input_ids" in params:
-        inputs["input_ids"] = _token_ids(config, (b, s), gen)
-        if "attention_mask" in params:
-            inputs["attention_mask"] = torch.ones(b, s, dtype=torch.long)
-    if wants_image:
-        h, w = _image_size(config)
-        channels = getattr(_vision_config(config), "num_channels", 3) or 3
-        frames = getattr(_vision_config(config), "num_frames", None)
-        shape = (b, frames, channels, h, w) if frames else (b, channels, h, w)
-        inputs["pixel_values"] = torch.randn(shape, generator=gen)
-    if main == "input_values":
-        inputs["input_values"] = torch.randn(b, s * SAMPLES_PER_FRAME + 80, generator=gen)
-    if main == "input_features":
-        inputs["input_features"] = _audio_features(config, b, s, gen)
+    for name in params:
+        if name not in wanted:
+            continue
+        if name == "input_ids":
+            inputs[name] = _token_ids(config, (b, s), gen)
+        elif name in ("pixel_values", "pixel_values_videos"):
+            inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"))
+        elif name == "input_values":
+            inputs[name] = torch.randn(b, s * SAMPLES_PER_FRAME + 80, generator=gen)
+        elif name == "input_features":
+            inputs[name] = _audio_features(config, b, s, gen)
+        elif name in ("grid_thw", "image_grid_thw"):
+            inputs.update(_patch_grid(config, name, required, gen))
+    if "input_ids" in inputs and "attention_mask" in params:
+        inputs["attention_mask"] = torch.ones(b, s, dtype=torch.long)
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         inputs["decoder_input_ids"] = _token_ids(config, (b, s), gen)
     for name, value in hints.items():
@@ -88,14 +96,52 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
     return inputs
 
 
+def _two_tower(config, head_kind):
+    """True for text+image models with no image placeholder token (CLIP-like base models)."""
+    if head_kind not in ("base", "zero_shot_image_classification"):
+        return False
+    if getattr(config, "vision_config", None) is None:
+        return False
+    return not any("image_token" in name or "vision_start" in name for name in vars(config))
+
+
+def _pixels(config, b, gen, video=False):
+    vision = _vision_config(config)
+    h, w = _image_size(config)
+    channels = getattr(vision, "num_channels", None) or 3
+    frames = getattr(vision, "num_frames", None) or getattr(vision, "frames_per_clip", None)
+    if video and not frames:
+        frames = 8
+    shape = (b, frames, channels, h, w) if frames else (b, channels, h, w)
+    return torch.randn(shape, generator=gen)
+
+
+def _patch_grid(config, grid_name, required, gen):
+    """Qwen-VL-style vision input: flattened patches [t*h*w, C*tp*p*p] and their grid [[t, h, w]]."""
+    vision = _vision_config(config)
+    patch = getattr(vision, "patch_size", 14)
+    patch = patch[0] if isinstance(patch, (list, tuple)) else patch
+    temporal = getattr(vision, "temporal_patch_size", None) or 1
+    temporal = temporal[0] if isinstance(temporal, (list, tuple)) else temporal
+    channels = getattr(vision, "in_channels", None) or getattr(vision, "num_channels", None) or 3
+    merge = getattr(vision, "spatial_merge_size", None) or 1
+    side = 2 * merge
+    patches = torch.randn(side * side, channels * temporal * patch * patch, generator=gen)
+    name = next((n for n in required if n in ("hidden_states", "pixel_values")), "pixel_values")
+    return {name: patches, grid_name: torch.tensor([[1, side, side]])}
+
+
 def _audio_features(config, b, s, gen):
+    """Whisper-style [batch, mel, 2 * max_source_positions], else [batch, 4 * seq_len, features]."""
     mel = getattr(config, "num_mel_bins", None)
     positions = getattr(config, "max_source_positions", None)
+    if mel and positions:
+        return torch.randn(b, mel, 2 * positions, generator=gen)
     if getattr(config, "input_feat_per_channel", None):
-        feats = config.input_feat_per_channel * getattr(config, "input_channels", 1)
-        return torch.randn(b, s * 4, feats, generator=gen)
-    frames = 2 * positions if positions else s * 4
-    return torch.randn(b, mel or 80, frames, generator=gen)
+        features = config.input_feat_per_channel * (getattr(config, "input_channels", None) or 1)
+    else:
+        features = getattr(config, "feature_size", None) or mel or 80
+    return torch.randn(b, s * 4, features, generator=gen)
 
 
 def _from_hint(value, b, s, gen):
