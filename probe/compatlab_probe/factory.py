@@ -36,7 +36,9 @@ TINY_SOURCE_POSITIONS = 64
 _LAYERS = re.compile(r"^(num_)?(hidden_)?layers$|^num_.*layers$|^n_layers?$|^[a-z_]*_layers$|^depth$|^[a-z_]*_depth$")
 _HIDDEN = {"hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "model_dim", "hidden_dim",
            "d_embed", "embedding_size", "emb_dim", "word_embed_proj_dim", "projection_dim",
-           "text_embed_dim", "vision_embed_dim", "embedding_dim"}
+           "text_embed_dim", "vision_embed_dim", "embedding_dim", "condition_dim", "adapter_input_size"}
+# Cross-tower sizes that validators require to equal a hidden size (out_hidden_size, text_hidden_size, ...).
+_HIDDEN_SUFFIX = re.compile(r"^[a-z]+_hidden_size$")
 _HEADS = {"num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads",
           "decoder_attention_heads", "attention_heads"}
 _KV_HEADS = {"num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"}
@@ -109,12 +111,14 @@ class _Reducer:
         for name, value in values.items():
             if name in _VOCAB and _is_int(value) and value > TINY_VOCAB:
                 out[name] = TINY_VOCAB
-            elif _LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS:
+            elif _LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS and not (
+                    _is_int_list(values.get("depths")) and value == len(values["depths"])):  # a stage count
                 out[name] = TINY_LAYERS
                 layer_counts[value] = TINY_LAYERS
             elif (name == "depths" or name.endswith("_depths")) and _is_int_list(value):
                 out[name] = type(value)(min(v, 1) for v in value)
-            elif name in _HIDDEN and _is_int(value) and value > TINY_HIDDEN and not hierarchical:
+            elif (name in _HIDDEN or _HIDDEN_SUFFIX.match(name)) and _is_int(value) and value > TINY_HIDDEN \
+                    and not hierarchical:
                 out[name] = TINY_HIDDEN
             elif name in _HEADS and _is_int(value) and not hierarchical and (value > TINY_HEADS or value == 3):
                 out[name] = TINY_HEADS
@@ -138,6 +142,10 @@ class _Reducer:
                 out[name] = TINY_HEAD_DIM
             elif name in _FALSE and value is True:
                 out[name] = False
+            elif name.endswith("_layer_period") and _is_int(value) and value > TINY_LAYERS:
+                out[name] = TINY_LAYERS
+            elif name.endswith("_layer_offset") and _is_int(value) and value >= TINY_LAYERS:
+                out[name] = TINY_LAYERS - 1
             elif name in _ONE and _is_int(value) and value > 1:
                 out[name] = 1
             elif name == "image_size":
@@ -160,6 +168,7 @@ class _Reducer:
             partial = rope.get("partial_rotary_factor") or values.get("partial_rotary_factor") or 1.0
             sections = rope.get("mrope_section") if _is_int_list(rope.get("mrope_section")) else [2, 3, 3]
             out["rope_parameters"] = dict(rope, mrope_section=_rescale(sections, int(head_dim * partial) // 2))
+        out.update(_backbone_outputs(values, out))
         # Per-layer lists (layer_types, mlp_only_layers masks, ...) follow the layer count.
         for name, value in values.items():
             if name in out or not isinstance(value, (list, tuple)):
@@ -181,6 +190,9 @@ class _Reducer:
             values = {k: v for k, v in vars(config).items() if not k.startswith("_")}
         sub_keys = set(getattr(cls, "sub_configs", {}) or {}) | {n for n, v in values.items() if _is_config(v)}
         plain = {n: v for n, v in values.items() if n not in sub_keys}
+        for name in ("out_indices", "out_features"):  # backbone properties over private fields
+            if name not in plain and isinstance(_get(config, name), (list, tuple)):
+                plain[name] = list(_get(config, name))
 
         kwargs = {k: v for k, v in (init_kwargs or {}).items() if k != "model_type" and k not in sub_keys}
         mrope = "mrope_section" in (getattr(cls, "ignore_keys_at_rope_validation", None) or ()) or _is_int_list(
@@ -199,9 +211,16 @@ class _Reducer:
             for name, value in kwargs.items():
                 setattr(config, name, value)
             return config
-        reduced = cls(**kwargs)
+        try:
+            reduced, error = cls(**kwargs), None
+        except Exception as exc:  # a validator may refuse a hybrid with no layer of some kind
+            reduced, error = None, exc
         kept = self._keep_layer_kinds(config, reduced, plain, kwargs)
-        return cls(**kept) if kept else reduced
+        if kept:
+            return cls(**kept)
+        if error is not None:
+            raise error
+        return reduced
 
     def _keep_layer_kinds(self, old, new, values, kwargs):
         """Constructor kwargs that keep every layer kind of `old`, or None if `new` has them all.
@@ -211,7 +230,8 @@ class _Reducer:
         """
         changed = {}
         for name in _LAYER_KIND_LISTS:
-            before, after = _get(old, name), _get(new, name)
+            before = _get(old, name)
+            after = _get(new, name) if new is not None else list(before or ())[:TINY_LAYERS]
             if not (_is_str_list(before) and _is_str_list(after)) or set(after) >= set(before):
                 continue
             changed[name] = _representative(list(before), len(after))
@@ -223,6 +243,29 @@ class _Reducer:
             if _LAYERS.match(name) and kwargs.get(name) == TINY_LAYERS:
                 kwargs[name] = count
         return kwargs
+
+
+def _backbone_outputs(values, out):
+    """Keeps a plain (non-hierarchical) backbone's output layers inside its reduced depth.
+
+    A neck that reads k layers of a ViT-like backbone (out_indices [9, 10, 11, 12],
+    DPT's backbone_out_indices [2, 5, 8, 11]) gets the last k of max(2, k) layers.
+    """
+    layers_field = next((n for n in ("num_hidden_layers", "num_layers", "depth") if _is_int(out.get(n))), None)
+    if layers_field is None or "depths" in values:
+        return {}
+    changes = {}
+    for name in ("out_indices", "backbone_out_indices"):
+        indices = values.get(name)
+        if not _is_int_list(indices) or max(indices) < out[layers_field]:
+            continue
+        count = max(TINY_LAYERS, len(indices))
+        changes[layers_field] = max(changes.get(layers_field, 0), count)
+        first = 1 if name == "out_indices" else 0  # out_indices count the embeddings as stage 0
+        changes[name] = type(indices)(range(first + count - len(indices), first + count))
+        if name == "out_indices" and "out_features" in values:
+            changes["out_features"] = None
+    return changes
 
 
 def _new_head_dim(values, out):
@@ -317,8 +360,7 @@ def special_token_ids(config):
     def walk(cfg, depth=0):
         if depth > 4:
             return
-        for name in list(vars(cfg)):
-            value = getattr(cfg, name, None)
+        for name, value in list(vars(cfg).items()):  # raw values: no per-layer attribute lookups
             if _is_config(value):
                 walk(value, depth + 1)
             elif _TOKEN_ID.search(name):
