@@ -32,11 +32,13 @@ TINY_EXPERTS = 4
 TINY_TOP_K = 2
 TINY_IMAGE = 64
 TINY_SOURCE_POSITIONS = 64
+TINY_QUERIES = 16  # detection queries; query selection takes top-k of a small image's anchors
 
 _LAYERS = re.compile(r"^(num_)?(hidden_)?layers$|^num_.*layers$|^n_layers?$|^[a-z_]*_layers$|^depth$|^[a-z_]*_depth$")
 _HIDDEN = {"hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "model_dim", "hidden_dim",
            "d_embed", "embedding_size", "emb_dim", "word_embed_proj_dim", "projection_dim",
-           "text_embed_dim", "vision_embed_dim", "embedding_dim", "condition_dim", "adapter_input_size"}
+           "text_embed_dim", "vision_embed_dim", "embedding_dim", "condition_dim", "adapter_input_size",
+           "upsample_groups"}
 # Cross-tower sizes that validators require to equal a hidden size (out_hidden_size, text_hidden_size, ...).
 _HIDDEN_SUFFIX = re.compile(r"^[a-z]+_hidden_size$")
 _HEADS = {"num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads",
@@ -109,8 +111,8 @@ class _Reducer:
         old_heads = next((values[n] for n in _HEADS if _is_int(values.get(n))), None)
         layer_counts = {}
         for name, value in values.items():
-            if name in _VOCAB and _is_int(value) and value > TINY_VOCAB:
-                out[name] = TINY_VOCAB
+            if name in _VOCAB and ((_is_int(value) and value > TINY_VOCAB) or (value is None and name == "vocab_size")):
+                out[name] = TINY_VOCAB  # also where the default leaves it unset
             elif _LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS and not (
                     _is_int_list(values.get("depths")) and value == len(values["depths"])):  # a stage count
                 out[name] = TINY_LAYERS
@@ -124,6 +126,8 @@ class _Reducer:
                 out[name] = TINY_HEADS
             elif name in _KV_HEADS and _is_int(value) and value > 1:
                 out[name] = TINY_HEADS if value == old_heads else TINY_KV_HEADS
+            elif name in _KV_HEADS and value is None and old_heads is not None and name != "multi_query_group_num":
+                out[name] = TINY_HEADS  # unset: plain multi-head attention
             elif name in _HEAD_DIM and _is_int(value) and not hierarchical:
                 out[name] = TINY_HEAD_DIM
             elif name in _INTERMEDIATE and _is_int(value) and value > TINY_INTERMEDIATE:
@@ -132,8 +136,14 @@ class _Reducer:
                 out[name] = TINY_MOE_INTERMEDIATE
             elif name in _EXPERTS and _is_int(value) and value > TINY_EXPERTS:
                 out[name] = TINY_EXPERTS
+            elif name in _EXPERTS and value is None and any(n in values for n in _MOE_INTERMEDIATE):
+                out[name] = TINY_EXPERTS  # an MoE whose default leaves the expert count unset
             elif name in _TOP_K and _is_int(value) and value > TINY_TOP_K:
                 out[name] = TINY_TOP_K
+            elif name in _TOP_K and value is None and any(_is_int(values.get(n)) for n in _EXPERTS):
+                out[name] = TINY_TOP_K  # some defaults leave the routing width unset
+            elif name == "num_queries" and _is_int(value) and value > TINY_QUERIES:
+                out[name] = TINY_QUERIES
             elif name in _MLA and _is_int(value) and value > _MLA[name]:
                 out[name] = _MLA[name]
             elif name in _SSM and _is_int(value) and value > _SSM[name]:
@@ -230,6 +240,8 @@ class _Reducer:
         """
         changed = {}
         for name in _LAYER_KIND_LISTS:
+            if name not in values:  # a derived property, not a constructor field
+                continue
             before = _get(old, name)
             after = _get(new, name) if new is not None else list(before or ())[:TINY_LAYERS]
             if not (_is_str_list(before) and _is_str_list(after)) or set(after) >= set(before):
@@ -255,6 +267,10 @@ def _backbone_outputs(values, out):
     if layers_field is None or "depths" in values:
         return {}
     changes = {}
+    features = values.get("out_features")
+    if values.get("out_indices") is None and _is_str_list(features) and all(
+            re.fullmatch(r"stage\d+", f) for f in features):
+        values = dict(values, out_indices=[int(f[5:]) for f in features])
     for name in ("out_indices", "backbone_out_indices"):
         indices = values.get(name)
         if not _is_int_list(indices) or max(indices) < out[layers_field]:

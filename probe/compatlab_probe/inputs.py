@@ -7,6 +7,7 @@ decide what is made:
   pixel_values   images [batch, channels, size, size] at the vision config's
                  image size (videos [batch, frames, channels, size, size])
   input_values   raw audio [batch, samples], seq_len frames of 320 samples
+                 ([batch, channels, samples] for neural audio codecs)
   input_features log-mel features: [batch, mel, 2 * max_source_positions]
                  (whisper layout) or [batch, 4 * seq_len, features]
   grid_thw       Qwen-VL-style vision towers: flattened patches and their grid
@@ -82,7 +83,7 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
         elif name in ("pixel_values", "pixel_values_videos"):
             inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"))
         elif name == "input_values":
-            inputs[name] = torch.randn(b, s * SAMPLES_PER_FRAME + 80, generator=gen)
+            inputs[name] = _waveform(config, b, s, gen)
         elif name == "input_features":
             inputs[name] = _audio_features(config, b, s, gen)
         elif name in ("grid_thw", "image_grid_thw"):
@@ -129,6 +130,19 @@ def _patch_grid(config, grid_name, required, gen):
     patches = torch.randn(side * side, channels * temporal * patch * patch, generator=gen)
     name = next((n for n in required if n in ("hidden_states", "pixel_values")), "pixel_values")
     return {name: patches, grid_name: torch.tensor([[1, side, side]])}
+
+
+# Config fields of neural audio codecs, whose waveform input has a channel axis.
+_CODEC_FIELDS = ("audio_channels", "upsampling_ratios", "downsampling_ratios", "hop_length")
+
+
+def _waveform(config, b, s, gen):
+    """Raw audio: [batch, samples], or [batch, channels, samples] for codecs."""
+    samples = s * SAMPLES_PER_FRAME + 80
+    if any(getattr(config, name, None) is not None for name in _CODEC_FIELDS):
+        channels = getattr(config, "audio_channels", None) or 1
+        return torch.randn(b, channels, samples, generator=gen)
+    return torch.randn(b, samples, generator=gen)
 
 
 def _audio_features(config, b, s, gen):
