@@ -113,7 +113,8 @@ class _Reducer:
         for name, value in values.items():
             if name in _VOCAB and ((_is_int(value) and value > TINY_VOCAB) or (value is None and name == "vocab_size")):
                 out[name] = TINY_VOCAB  # also where the default leaves it unset
-            elif _LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS and not (
+            elif _LAYERS.match(name) and name != "num_kv_shared_layers" and _is_int(value) and value > TINY_LAYERS \
+                    and not (
                     _is_int_list(values.get("depths")) and value == len(values["depths"])):  # a stage count
                 out[name] = TINY_LAYERS
                 layer_counts[value] = TINY_LAYERS
@@ -156,6 +157,8 @@ class _Reducer:
                 out[name] = TINY_LAYERS
             elif name.endswith("_layer_offset") and _is_int(value) and value >= TINY_LAYERS:
                 out[name] = TINY_LAYERS - 1
+            elif name == "num_kv_shared_layers" and _is_int(value):
+                out[name] = 0  # with two layers, sharing would leave a layer kind without a cache
             elif name in _ONE and _is_int(value) and value > 1:
                 out[name] = 1
             elif name == "image_size":
@@ -172,7 +175,7 @@ class _Reducer:
         if head_dim and values.get("head_dim", 0) is None and "head_dim" not in out:
             out["head_dim"] = head_dim  # some models read config.head_dim without a fallback
         rope = out.get("rope_parameters", values.get("rope_parameters"))
-        if isinstance(rope, dict) and head_dim and mrope:
+        if isinstance(rope, dict) and "rope_type" in rope and head_dim and mrope:
             # Multimodal RoPE splits the rotary half-dimension into (t, h, w) sections;
             # modelling code defaults them (in ratio 2:3:3) when the config has none.
             partial = rope.get("partial_rotary_factor") or values.get("partial_rotary_factor") or 1.0

@@ -11,6 +11,7 @@ decide what is made:
   input_features log-mel features: [batch, mel, 2 * max_source_positions]
                  (whisper layout) or [batch, 4 * seq_len, features]
   grid_thw       Qwen-VL-style vision towers: flattened patches and their grid
+  spatial_shapes NaFlex (SigLIP 2) towers: patchified images, mask and grid
 Two-tower heads (zero-shot image classification, CLIP-like base models
 without an image placeholder token) get both text and images. Per-architecture hints in overrides.json ("inputs") can
 add or change inputs; see doc/model-factory.md.
@@ -80,6 +81,8 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
             continue
         if name == "input_ids":
             inputs[name] = _token_ids(config, (b, s), gen)
+        elif name == "pixel_values" and "spatial_shapes" in params:
+            inputs.update(_patchified(config, b, gen))
         elif name in ("pixel_values", "pixel_values_videos"):
             inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"))
         elif name == "input_values":
@@ -117,6 +120,18 @@ def _pixels(config, b, gen, video=False):
     return torch.randn(shape, generator=gen)
 
 
+def _patchified(config, b, gen, side=4):
+    """NaFlex-style (SigLIP 2) images: patches [batch, side*side, C*p*p], their mask and grid shape."""
+    vision = _vision_config(config)
+    patch = getattr(vision, "patch_size", 16)
+    channels = getattr(vision, "num_channels", None) or 3
+    return {
+        "pixel_values": torch.randn(b, side * side, channels * patch * patch, generator=gen),
+        "pixel_attention_mask": torch.ones(b, side * side, dtype=torch.long),
+        "spatial_shapes": torch.tensor([[side, side]] * b),
+    }
+
+
 def _patch_grid(config, grid_name, required, gen):
     """Qwen-VL-style vision input: flattened patches [t*h*w, C*tp*p*p] and their grid [[t, h, w]]."""
     vision = _vision_config(config)
@@ -137,12 +152,28 @@ _CODEC_FIELDS = ("audio_channels", "upsampling_ratios", "downsampling_ratios", "
 
 
 def _waveform(config, b, s, gen):
-    """Raw audio: [batch, samples], or [batch, channels, samples] for codecs."""
+    """Raw audio [batch, samples]; [batch, channels, samples] for codecs; a spectrogram for AST."""
     samples = s * SAMPLES_PER_FRAME + 80
+    mel, frames = getattr(config, "num_mel_bins", None), getattr(config, "max_length", None)
+    if mel and frames:  # a spectrogram transformer (AST): [batch, max_length frames, mel]
+        return torch.randn(b, frames, mel, generator=gen)
     if any(getattr(config, name, None) is not None for name in _CODEC_FIELDS):
         channels = getattr(config, "audio_channels", None) or 1
         return torch.randn(b, channels, samples, generator=gen)
     return torch.randn(b, samples, generator=gen)
+
+
+def _find(config, names):
+    """The first set value of `names` in a configuration or its sub-configurations (breadth first)."""
+    queue = [config]
+    while queue:
+        cfg = queue.pop(0)
+        for name in names:
+            value = vars(cfg).get(name)
+            if value is not None:
+                return value
+        queue.extend(v for v in vars(cfg).values() if hasattr(v, "to_dict") and hasattr(v, "model_type"))
+    return None
 
 
 def _audio_features(config, b, s, gen):
@@ -151,10 +182,11 @@ def _audio_features(config, b, s, gen):
     positions = getattr(config, "max_source_positions", None)
     if mel and positions:
         return torch.randn(b, mel, 2 * positions, generator=gen)
-    if getattr(config, "input_feat_per_channel", None):
-        features = config.input_feat_per_channel * (getattr(config, "input_channels", None) or 1)
+    per_channel = _find(config, ("input_feat_per_channel",))
+    if per_channel:
+        features = per_channel * (_find(config, ("input_channels",)) or 1)
     else:
-        features = getattr(config, "feature_size", None) or mel or 80
+        features = _find(config, ("feature_projection_input_dim", "num_mel_bins", "feature_size")) or 80
     return torch.randn(b, s * 4, features, generator=gen)
 
 
