@@ -1,5 +1,6 @@
 """The zygote end to end, driven by a Python fake supervisor (fake_supervisor.py)."""
 
+import json
 import os
 import signal
 import time
@@ -35,7 +36,6 @@ def test_noop_child_is_reparented_and_passes(supervisor):
     assert answer["pgid"] == answer["pid"]
     # waitpid worked, so the child was reparented to this (subreaper) process.
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    import json
     parsed = json.loads(result)
     assert parsed["status"] == "pass" and parsed["protocol"] == 1
 
@@ -63,7 +63,6 @@ def test_forward_runs_in_a_forked_child(supervisor):
             "dtype": "float32", "batch_size": 1, "seq_len": 8, "torch_num_threads": 1,
             "measure": {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}}
     _, status, _, _, result = supervisor.run(test)
-    import json
     parsed = json.loads(result)
     assert parsed["status"] == "pass", parsed["error_message"]
     assert parsed["metrics"]["torch_num_threads"] == 1
@@ -74,7 +73,6 @@ def test_rlimit_oom_is_reported_by_the_child(supervisor):
         vm_size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
     test = {"kind": "oom", "memory_limit": {"method": "rlimit", "bytes": vm_size + (256 << 20)}}
     _, status, _, _, result = supervisor.run(test)
-    import json
     parsed = json.loads(result)
     assert parsed["status"] == "oom" and parsed["error_type"] == "MemoryError"
 
@@ -93,15 +91,20 @@ def test_hang_is_killed_with_its_process_group(supervisor):
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     for r, _ in pipes:
         os.close(r)
-    # The grandchild was in the same group and was reparented to us as well: reap it.
+    # The grandchild was in the same group, so it died too; it was reparented to us: reap it.
     deadline = time.time() + 10
-    while time.time() < deadline:
+    while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
-            break
-        if pid == 0:
-            time.sleep(0.05)
+            pass
+        try:
+            os.killpg(answer["pgid"], 0)
+        except ProcessLookupError:
+            break  # nothing is left in the group
+        assert time.time() < deadline, "the test child's process group outlived the kill"
+        time.sleep(0.02)
 
 
 def test_fork_without_descriptors_fails_cleanly(supervisor):
