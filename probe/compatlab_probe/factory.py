@@ -51,7 +51,8 @@ _INTERMEDIATE = {"intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn
 _MOE_INTERMEDIATE = {"moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size",
                      "moe_ffn_hidden_size"}
 _EXPERTS = {"num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts"}
-_TOP_K = {"num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token", "moe_k", "router_topk"}
+_TOP_K = {"num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token", "moe_k", "router_topk",
+          "top_k_experts"}
 _ONE = {"n_group", "topk_group", "n_shared_experts", "num_shared_experts", "first_k_dense_replace"}
 _VOCAB = {"vocab_size", "text_vocab_size"}
 # Multi-head latent attention (DeepSeek-style) dimensions.
@@ -135,13 +136,15 @@ class _Reducer:
                 out[name] = TINY_INTERMEDIATE
             elif name in _MOE_INTERMEDIATE and _is_int(value) and value > TINY_MOE_INTERMEDIATE:
                 out[name] = TINY_MOE_INTERMEDIATE
+            elif name in _MOE_INTERMEDIATE and value is None and any(n in values for n in _EXPERTS):
+                out[name] = TINY_MOE_INTERMEDIATE  # an MoE whose default leaves the expert width unset
             elif name in _EXPERTS and _is_int(value) and value > TINY_EXPERTS:
                 out[name] = TINY_EXPERTS
             elif name in _EXPERTS and value is None and any(n in values for n in _MOE_INTERMEDIATE):
                 out[name] = TINY_EXPERTS  # an MoE whose default leaves the expert count unset
             elif name in _TOP_K and _is_int(value) and value > TINY_TOP_K:
                 out[name] = TINY_TOP_K
-            elif name in _TOP_K and value is None and any(_is_int(values.get(n)) for n in _EXPERTS):
+            elif name in _TOP_K and value is None and any(n in values for n in _EXPERTS):
                 out[name] = TINY_TOP_K  # some defaults leave the routing width unset
             elif name == "num_queries" and _is_int(value) and value > TINY_QUERIES:
                 out[name] = TINY_QUERIES
@@ -159,6 +162,9 @@ class _Reducer:
                 out[name] = TINY_LAYERS - 1
             elif name == "num_kv_shared_layers" and _is_int(value):
                 out[name] = 0  # with two layers, sharing would leave a layer kind without a cache
+            elif name in ("n_shared_experts", "num_shared_experts") and value is None and any(
+                    n in values for n in _EXPERTS):
+                out[name] = 1  # some MoE defaults leave it unset although the model multiplies by it
             elif name in _ONE and _is_int(value) and value > 1:
                 out[name] = 1
             elif name == "image_size":
@@ -171,6 +177,8 @@ class _Reducer:
                 mapped = self._map_tokens(value)
                 if mapped != value:
                     out[name] = mapped
+        if "qk_rope_head_dim" in out and _is_int(values.get("head_dim")):
+            out["head_dim"] = out["qk_rope_head_dim"]  # in MLA configs head_dim is the rotary size
         head_dim = _new_head_dim(values, out)
         if head_dim and values.get("head_dim", 0) is None and "head_dim" not in out:
             out["head_dim"] = head_dim  # some models read config.head_dim without a fallback

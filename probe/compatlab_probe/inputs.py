@@ -194,7 +194,9 @@ def _from_hint(value, b, s, gen):
     """A tensor from an overrides.json input hint: {"shape": [...], "dtype": ..., "high": n}.
 
     Shape entries may be "batch" or "seq" for the request's batch size and
-    sequence length; a plain number or list is used as given.
+    sequence length; a plain number or list is used as given. dtype: float32
+    (random normal, the default), long/int64 (random in [0, high)), ones (a long
+    all-ones mask) or zeros (float).
     """
     if not isinstance(value, dict):
         return torch.tensor(value)
@@ -204,4 +206,6 @@ def _from_hint(value, b, s, gen):
         return torch.randint(0, int(value.get("high", 2)), shape, generator=gen)
     if dtype == "ones":
         return torch.ones(shape, dtype=torch.long)
+    if dtype == "zeros":
+        return torch.zeros(shape)
     return torch.randn(shape, generator=gen)
