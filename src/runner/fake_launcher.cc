@@ -1,0 +1,107 @@
+#include "runner/fake_launcher.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace compatlab {
+namespace {
+
+void WriteAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
+  const MemoryLimit* limit = req.limit;
+  if (limit != nullptr && !limit->ProcsPath().empty()) {
+    FILE* f = std::fopen(limit->ProcsPath().c_str(), "w");
+    if (f != nullptr) {
+      std::fprintf(f, "%d\n", getpid());
+      std::fclose(f);
+    }
+  } else if (limit != nullptr) {
+    rlimit rl = {static_cast<rlim_t>(limit->Bytes()), static_cast<rlim_t>(limit->Bytes())};
+    setrlimit(RLIMIT_AS, &rl);
+  }
+  const std::string& kind = req.spec.kind;
+  const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
+  if (kind == "noop") {
+    WriteAll(result_fd, pass);
+  } else if (kind == "hang") {
+    while (true) pause();
+  } else if (kind == "hang-hard") {
+    signal(SIGTERM, SIG_IGN);
+    pid_t grandchild = fork();
+    if (grandchild == 0) {
+      while (true) pause();
+    }
+    WriteAll(1, "grandchild " + std::to_string(grandchild) + "\n");
+    while (true) pause();
+  } else if (kind == "segfault") {
+    raise(SIGSEGV);
+  } else if (kind == "abort") {
+    abort();
+  } else if (kind == "oom") {
+    std::vector<char*> blocks;
+    while (true) {
+      char* p = static_cast<char*>(std::malloc(16 << 20));
+      if (p == nullptr) {
+        WriteAll(result_fd, R"({"status":"oom","stage":"run","error_type":"MemoryError"})");
+        _exit(0);
+      }
+      std::memset(p, 1, 16 << 20);
+      blocks.push_back(p);
+    }
+  } else if (kind == "flood") {
+    size_t bytes = std::stoul(req.spec.kind_params.at("bytes"));
+    std::string chunk(1 << 16, 'x');
+    for (size_t done = 0; done < bytes; done += chunk.size()) {
+      WriteAll(1, chunk);
+      WriteAll(2, chunk);
+    }
+    WriteAll(1, "END-OF-FLOOD");
+    WriteAll(result_fd, pass);
+  } else if (kind == "exit3") {
+    _exit(3);
+  } else if (kind == "bad-result") {
+    WriteAll(result_fd, "{not json");
+  } else if (kind == "fail") {
+    WriteAll(result_fd,
+             R"({"status":"fail_to_run","stage":"run","error_type":"RuntimeError",)"
+             R"("error_message":"boom","error_traceback":"Traceback: ..."})");
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+absl::StatusOr<pid_t> FakeLauncher::Launch(const LaunchRequest& request, int stdout_fd,
+                                           int stderr_fd, int result_fd) {
+  ++launches_;
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, nullptr);
+    dup2(stdout_fd, 1);
+    dup2(stderr_fd, 2);
+    ChildMain(request, result_fd);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+}  // namespace compatlab

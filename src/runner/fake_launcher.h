@@ -1,0 +1,31 @@
+// A TestLauncher for tests: forks the test process directly from the calling
+// (test) process and runs a C++ stand-in for the probe's harness kinds, so the
+// supervisor can be tested without Python.
+#ifndef COMPATLAB_RUNNER_FAKE_LAUNCHER_H_
+#define COMPATLAB_RUNNER_FAKE_LAUNCHER_H_
+
+#include "runner/launcher.h"
+
+namespace compatlab {
+
+// Kinds: "noop" (pass), "hang", "hang-hard" (ignores SIGTERM, leaves a
+// grandchild holding its output; both print their pids), "segfault",
+// "abort", "oom" (touches memory until stopped), "flood" (kind_params
+// "bytes" to stdout and stderr, then pass), "exit3" (exits 3 without a
+// result), "bad-result", "fail" (a fail_to_run result with a traceback).
+class FakeLauncher : public TestLauncher {
+ public:
+  absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,
+                               int result_fd) override;
+  bool OnChildExit(pid_t, int) override { return false; }
+  StackInfo Stack() const override { return {"fake", "fake", "fake"}; }
+  int Restarts() const override { return 0; }
+  int launches() const { return launches_; }
+
+ private:
+  int launches_ = 0;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_RUNNER_FAKE_LAUNCHER_H_

@@ -1,0 +1,66 @@
+// How a test process comes to life. The supervisor owns deadlines, limits and
+// wait statuses; a launcher only starts the process. The real launcher forks
+// from a warmed Python zygote (zygote.h); tests use fakes that fork directly.
+#ifndef COMPATLAB_RUNNER_LAUNCHER_H_
+#define COMPATLAB_RUNNER_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "runner/memlimit.h"
+
+namespace compatlab {
+
+// Steady-state measurement rule passed to the probe.
+struct MeasureOptions {
+  int warmup = 3;
+  int min_iters = 10;
+  double min_time_s = 1.0;
+};
+
+struct LaunchRequest {
+  std::string run_id;
+  TestSpec spec;
+  int64_t torch_num_threads = 1;
+  const MemoryLimit* limit = nullptr;  // not owned; outlives the test
+  MeasureOptions measure;
+};
+
+// Software stack of the launcher's interpreter, as it reported it.
+struct StackInfo {
+  std::string python_version;
+  std::string torch_version;
+  std::string transformers_version;
+};
+
+class TestLauncher {
+ public:
+  virtual ~TestLauncher() = default;
+
+  // Starts `request` as a new process whose pid is also its process-group id,
+  // with stdout, stderr and the result pipe on the given write ends (the
+  // launcher passes them on; the caller still closes its own copies).
+  // The returned pid is, or becomes, a child of the calling process: a
+  // launcher that double-forks REQUIRES the caller to be a child subreaper.
+  // An error means no process was started.
+  virtual absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,
+                                       int result_fd) = 0;
+
+  // The supervisor reaped `pid`, which was not a running test. Returns true
+  // if it was one of the launcher's own processes (a zygote that died).
+  virtual bool OnChildExit(pid_t pid, int wait_status) = 0;
+
+  // Stack of the interpreter tests run under ("" fields when unknown).
+  virtual StackInfo Stack() const = 0;
+
+  // How many times a helper had to be restarted.
+  virtual int Restarts() const = 0;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_RUNNER_LAUNCHER_H_

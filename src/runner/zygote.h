@@ -1,0 +1,68 @@
+// The real launcher: a Python zygote that imported torch, transformers and the
+// suite's modelling modules once, and forks a child per test. Speaks
+// doc/worker-protocol.md; JSON stays inside this file pair.
+#ifndef COMPATLAB_RUNNER_ZYGOTE_H_
+#define COMPATLAB_RUNNER_ZYGOTE_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runner/guardian.h"
+#include "runner/launcher.h"
+
+namespace compatlab {
+
+struct ZygoteOptions {
+  std::string python;                      // interpreter path
+  std::string probe_dir;                   // directory holding compatlab_probe/
+  std::vector<std::string> preload;        // model types whose modules to import
+  std::map<std::string, std::string> env;  // extra environment for zygote and tests
+  std::string log_path;                    // zygote's own stdout/stderr ("" = /dev/null)
+  double start_timeout_s = 900;            // import + preload
+  double fork_timeout_s = 60;
+};
+
+// Not thread-safe: used from the supervisor's single thread.
+class ZygoteLauncher : public TestLauncher {
+ public:
+  // `guardian` (may be null, not owned) learns every zygote pid.
+  ZygoteLauncher(ZygoteOptions options, Guardian* guardian);
+  ~ZygoteLauncher() override;
+
+  // Starts the zygote now (it is otherwise started by the first Launch).
+  absl::Status Start();
+
+  absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,
+                               int result_fd) override;
+  bool OnChildExit(pid_t pid, int wait_status) override;
+  StackInfo Stack() const override { return stack_; }
+  int Restarts() const override { return restarts_; }
+
+  // Model types whose modelling module failed to import in the zygote.
+  const std::map<std::string, std::string>& import_failures() const { return import_failures_; }
+  pid_t zygote_pid() const { return pid_; }
+
+ private:
+  absl::Status Spawn();
+  void Stop(bool kill_now);
+  absl::StatusOr<std::string> Receive(double timeout_s);
+  absl::StatusOr<pid_t> TryLaunch(const LaunchRequest& request, int stdout_fd, int stderr_fd,
+                                  int result_fd);
+
+  ZygoteOptions options_;
+  Guardian* guardian_;
+  pid_t pid_ = -1;
+  int control_fd_ = -1;
+  int64_t next_request_id_ = 1;
+  int starts_ = 0;
+  int restarts_ = 0;
+  StackInfo stack_;
+  std::map<std::string, std::string> import_failures_;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_RUNNER_ZYGOTE_H_

@@ -1,0 +1,32 @@
+#include "util/subprocess.h"
+
+#include "gtest/gtest.h"
+
+namespace compatlab {
+namespace {
+
+TEST(RunCommandTest, CollectsOutputAndExitCode) {
+  auto r = RunCommand({"sh", "-c", "echo out; echo err >&2; exit 3"}, {}, 10);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stdout_text, "out\n");
+  EXPECT_EQ(r->stderr_text, "err\n");
+  EXPECT_EQ(r->exit_code, 3);
+}
+
+TEST(RunCommandTest, PassesExtraEnvironment) {
+  auto r = RunCommand({"sh", "-c", "printf %s \"$COMPATLAB_X\""}, {{"COMPATLAB_X", "42"}}, 10);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "42");
+}
+
+TEST(RunCommandTest, KillsCommandAfterTimeout) {
+  auto r = RunCommand({"sleep", "30"}, {}, 0.2);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(RunCommandTest, MissingProgramIsAnError) {
+  EXPECT_FALSE(RunCommand({"/nonexistent/compatlab-prog"}, {}, 5).ok());
+}
+
+}  // namespace
+}  // namespace compatlab
