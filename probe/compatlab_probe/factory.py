@@ -221,9 +221,10 @@ class _Reducer:
         kwargs.update(self._reduce_fields(plain, mrope))
         specs = getattr(cls, "sub_configs_defaults", None) or {}
         for key in sorted(sub_keys):
-            sub = getattr(config, key, None)
+            original = getattr(config, key, None)
+            sub = _native_backbone(original)
             if _is_config(sub):
-                spec = specs.get(key)
+                spec = specs.get(key) if sub is original else None
                 kwargs[key] = self.rebuild(sub, f"{prefix}{key}.", getattr(spec, "init_kwargs", None))
         for path, value in self.overrides.items():
             if path.startswith(prefix) and "." not in path[len(prefix):]:
@@ -266,6 +267,20 @@ class _Reducer:
             if _LAYERS.match(name) and kwargs.get(name) == TINY_LAYERS:
                 kwargs[name] = count
         return kwargs
+
+
+def _native_backbone(config):
+    """transformers' own ResNet in place of a timm ResNet backbone (timm is not installed).
+
+    Same output stages and input channels; transformers' ResNet default is the
+    ResNet-50 layout that timm's default "resnet50" names.
+    """
+    if getattr(config, "model_type", None) != "timm_backbone":
+        return config
+    from transformers import CONFIG_MAPPING
+
+    out_indices = list(getattr(config, "out_indices", None) or [1, 2, 3, 4])
+    return CONFIG_MAPPING["resnet"](out_indices=out_indices, num_channels=getattr(config, "num_channels", 3))
 
 
 def _backbone_outputs(values, out):
