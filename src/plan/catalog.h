@@ -1,0 +1,50 @@
+// The model catalog: every model type the installed transformers registers,
+// with the head class the probe's rule picks for it (doc/model-factory.md).
+// It comes from the probe (`python -m compatlab_probe.catalog`), since only
+// Python can read transformers' registries.
+#ifndef COMPATLAB_PLAN_CATALOG_H_
+#define COMPATLAB_PLAN_CATALOG_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace compatlab {
+
+struct CatalogEntry {
+  std::string config_class;
+  std::string head_class;  // "" when the rule finds none
+  std::string head_kind;   // causal_lm, seq2seq_lm, masked_lm, ...
+  std::string modality;    // text, vision, audio, multimodal
+};
+
+struct ModelCatalog {
+  std::string torch_version;
+  std::string transformers_version;
+  std::map<std::string, CatalogEntry> models;  // by model type
+};
+
+struct CheckpointInfo {
+  std::string model_type;
+  std::string head_class;
+  std::string head_kind;
+};
+
+// Where the probe lives and which interpreter runs it.
+struct ProbeEnv {
+  std::string python;
+  std::string probe_dir;
+};
+
+absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text);
+absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text);
+
+// Runs the probe's catalog command.
+absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
+// Reads a local checkpoint directory's config through the probe.
+absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_PLAN_CATALOG_H_

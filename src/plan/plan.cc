@@ -1,0 +1,121 @@
+#include "plan/plan.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace compatlab {
+namespace {
+
+struct ModelChoice {
+  std::string model_id;
+  std::string model_type;
+  std::string model_class;
+  std::string model_path;
+};
+
+}  // namespace
+
+bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides) {
+  if (overrides.checkpoint.has_value()) return false;
+  return suite.all_models || !suite.models.empty() || !overrides.models.empty();
+}
+
+absl::StatusOr<std::vector<TestSpec>> ExpandPlan(const Suite& suite, const PlanOverrides& overrides,
+                                                 const ModelCatalog* catalog) {
+  std::vector<ModelChoice> models;
+  if (overrides.checkpoint.has_value()) {
+    models.push_back({absl::StrCat("ckpt:", overrides.checkpoint_hash),
+                      overrides.checkpoint->model_type, overrides.checkpoint->head_class,
+                      overrides.checkpoint_dir});
+  } else {
+    std::vector<std::string> types = overrides.models.empty() ? suite.models : overrides.models;
+    if (overrides.models.empty() && suite.all_models) {
+      if (catalog == nullptr) return absl::InternalError("the model catalog is needed");
+      types.clear();
+      for (const auto& [type, entry] : catalog->models) types.push_back(type);
+    }
+    for (const std::string& type : types) {
+      if (catalog == nullptr) return absl::InternalError("the model catalog is needed");
+      auto it = catalog->models.find(type);
+      if (it == catalog->models.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unknown model type '", type, "' (transformers ", catalog->transformers_version,
+            " registers ", catalog->models.size(), " types; `compatlab suites hf-all` lists them)"));
+      }
+      models.push_back({absl::StrCat("hf:", type), type, it->second.head_class, ""});
+    }
+  }
+  std::vector<std::string> kinds = overrides.kinds.empty() ? suite.kinds : overrides.kinds;
+  for (const std::string& k : kinds) {
+    if (!IsModelKind(k)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", k, "' is not a model kind (forward, generate, train)"));
+    }
+  }
+  std::vector<TestSpec> plan;
+  std::set<std::string> seen;
+  auto add = [&](TestSpec spec) -> absl::Status {
+    if (!seen.insert(spec.TestId()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan holds the same test twice (", spec.model_id, " ", spec.kind,
+          "); give repeated harness tests a 'repeat' instead"));
+    }
+    plan.push_back(std::move(spec));
+    return absl::OkStatus();
+  };
+  double timeout = overrides.timeout_s.value_or(suite.timeout_s);
+  std::set<std::string> seen_types;
+  for (const ModelChoice& m : models) {
+    if (!seen_types.insert(m.model_id).second) continue;  // --models llama,llama
+    for (const std::string& target : suite.targets) {
+      for (const std::string& mode : suite.modes) {
+        for (const std::string& kind : kinds) {
+          for (const std::string& dtype : suite.dtypes) {
+            for (int64_t batch : suite.batch_sizes) {
+              for (int64_t seq : suite.seq_lens) {
+                TestSpec s;
+                s.model_id = m.model_id;
+                s.model_type = m.model_type;
+                s.model_class = m.model_class;
+                s.model_path = m.model_path;
+                s.target = target;
+                s.mode = mode;
+                s.kind = kind;
+                s.dtype = dtype;
+                s.batch_size = batch;
+                s.seq_len = seq;
+                s.timeout_s = timeout;
+                if (absl::Status st = add(std::move(s)); !st.ok()) return st;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const HarnessTest& t : suite.tests) {
+    for (int64_t rep = 0; rep < t.repeat; ++rep) {
+      TestSpec s;
+      s.model_id = "none";
+      s.kind = t.kind;
+      s.kind_params = t.kind_params;
+      if (t.repeat > 1) s.kind_params["rep"] = std::to_string(rep);
+      s.timeout_s = overrides.timeout_s.value_or(t.timeout_s.value_or(suite.timeout_s));
+      if (absl::Status st = add(std::move(s)); !st.ok()) return st;
+    }
+  }
+  if (plan.empty()) return absl::InvalidArgumentError("the plan is empty");
+  return plan;
+}
+
+std::vector<std::string> PlanModelTypes(const std::vector<TestSpec>& plan) {
+  std::vector<std::string> types;
+  std::set<std::string> seen;
+  for (const TestSpec& s : plan) {
+    if (!s.model_type.empty() && seen.insert(s.model_type).second) types.push_back(s.model_type);
+  }
+  return types;
+}
+
+}  // namespace compatlab

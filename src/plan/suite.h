@@ -1,0 +1,57 @@
+// Suites: data files under suites/ that name a test matrix. Format in
+// doc/suites.md. Parsing is strict: an unknown key, a wrong type or an empty
+// list is an error naming the file and the key.
+#ifndef COMPATLAB_PLAN_SUITE_H_
+#define COMPATLAB_PLAN_SUITE_H_
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace compatlab {
+
+// A test of the harness itself (no model): a `noop` or a fault kind.
+struct HarnessTest {
+  std::string kind;
+  std::optional<double> timeout_s;
+  int64_t repeat = 1;
+  std::map<std::string, std::string> kind_params;
+};
+
+struct Suite {
+  std::string name;
+  std::string description;
+  bool all_models = false;          // "models": "all" (every registered type)
+  std::vector<std::string> models;  // model types
+  std::vector<std::string> targets = {"cpu"};
+  std::vector<std::string> modes = {"eager"};
+  std::vector<std::string> kinds = {"forward"};
+  std::vector<std::string> dtypes = {"float32"};
+  std::vector<int64_t> batch_sizes = {1};
+  std::vector<int64_t> seq_lens = {32};
+  double timeout_s = 300;
+  std::vector<HarnessTest> tests;
+};
+
+// Parses suite JSON text; `origin` names the file in error messages.
+absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& origin);
+
+// Loads `name_or_path`: a path to a .json file, or the name of a suite in
+// `suites_dir` (`<suites_dir>/<name>.json`).
+absl::StatusOr<Suite> LoadSuite(const std::string& name_or_path,
+                                const std::filesystem::path& suites_dir);
+
+// Names of the suites in `suites_dir`, sorted.
+std::vector<std::string> ListSuiteNames(const std::filesystem::path& suites_dir);
+
+// Kinds a test may have. Model kinds need a model; harness kinds do not.
+bool IsModelKind(const std::string& kind);
+bool IsHarnessKind(const std::string& kind);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_PLAN_SUITE_H_
