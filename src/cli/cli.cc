@@ -1,13 +1,210 @@
 #include "cli/cli.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "cli/sweep.h"
+#include "nlohmann/json.hpp"
+#include "plan/plan.h"
+#include "plan/suite.h"
+#include "query/runs_format.h"
+#include "query/text_table.h"
+#include "store/record_json.h"
+#include "store/store.h"
+#include "util/fs.h"
 
 namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SuitesFlags {
+  std::string name;
+  std::string format = "table";
+  std::string python;
+};
+
+int RunSuites(const SuitesFlags& flags) {
+  fs::path dir = ProjectHome() / "suites";
+  if (flags.name.empty()) {
+    TextTable table({{"suite", TextTable::kLeft}, {"models", TextTable::kRight},
+                     {"kinds", TextTable::kLeft}, {"harness tests", TextTable::kRight},
+                     {"description", TextTable::kLeft}});
+    for (const std::string& name : ListSuiteNames(dir)) {
+      auto suite = LoadSuite(name, dir);
+      if (!suite.ok()) return Fail(kExitBadInput, suite.status());
+      int64_t harness = 0;
+      for (const HarnessTest& t : suite->tests) harness += t.repeat;
+      std::string models = suite->all_models ? "all registered"
+                                             : std::to_string(suite->models.size());
+      std::string kinds;
+      for (const std::string& k : suite->kinds) kinds += (kinds.empty() ? "" : ",") + k;
+      table.AddRow({name, models, suite->models.empty() && !suite->all_models ? "-" : kinds,
+                    std::to_string(harness), suite->description});
+    }
+    std::cout << table.Render();
+    return kExitOk;
+  }
+  auto suite = LoadSuite(flags.name, dir);
+  if (!suite.ok()) return Fail(kExitBadInput, suite.status());
+  std::optional<ModelCatalog> catalog;
+  if (PlanNeedsCatalog(*suite, {})) {
+    auto loaded = LoadCatalog(ResolveProbeEnv(flags.python));
+    if (!loaded.ok()) return Fail(kExitFailure, loaded.status());
+    catalog = std::move(*loaded);
+  }
+  auto plan = ExpandPlan(*suite, {}, catalog ? &*catalog : nullptr);
+  if (!plan.ok()) return Fail(kExitBadInput, plan.status());
+  if (flags.format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const TestSpec& s : *plan) {
+      auto j = TestSpecToJson(s);
+      if (!j.ok()) return Fail(kExitFailure, j.status());
+      nlohmann::ordered_json obj = nlohmann::ordered_json::parse(*j);
+      obj["test_id"] = s.TestId();
+      out.push_back(obj);
+    }
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  TextTable table({{"test_id", TextTable::kLeft}, {"model_id", TextTable::kLeft},
+                   {"model_class", TextTable::kLeft}, {"target", TextTable::kLeft},
+                   {"mode", TextTable::kLeft}, {"kind", TextTable::kLeft},
+                   {"dtype", TextTable::kLeft}, {"batch", TextTable::kRight},
+                   {"seq", TextTable::kRight}, {"timeout_s", TextTable::kRight}});
+  for (const TestSpec& s : *plan) {
+    std::string params;
+    for (const auto& [k, v] : s.kind_params) params += absl::StrCat(" ", k, "=", v);
+    table.AddRow({s.TestId().substr(0, 12), s.model_id, s.model_class, s.target, s.mode,
+                  s.kind + params, s.dtype, std::to_string(s.batch_size), std::to_string(s.seq_len),
+                  absl::StrCat(s.timeout_s)});
+  }
+  std::cout << table.Render();
+  std::fprintf(stderr, "%zu tests\n", plan->size());
+  return kExitOk;
+}
+
+struct RunsFlags {
+  std::string db = "compatlab.db";
+  std::string sweep;
+  std::string model;
+  std::string status;
+  std::string kind;
+  std::string mode;
+  std::string target;
+  int64_t limit = 0;
+  std::string format = "table";
+};
+
+int RunRuns(const RunsFlags& flags) {
+  RunFilter filter;
+  filter.sweep_id = flags.sweep;
+  filter.model = flags.model;
+  filter.kind = flags.kind;
+  filter.mode = flags.mode;
+  filter.target = flags.target;
+  filter.limit = flags.limit;
+  if (!flags.status.empty()) {
+    auto status = ParseTestStatus(flags.status);
+    if (!status.ok()) return Fail(kExitBadInput, status.status());
+    filter.status = *status;
+  }
+  auto store = Store::Open(flags.db, OpenMode::kReadOnly);
+  if (!store.ok()) return Fail(kExitBadInput, store.status());
+  auto runs = (*store)->QueryRuns(filter);
+  if (!runs.ok()) return Fail(kExitFailure, runs.status());
+  if (flags.format == "json") {
+    std::cout << FormatRunsJson(*runs) << "\n";
+  } else {
+    std::cout << FormatRunsTable(*runs);
+  }
+  return kExitOk;
+}
+
+std::string JoinArgs(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) out += ' ';
+    out += argv[i];
+  }
+  return out;
+}
+
+}  // namespace
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"compatlab: model compatibility and performance lab"};
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  CLI::App app{"compatlab: does this model run on this device and stack, and how well?"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(COMPATLAB_VERSION));
+
+  SweepFlags sweep;
+  sweep.command_line = JoinArgs(argc, argv);
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
+  sweep_cmd->add_option("--db", sweep.db, "SQLite store")->capture_default_str();
+  sweep_cmd->add_option("--suite", sweep.suite, "suite name or JSON file (default: smoke)");
+  sweep_cmd->add_option("--models", sweep.models, "model types, overriding the suite's list")
+      ->delimiter(',');
+  sweep_cmd->add_option("--model-path", sweep.model_path, "a local checkpoint directory as the model");
+  sweep_cmd->add_option("--kinds", sweep.kinds, "test kinds (forward, generate, train)")
+      ->delimiter(',');
+  sweep_cmd->add_option("--timeout", sweep.timeout_s, "per-test deadline in seconds");
+  sweep_cmd->add_option("--mem-limit", sweep.mem_limit, "per-test memory limit (e.g. 8G, 512M)")
+      ->capture_default_str();
+  sweep_cmd->add_option("--mem-limit-method", sweep.mem_limit_method,
+                        "cgroup_v2, cgroup_v1 or rlimit (default: best available)");
+  sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once")->capture_default_str();
+  sweep_cmd->add_option("--grace", sweep.grace_s, "seconds between SIGTERM and SIGKILL")
+      ->capture_default_str();
+  sweep_cmd->add_option("--python", sweep.python, "interpreter that runs the probe");
+  CLI::Option* resume = sweep_cmd->add_option("--resume", sweep.resume_id,
+                                              "continue a sweep (default: the latest unfinished)")
+                            ->expected(0, 1);
+
+  SuitesFlags suites;
+  CLI::App* suites_cmd = app.add_subcommand("suites", "List suites, or expand one into its tests");
+  suites_cmd->add_option("name", suites.name, "suite to expand");
+  suites_cmd->add_option("--format", suites.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  suites_cmd->add_option("--python", suites.python, "interpreter that runs the probe");
+
+  RunsFlags runs;
+  CLI::App* runs_cmd = app.add_subcommand("runs", "Show stored results");
+  runs_cmd->add_option("--db", runs.db, "SQLite store")->capture_default_str();
+  runs_cmd->add_option("--sweep", runs.sweep, "only this sweep");
+  runs_cmd->add_option("--model", runs.model, "model id or type substring");
+  runs_cmd->add_option("--status", runs.status, "only this status");
+  runs_cmd->add_option("--kind", runs.kind, "only this kind");
+  runs_cmd->add_option("--mode", runs.mode, "only this mode");
+  runs_cmd->add_option("--target", runs.target, "only this target");
+  runs_cmd->add_option("--limit", runs.limit, "at most this many rows")
+      ->check(CLI::NonNegativeNumber);
+  runs_cmd->add_option("--format", runs.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Fail(kExitBadInput, std::string(e.what()));
+  }
+  if (*sweep_cmd) {
+    sweep.resume = resume->count() > 0;
+    return RunSweep(sweep);
+  }
+  if (*suites_cmd) return RunSuites(suites);
+  if (*runs_cmd) return RunRuns(runs);
+  return kExitBadInput;
 }
 
 }  // namespace compatlab

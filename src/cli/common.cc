@@ -1,0 +1,35 @@
+#include "cli/common.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "util/fs.h"
+
+namespace compatlab {
+
+int Fail(int code, const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << "compatlab: error: " << line << std::endl;
+  return code;
+}
+
+int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }
+
+ProbeEnv ResolveProbeEnv(const std::string& python_flag) {
+  std::filesystem::path home = ProjectHome();
+  ProbeEnv env;
+  if (!python_flag.empty()) {
+    env.python = python_flag;
+  } else if (const char* p = std::getenv("COMPATLAB_PYTHON"); p != nullptr && *p != '\0') {
+    env.python = p;
+  } else {
+    env.python = (home / ".venv" / "bin" / "python").string();
+  }
+  env.probe_dir = (home / "probe").string();
+  return env;
+}
+
+}  // namespace compatlab

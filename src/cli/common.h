@@ -1,0 +1,27 @@
+// Small pieces the commands share.
+#ifndef COMPATLAB_CLI_COMMON_H_
+#define COMPATLAB_CLI_COMMON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "plan/catalog.h"
+
+namespace compatlab {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// Prints "compatlab: error: <message>" on one line to stderr and returns `code`.
+int Fail(int code, const absl::Status& status);
+int Fail(int code, const std::string& message);
+
+// The interpreter and probe directory: `python_flag`, else $COMPATLAB_PYTHON,
+// else <project home>/.venv/bin/python; probe/ under the project home.
+ProbeEnv ResolveProbeEnv(const std::string& python_flag);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CLI_COMMON_H_

@@ -1,0 +1,89 @@
+#include "cli/progress.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "util/time.h"
+
+namespace compatlab {
+
+std::string TestLabel(const TestSpec& spec) {
+  if (spec.model_id == "none") {
+    auto rep = spec.kind_params.find("rep");
+    return rep == spec.kind_params.end() ? spec.kind : absl::StrCat(spec.kind, " #", rep->second);
+  }
+  std::string model = spec.model_type.empty() ? spec.model_id : spec.model_type;
+  if (spec.model_id.starts_with("ckpt:")) model = spec.model_id.substr(0, 17);
+  return absl::StrCat(model, " ", spec.kind, " ", spec.mode, " ", spec.target, " ", spec.dtype, " ",
+                      spec.batch_size, "x", spec.seq_len);
+}
+
+Progress::Progress(FILE* out, bool live, int64_t total, int64_t already_done)
+    : out_(out), live_(live), total_(total), done_(already_done), start_(MonotonicSeconds()) {}
+
+void Progress::Started(const std::string& run_id, const TestSpec& spec) {
+  current_[run_id] = TestLabel(spec);
+  if (live_) Draw();
+}
+
+void Progress::Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result) {
+  current_.erase(run_id);
+  ++done_;
+  ++done_here_;
+  if (result.status == TestStatus::kPass) ++passed_;
+  if (result.status == TestStatus::kSkipped) ++skipped_;
+  if (live_) {
+    Draw();
+    return;
+  }
+  std::string status(TestStatusName(result.status));
+  if (!result.status_detail.empty() && (result.status == TestStatus::kCrash ||
+                                        result.status == TestStatus::kSkipped)) {
+    absl::StrAppend(&status, " (", result.status_detail, ")");
+  }
+  std::string line = absl::StrFormat("[%d/%d] %-13s %s  %.2f s", done_, total_, status,
+                                     TestLabel(spec), result.wall_s);
+  if (result.status != TestStatus::kPass && !result.error_message.empty()) {
+    std::string msg = result.error_message.substr(0, 120);
+    for (char& c : msg) {
+      if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    }
+    absl::StrAppend(&line, "  ", msg);
+  }
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+void Progress::Tick() {
+  if (live_) Draw();
+}
+
+void Progress::Draw() {
+  double elapsed = MonotonicSeconds() - start_;
+  std::string eta = "?";
+  if (done_here_ > 0 && done_ < total_) {
+    eta = HumanDuration(elapsed / static_cast<double>(done_here_) *
+                        static_cast<double>(total_ - done_));
+  } else if (done_ >= total_) {
+    eta = "0 s";
+  }
+  std::string current;
+  for (const auto& [id, label] : current_) {
+    if (!current.empty()) current += ", ";
+    current += label;
+  }
+  std::string line = absl::StrFormat("[%d/%d] pass %d  fail %d  skip %d  elapsed %s  eta %s  %s",
+                                     done_, total_, passed_, done_here_ - passed_ - skipped_,
+                                     skipped_, HumanDuration(elapsed), eta, current);
+  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  std::fprintf(out_, "\r\033[K%s", line.c_str());
+  std::fflush(out_);
+}
+
+void Progress::Close() {
+  if (live_) {
+    std::fprintf(out_, "\r\033[K");
+    std::fflush(out_);
+  }
+}
+
+}  // namespace compatlab

@@ -1,0 +1,34 @@
+// `compatlab sweep`: plan, supervise, store.
+#ifndef COMPATLAB_CLI_SWEEP_H_
+#define COMPATLAB_CLI_SWEEP_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace compatlab {
+
+struct SweepFlags {
+  std::string db = "compatlab.db";
+  std::string suite;
+  std::vector<std::string> models;
+  std::string model_path;
+  std::vector<std::string> kinds;
+  std::optional<double> timeout_s;
+  std::string mem_limit = "8G";
+  std::string mem_limit_method;  // "" = best available
+  int jobs = 1;
+  bool resume = false;
+  std::string resume_id;  // "" = the latest unfinished sweep
+  std::string python;     // "" = $COMPATLAB_PYTHON or <home>/.venv/bin/python
+  double grace_s = 2.0;
+  std::string command_line;
+};
+
+// Runs a sweep; returns the process exit code (0 done, 1 harness failure,
+// 2 bad input, 130 interrupted).
+int RunSweep(const SweepFlags& flags);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CLI_SWEEP_H_
