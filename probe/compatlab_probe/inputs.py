@@ -137,7 +137,7 @@ def _patch_grid(config, grid_name, required, gen):
     vision = _vision_config(config)
     patch = getattr(vision, "patch_size", 14)
     patch = patch[0] if isinstance(patch, (list, tuple)) else patch
-    temporal = getattr(vision, "temporal_patch_size", None) or 1
+    temporal = getattr(vision, "temporal_patch_size", None) or getattr(vision, "patch_temporal", None) or 1
     temporal = temporal[0] if isinstance(temporal, (list, tuple)) else temporal
     channels = getattr(vision, "in_channels", None) or getattr(vision, "num_channels", None) or 3
     merge = getattr(vision, "spatial_merge_size", None) or 1

@@ -79,3 +79,29 @@ def test_overrides_are_data_with_reasons():
     for model_type, entry in factory.load_overrides().items():
         assert model_type in heads.registered_model_types(), model_type
         assert entry.get("_why"), f"override for {model_type} needs a _why"
+
+
+def test_hybrid_models_keep_every_layer_kind():
+    default = __import__("transformers").CONFIG_MAPPING["qwen3_next"]()
+    config = factory.reduce_config("qwen3_next")
+    assert set(config.layer_types) == set(default.layer_types)
+    assert config.num_hidden_layers == len(config.layer_types) == 2
+
+
+def test_backbone_outputs_stay_inside_the_reduced_depth():
+    config = factory.reduce_config("depth_anything")
+    backbone = config.backbone_config
+    assert len(backbone.out_indices) == 4
+    assert max(backbone.out_indices) <= backbone.num_hidden_layers
+
+
+def test_timm_backbones_are_replaced_by_native_resnet():
+    config = factory.reduce_config("detr")
+    assert config.backbone_config.model_type == "resnet"
+    assert all(d <= 1 for d in config.backbone_config.depths)
+
+
+def test_multimodal_rope_sections_fit_the_reduced_head():
+    text = factory.reduce_config("qwen2_vl").text_config
+    head_dim = text.hidden_size // text.num_attention_heads
+    assert sum(text.rope_parameters["mrope_section"]) == head_dim // 2
