@@ -49,8 +49,10 @@ void WriteAll(int fd, const std::string& s) {
     WriteAll(1, "grandchild " + std::to_string(grandchild) + "\n");
     while (true) pause();
   } else if (kind == "segfault") {
+    signal(SIGSEGV, SIG_DFL);  // a sanitizer's handler would turn it into an exit
     raise(SIGSEGV);
   } else if (kind == "abort") {
+    signal(SIGABRT, SIG_DFL);
     abort();
   } else if (kind == "oom") {
     std::vector<char*> blocks;
