@@ -246,9 +246,6 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       result.status_detail = absl::StrCat("deadline ", r.job->spec.timeout_s, " s",
                                           r.killed ? "; SIGKILL after grace" : "; SIGTERM");
       result.error_message = result.status_detail;
-      if (have_result) {  // keep what the child measured before it was stopped
-        result.torch_version = parsed.torch_version;
-      }
     } else if (oom_kills > 0) {
       result.status = TestStatus::kOom;
       result.stage = "run";
