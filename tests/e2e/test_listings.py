@@ -1,0 +1,37 @@
+"""What `runs` and `suites` print: the documented fields and the shipped suites."""
+
+import json
+import pathlib
+import re
+
+SCHEMA_DOC = pathlib.Path(__file__).resolve().parents[2] / "doc" / "results-schema.md"
+
+
+def schema_doc_fields():
+    """Field names of the `runs` table in doc/results-schema.md, in order."""
+    text = SCHEMA_DOC.read_text()
+    section = text.split("## Table `runs`", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(\w+)` \|", section, re.M)
+
+
+def test_runs_json_keys_match_results_schema(cli, noop_store):
+    fields = schema_doc_fields()
+    assert len(fields) > 40 and fields[0] == "run_id"
+    rows = cli.runs(noop_store)
+    assert rows
+    for row in rows:
+        assert list(row) == fields
+
+
+def test_suites_command_lists_and_expands(cli):
+    listing = cli.run("suites")
+    assert listing.returncode == 0, listing.stderr
+    names = {line.split()[0] for line in listing.stdout.splitlines()[2:] if line.strip()}
+    assert {"smoke", "ci", "faults", "noop", "hf-all"} <= names
+
+    noop = cli.run("suites", "noop", "--format", "json")
+    assert noop.returncode == 0, noop.stderr
+    tests = json.loads(noop.stdout)
+    assert len(tests) == 300
+    assert len({t["test_id"] for t in tests}) == 300
+    assert {t["kind"] for t in tests} == {"noop"}
