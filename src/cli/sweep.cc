@@ -88,6 +88,8 @@ int RunSweep(const SweepFlags& flags) {
   absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit);
   if (!mem_limit.ok()) return Fail(kExitBadInput, absl::StrCat("--mem-limit: ", mem_limit.status().message()));
   if (*mem_limit < (int64_t{64} << 20)) return Fail(kExitBadInput, "--mem-limit must be at least 64M");
+  auto limiter = MakeMemoryLimiter(flags.mem_limit_method);
+  if (!limiter.ok()) return Fail(kExitBadInput, limiter.status());
   if (flags.resume && (!flags.suite.empty() || !flags.models.empty() || !flags.model_path.empty() ||
                        !flags.kinds.empty())) {
     return Fail(kExitBadInput, "--resume continues a stored plan; it takes no --suite, --models, "
@@ -192,8 +194,6 @@ int RunSweep(const SweepFlags& flags) {
   // 2. Supervise.
   absl::StatusOr<Guardian> guardian = Guardian::Start();
   if (!guardian.ok()) return Fail(kExitFailure, guardian.status());
-  auto limiter = MakeMemoryLimiter(flags.mem_limit_method);
-  if (!limiter.ok()) return Fail(kExitBadInput, limiter.status());
   std::vector<TestJob> jobs;
   jobs.reserve(pending.size());
   for (TestSpec& s : pending) jobs.push_back({RandomHex(16), std::move(s)});

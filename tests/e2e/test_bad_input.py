@@ -12,6 +12,7 @@ BAD_COMMANDS = {
     "zero-jobs": ["sweep", "--suite", "noop", "--jobs", "0"],
     "negative-timeout": ["sweep", "--suite", "noop", "--timeout", "-1"],
     "bad-mem-limit": ["sweep", "--suite", "noop", "--mem-limit", "lots"],
+    "unknown-mem-limit-method": ["sweep", "--suite", "noop", "--mem-limit-method", "lots"],
     "unknown-flag": ["sweep", "--suite", "noop", "--no-such-flag"],
     "malformed-suite-json": ["sweep", "--suite", "{suites}/bad-json.json"],
     "suite-with-unknown-key": ["sweep", "--suite", "{suites}/unknown-key.json"],
