@@ -108,6 +108,7 @@ int RunSweep(const SweepFlags& flags) {
   std::string sweep_id;
   std::vector<TestSpec> pending;
   int64_t planned = 0;
+  bool already_finished = false;
   std::string suite_name;
   if (flags.resume) {
     if (!db_exists) return Fail(kExitBadInput, absl::StrCat("no store at ", flags.db, " to resume"));
@@ -125,6 +126,7 @@ int RunSweep(const SweepFlags& flags) {
     auto info = store->GetSweep(sweep_id);
     if (!info.ok()) return Fail(kExitBadInput, info.status());
     planned = info->planned;
+    already_finished = info->finished_at.has_value();
     suite_name = info->suite;
     auto p = store->PendingTests(sweep_id);
     if (!p.ok()) return Fail(kExitFailure, p.status());
@@ -248,8 +250,12 @@ int RunSweep(const SweepFlags& flags) {
     return kExitInterrupted;
   }
   if (!run.ok()) return Fail(kExitFailure, run);
-  if (absl::Status s = store->FinishSweep(sweep_id, UtcNowIso8601()); !s.ok()) {
-    return Fail(kExitFailure, s);
+  // The zygote's log is kept only when something went wrong with it.
+  if (launcher.Restarts() == 0) fs::remove(zopts.log_path, ec);
+  if (!already_finished) {  // a resume of a complete sweep changes nothing
+    if (absl::Status s = store->FinishSweep(sweep_id, UtcNowIso8601()); !s.ok()) {
+      return Fail(kExitFailure, s);
+    }
   }
   RunFilter filter;
   filter.sweep_id = sweep_id;

@@ -76,3 +76,23 @@ def test_sigkill_of_supervisor_leaves_no_process_and_resume_completes(cli, db, w
     assert len(rows) == 300
     assert len({r["test_id"] for r in rows}) == 300
     assert {r["status"] for r in rows} == {"pass"}
+
+
+def test_resume_of_a_finished_sweep_changes_nothing(cli, db):
+    import sqlite3
+
+    suite = cli.write_suite("three", tests=[{"kind": "noop", "repeat": 3}])
+    sweep_id, _ = cli.sweep("--suite", suite, "--db", db)
+
+    def finished_at():
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT finished_at FROM sweeps WHERE sweep_id = ?",
+                                (sweep_id,)).fetchone()[0]
+
+    before = finished_at()
+    assert before
+    proc = cli.run("sweep", "--db", db, "--resume", sweep_id)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 of 3 tests left" in proc.stderr
+    assert finished_at() == before
+    assert len(cli.runs(db, "--sweep", sweep_id)) == 3
