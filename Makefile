@@ -28,16 +28,17 @@ python: debian .stamps/python
 
 deps: debian python
 
-$(BUILD)/build.ninja: CMakeLists.txt | debian
+# Configuring needs the venv: Arrow/Parquet C++ come from its pyarrow wheel (src/export).
+$(BUILD)/build.ninja: CMakeLists.txt | debian python
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOMPATLAB_WERROR=ON >/dev/null
 
-$(ASAN_BUILD)/build.ninja: CMakeLists.txt | debian
+$(ASAN_BUILD)/build.ninja: CMakeLists.txt | debian python
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOMPATLAB_WERROR=ON -DCOMPATLAB_SANITIZE=ON >/dev/null
 
-build: $(BUILD)/build.ninja
+build: python $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: $(ASAN_BUILD)/build.ninja
+build-asan: python $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 sweep: build python

@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -95,6 +97,9 @@ Where BuildWhere(const RunFilter& filter) {
   equals("kind", filter.kind);
   equals("mode", filter.mode);
   equals("target", filter.target);
+  equals("dtype", filter.dtype);
+  equals("torch_version", filter.torch_version);
+  equals("transformers_version", filter.transformers_version);
   equals("test_id", filter.test_id);
   if (filter.status.has_value()) equals("status", std::string(TestStatusName(*filter.status)));
   if (!filter.model.empty()) {
@@ -143,6 +148,33 @@ absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const 
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<RunSortKey>> ParseRunSort(const std::string& text) {
+  std::vector<RunSortKey> keys;
+  if (text.empty()) return keys;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    RunSortKey key;
+    if (!item.empty() && item[0] == '-') {
+      key.descending = true;
+      item.erase(0, 1);
+    }
+    if (item.empty()) {
+      return absl::InvalidArgumentError(fmt::format("--sort '{}': an empty field name", text));
+    }
+    if (FindResultField(item) == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("--sort: '{}' is not a result field (see doc/results-schema.md)", item));
+    }
+    key.field = item;
+    keys.push_back(std::move(key));
+    start = end + 1;
+  }
+  return keys;
+}
 
 Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db)
     : path_(std::move(path)), db_(std::move(db)) {}
@@ -318,6 +350,11 @@ absl::Status Store::InsertRun(const RunRecord& record) {
         fmt::format("{}: sweep {} already has a result for test {} (run {})", path_.string(),
                     record.sweep_id, record.test_id, existing.ColumnText(0)));
   }
+  STORE_RETURN_IF_ERROR(InsertRunRow(record));
+  return transaction.Commit();
+}
+
+absl::Status Store::InsertRunRow(const RunRecord& record) {
   const std::vector<FieldDef>& fields = ResultFields();
   std::vector<std::string_view> placeholders(fields.size(), "?");
   STORE_ASSIGN_OR_RETURN(sqlite::Statement insert,
@@ -326,8 +363,119 @@ absl::Status Store::InsertRun(const RunRecord& record) {
   std::vector<FieldValue> values;
   for (const FieldDef& field : fields) values.push_back(field.get(record));
   STORE_RETURN_IF_ERROR(BindAllValues(insert, values));
-  STORE_RETURN_IF_ERROR(insert.Run());
-  return transaction.Commit();
+  return insert.Run();
+}
+
+absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
+                                            const std::string& args) {
+  // Input checks first, before the transaction.
+  std::vector<std::string> spec_json(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& record = runs[i];
+    if (record.run_id.empty() || record.sweep_id.empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("run '{}': empty run_id or sweep_id", record.run_id));
+    }
+    STORE_ASSIGN_OR_RETURN(spec_json[i], TestSpecToJson(record.spec));
+    if (record.test_id != record.spec.TestId()) {
+      return absl::InvalidArgumentError(
+          fmt::format("run {}: test_id {} is not the TestId() of its spec ({})", record.run_id,
+                      record.test_id, record.spec.TestId()));
+    }
+  }
+  // The sweeps this store lacks, with what the runs say about them.
+  struct NewSweep {
+    SweepInfo info;
+    std::string last_finished;
+  };
+  std::map<std::string, NewSweep> new_sweeps;
+
+  MergeStats stats;
+  sqlite::Transaction transaction(db_.get());
+  STORE_RETURN_IF_ERROR(transaction.Begin());
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement has_run,
+                         db_->Prepare("SELECT 1 FROM runs WHERE run_id = ?"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement has_sweep,
+                         db_->Prepare("SELECT 1 FROM sweeps WHERE sweep_id = ?"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement result_of,
+      db_->Prepare("SELECT run_id FROM runs WHERE sweep_id = ? AND test_id = ?"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement is_planned,
+      db_->Prepare("SELECT 1 FROM planned_tests WHERE sweep_id = ? AND test_id = ?"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement plan_test,
+      db_->Prepare("INSERT INTO planned_tests (sweep_id, ordinal, test_id, spec) VALUES (?, "
+                   "(SELECT coalesce(max(ordinal) + 1, 0) FROM planned_tests WHERE sweep_id = ?), "
+                   "?, ?)"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement count_planned,
+      db_->Prepare("UPDATE sweeps SET planned = planned + 1 WHERE sweep_id = ?"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement insert_sweep,
+      db_->Prepare("INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
+                   "jobs, planned) VALUES (?, ?, NULL, '', ?, ?, ?, 0)"));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& record = runs[i];
+    has_run.Reset();
+    STORE_RETURN_IF_ERROR(has_run.BindAll(record.run_id));
+    STORE_ASSIGN_OR_RETURN(const bool stored, has_run.Step());
+    if (stored) {
+      ++stats.already_present;
+      continue;
+    }
+    has_sweep.Reset();
+    STORE_RETURN_IF_ERROR(has_sweep.BindAll(record.sweep_id));
+    STORE_ASSIGN_OR_RETURN(const bool sweep_exists, has_sweep.Step());
+    if (!sweep_exists) {
+      insert_sweep.Reset();
+      STORE_RETURN_IF_ERROR(insert_sweep.BindAll(record.sweep_id, record.started_at, args,
+                                                 record.host, record.jobs));
+      STORE_RETURN_IF_ERROR(insert_sweep.Run());
+      NewSweep& created = new_sweeps[record.sweep_id];
+      created.info.sweep_id = record.sweep_id;
+      created.info.created_at = record.started_at;
+      ++stats.sweeps_created;
+    }
+    if (auto it = new_sweeps.find(record.sweep_id); it != new_sweeps.end()) {
+      it->second.info.created_at = std::min(it->second.info.created_at, record.started_at);
+      it->second.last_finished = std::max(it->second.last_finished, record.finished_at);
+    }
+    result_of.Reset();
+    STORE_RETURN_IF_ERROR(result_of.BindAll(record.sweep_id, record.test_id));
+    STORE_ASSIGN_OR_RETURN(const bool has_result, result_of.Step());
+    if (has_result) {
+      return absl::AlreadyExistsError(fmt::format(
+          "{}: run {}: sweep {} already has a result for test {} (run {})", path_.string(),
+          record.run_id, record.sweep_id, record.test_id, result_of.ColumnText(0)));
+    }
+    is_planned.Reset();
+    STORE_RETURN_IF_ERROR(is_planned.BindAll(record.sweep_id, record.test_id));
+    STORE_ASSIGN_OR_RETURN(const bool planned, is_planned.Step());
+    if (!planned) {
+      plan_test.Reset();
+      STORE_RETURN_IF_ERROR(
+          plan_test.BindAll(record.sweep_id, record.sweep_id, record.test_id, spec_json[i]));
+      STORE_RETURN_IF_ERROR(plan_test.Run());
+      count_planned.Reset();
+      STORE_RETURN_IF_ERROR(count_planned.BindAll(record.sweep_id));
+      STORE_RETURN_IF_ERROR(count_planned.Run());
+      ++stats.tests_planned;
+    }
+    STORE_RETURN_IF_ERROR(InsertRunRow(record));
+    ++stats.inserted;
+  }
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement finish_sweep,
+      db_->Prepare("UPDATE sweeps SET created_at = ?, finished_at = ? WHERE sweep_id = ?"));
+  for (const auto& [sweep_id, created] : new_sweeps) {
+    finish_sweep.Reset();
+    STORE_RETURN_IF_ERROR(
+        finish_sweep.BindAll(created.info.created_at, created.last_finished, sweep_id));
+    STORE_RETURN_IF_ERROR(finish_sweep.Run());
+  }
+  STORE_RETURN_IF_ERROR(transaction.Commit());
+  return stats;
 }
 
 absl::Status Store::FinishSweep(const std::string& sweep_id, const std::string& finished_at) {
@@ -347,8 +495,19 @@ absl::Status Store::FinishSweep(const std::string& sweep_id, const std::string& 
 
 absl::StatusOr<std::vector<RunRecord>> Store::QueryRuns(const RunFilter& filter) {
   Where where = BuildWhere(filter);
-  std::string sql = fmt::format("SELECT {} FROM runs{} ORDER BY rowid {}", RunColumns(),
-                                where.sql, filter.newest_first ? "DESC" : "ASC");
+  std::vector<std::string> order;
+  for (const RunSortKey& key : filter.sort) {
+    // Only schema field names reach the SQL text: they are fixed identifiers.
+    const FieldDef* field = FindResultField(key.field);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("cannot sort by '{}': not a result field", key.field));
+    }
+    order.push_back(fmt::format("{} {}", field->name, key.descending ? "DESC" : "ASC"));
+  }
+  order.push_back(fmt::format("rowid {}", filter.newest_first ? "DESC" : "ASC"));
+  std::string sql = fmt::format("SELECT {} FROM runs{} ORDER BY {}", RunColumns(), where.sql,
+                                fmt::join(order, ", "));
   if (filter.limit > 0) {
     sql += " LIMIT ?";
     where.params.emplace_back(filter.limit);

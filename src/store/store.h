@@ -48,6 +48,17 @@ struct SweepInfo {
   int64_t recorded = 0;  // number of stored results; output only
 };
 
+// One key of the order of QueryRuns: a result field (schema.h) and a direction.
+struct RunSortKey {
+  std::string field{};
+  bool descending = false;
+};
+
+// Parses "model_id,-wall_s": result field names separated by commas, each
+// descending when prefixed with '-'. InvalidArgument for an unknown field or
+// an empty item. "" is no keys.
+absl::StatusOr<std::vector<RunSortKey>> ParseRunSort(const std::string& text);
+
 // Which runs QueryRuns/CountRuns return. Empty strings match anything; the
 // set conditions must all hold. `model` matches a substring of model_id or
 // model_type, ignoring ASCII case.
@@ -58,9 +69,24 @@ struct RunFilter {
   std::string kind{};                  // exact
   std::string mode{};                  // exact
   std::string target{};                // exact
+  std::string dtype{};                 // exact
+  std::string torch_version{};         // exact
+  std::string transformers_version{};  // exact
   std::string test_id{};               // exact
   int64_t limit = 0;                   // at most this many rows; 0 = all (QueryRuns only)
-  bool newest_first = false;           // order of QueryRuns: insertion order, or its reverse
+  // Order of QueryRuns: by `sort` (NULLs first ascending, last descending),
+  // then insertion order, or its reverse when newest_first. Every key must
+  // name a result field, else QueryRuns fails with InvalidArgument.
+  std::vector<RunSortKey> sort{};
+  bool newest_first = false;
+};
+
+// What MergeRuns did.
+struct MergeStats {
+  int64_t inserted = 0;         // runs added
+  int64_t already_present = 0;  // runs skipped: their run_id was stored already
+  int64_t sweeps_created = 0;   // sweeps created for the added runs
+  int64_t tests_planned = 0;    // planned tests appended to a sweep's plan
 };
 
 class Store {
@@ -118,6 +144,21 @@ class Store {
   //                       stored one is kept), or run_id is taken
   absl::Status InsertRun(const RunRecord& record);
 
+  // Merges runs recorded elsewhere (an import), all in one transaction: all
+  // are merged or, on any error, none.
+  //
+  // Idempotent: a run whose run_id is stored already is skipped and the stored
+  // row kept. A run of a sweep this store lacks creates the sweep (suite "",
+  // args `args`, created_at the earliest started_at and finished_at the latest
+  // finished_at of its merged runs, host and jobs of its first run), so it is
+  // never taken for an unfinished one; a run of a test its sweep did not plan
+  // appends the test to the plan (sweeps.planned follows).
+  // Errors (nothing written):
+  //   InvalidArgument  empty run_id or sweep_id, test_id not the spec's TestId()
+  //   AlreadyExists    the sweep already has a result for the test under
+  //                    another run_id (stored, or earlier in `runs`)
+  absl::StatusOr<MergeStats> MergeRuns(const std::vector<RunRecord>& runs, const std::string& args);
+
   // Sets (or replaces) the finished_at of `sweep_id`. NotFound if none.
   absl::Status FinishSweep(const std::string& sweep_id, const std::string& finished_at);
 
@@ -133,6 +174,8 @@ class Store {
 
   absl::StatusOr<std::vector<TestSpec>> SelectSpecs(const std::string& sweep_id,
                                                     bool pending_only);
+  // The INSERT of InsertRun and MergeRuns, inside the caller's transaction.
+  absl::Status InsertRunRow(const RunRecord& record);
 
   const std::filesystem::path path_;
   const std::unique_ptr<sqlite::Database> db_;

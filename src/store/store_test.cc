@@ -422,5 +422,124 @@ TEST_F(StoreTest, DamagedRowIsDataLoss) {
   EXPECT_EQ(store->PlannedTests("s1").status().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST_F(StoreTest, QueryRunsFiltersByDtypeAndStack) {
+  std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2")};
+  plan[1].dtype = "bfloat16";
+  std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
+  RunRecord a = MakeRun("s1", plan[0]);
+  a.result.torch_version = "2.12.0";
+  a.result.transformers_version = "5.22.0";
+  RunRecord b = MakeRun("s1", plan[1]);
+  b.result.torch_version = "2.13.0+cpu";
+  b.result.transformers_version = "5.23.0";
+  ASSERT_TRUE(store->InsertRun(a).ok());
+  ASSERT_TRUE(store->InsertRun(b).ok());
+  EXPECT_EQ(store->QueryRuns({.dtype = "bfloat16"})->size(), 1u);
+  EXPECT_EQ(store->QueryRuns({.torch_version = "2.12.0"})->front().spec.model_type, "llama");
+  EXPECT_EQ(store->QueryRuns({.transformers_version = "5.23.0"})->front().spec.model_type,
+            "gpt2");
+  EXPECT_TRUE(store->QueryRuns({.torch_version = "2.13.0"})->empty());  // exact, not a prefix
+}
+
+TEST_F(StoreTest, QueryRunsSortsBySchemaFields) {
+  std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2"), MakeSpec("bert")};
+  std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
+  const std::vector<double> walls = {2.0, 1.0, 2.0};
+  for (size_t i = 0; i < plan.size(); ++i) {
+    RunRecord run = MakeRun("s1", plan[i]);
+    run.result.wall_s = walls[i];
+    if (i != 1) run.result.steady_median_s = 0.5;
+    ASSERT_TRUE(store->InsertRun(run).ok());
+  }
+  auto order = [&](const std::string& sort) {
+    auto keys = ParseRunSort(sort);
+    EXPECT_TRUE(keys.ok()) << keys.status();
+    RunFilter filter;
+    filter.sort = *keys;
+    std::vector<std::string> out;
+    auto runs = store->QueryRuns(filter);
+    EXPECT_TRUE(runs.ok()) << runs.status();
+    if (runs.ok()) {
+      for (const RunRecord& r : *runs) out.push_back(r.spec.model_type);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(order("model_type"), (V{"bert", "gpt2", "llama"}));
+  EXPECT_EQ(order("-model_type"), (V{"llama", "gpt2", "bert"}));
+  EXPECT_EQ(order("-wall_s,model_type"), (V{"bert", "llama", "gpt2"}));
+  EXPECT_EQ(order("-wall_s"), (V{"llama", "bert", "gpt2"}));  // ties in insertion order
+  EXPECT_EQ(order("steady_median_s"), (V{"gpt2", "llama", "bert"}));  // NULL first
+  EXPECT_EQ(ParseRunSort("wall_s;DROP TABLE runs").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseRunSort("wall_s,").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseRunSort("-").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ParseRunSort("")->empty());
+  RunFilter bad;
+  bad.sort = {{.field = "rowid"}};
+  EXPECT_EQ(store->QueryRuns(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, MergeRunsCreatesSweepsAndPlansAndIsIdempotent) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  std::vector<RunRecord> runs = {MakeRun("far", MakeSpec("llama")),
+                                 MakeRun("far", MakeSpec("gpt2"))};
+  runs[0].started_at = "2026-11-30T03:00:00.000Z";
+  runs[0].finished_at = "2026-11-30T03:00:05.000Z";
+  runs[0].host = "far-host";
+  runs[0].jobs = 4;
+  auto stats = store->MergeRuns(runs, "compatlab import x");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->inserted, 2);
+  EXPECT_EQ(stats->already_present, 0);
+  EXPECT_EQ(stats->sweeps_created, 1);
+  EXPECT_EQ(stats->tests_planned, 2);
+  auto sweep = store->GetSweep("far");
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->created_at, "2026-11-30T02:00:00.000Z");  // earliest started_at
+  EXPECT_EQ(sweep->finished_at, "2026-11-30T03:00:05.000Z");   // latest finished_at
+  EXPECT_EQ(sweep->host, "far-host");
+  EXPECT_EQ(sweep->jobs, 4);
+  EXPECT_EQ(sweep->planned, 2);
+  EXPECT_EQ(sweep->recorded, 2);
+  EXPECT_EQ(sweep->args, "compatlab import x");
+  EXPECT_TRUE(store->PendingTests("far")->empty());
+  EXPECT_FALSE(store->LatestUnfinishedSweep()->has_value());
+
+  // The same runs again: nothing changes.
+  stats = store->MergeRuns(runs, "again");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->inserted, 0);
+  EXPECT_EQ(stats->already_present, 2);
+  EXPECT_EQ(*store->CountRuns({}), 2);
+
+  // A third test of the same sweep is appended to its plan.
+  stats = store->MergeRuns({MakeRun("far", MakeSpec("bert"))}, "more");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->sweeps_created, 0);
+  EXPECT_EQ(stats->tests_planned, 1);
+  EXPECT_EQ(store->GetSweep("far")->planned, 3);
+  EXPECT_EQ(store->PlannedTests("far")->back().model_type, "bert");
+  ExpectSameFields(store->QueryRuns({.model = "gpt2"})->front(), runs[1]);
+}
+
+TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("llama")});
+  ASSERT_TRUE(store->InsertRun(MakeRun("s1", MakeSpec("llama"))).ok());
+  // A new run for a test the sweep already has a result for: a conflict.
+  RunRecord conflict = MakeRun("s1", MakeSpec("llama"), TestStatus::kOom);
+  conflict.run_id = "other-run";
+  auto stats = store->MergeRuns({MakeRun("s2", MakeSpec("gpt2")), conflict}, "x");
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kAlreadyExists) << stats.status();
+  EXPECT_NE(std::string(stats.status().message()).find("other-run"), std::string::npos);
+  EXPECT_EQ(*store->CountRuns({}), 1);
+  EXPECT_EQ(store->GetSweep("s2").status().code(), absl::StatusCode::kNotFound);
+
+  RunRecord bad = MakeRun("s3", MakeSpec("gpt2"));
+  bad.test_id = "0123";
+  EXPECT_EQ(store->MergeRuns({bad}, "x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->GetSweep("s3").status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace compatlab

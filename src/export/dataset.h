@@ -1,0 +1,69 @@
+// The published dataset: stored runs exported as one Parquet file per
+// software stack (torch version, transformers version), and such files
+// imported into a store. File format: parquet_runs.h; card: doc/dataset.md.
+#ifndef COMPATLAB_EXPORT_DATASET_H_
+#define COMPATLAB_EXPORT_DATASET_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "store/store.h"
+
+namespace compatlab {
+
+// `version` made safe as one path component: every byte outside
+// [A-Za-z0-9._+-] becomes '_', "" becomes "unknown", and a leading '.' is
+// prefixed with '_' (no hidden files, no "." or "..").
+std::string SafePathComponent(std::string_view version);
+
+// Path of a stack's file, relative to the export directory:
+// "torch-<torch>/transformers-<transformers>.parquet", each version made safe.
+std::filesystem::path StackFilePath(const std::string& torch_version,
+                                    const std::string& transformers_version);
+
+struct ExportedFile {
+  std::filesystem::path path;  // under the export directory
+  int64_t runs = 0;
+};
+
+// Writes `runs` under `dir` (created if missing), one file per stack
+// (StackFilePath of each run's torch_version and transformers_version), each
+// written atomically (a temporary file, then rename): a reader never sees a
+// half-written file. A file already there is replaced; files of stacks not in
+// `runs` are left alone. Returns the files written, sorted by path.
+absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord>& runs,
+                                                     const std::filesystem::path& dir);
+
+// The files named by `paths`: a file as given, a directory as every
+// "*.parquet" file under it (recursively); sorted and without duplicates.
+// NotFound for a path that does not exist.
+absl::StatusOr<std::vector<std::filesystem::path>> CollectParquetFiles(
+    const std::vector<std::filesystem::path>& paths);
+
+struct ImportResult {
+  // One error per rejected file ("<path>: <why>"). When not empty, nothing
+  // was imported.
+  std::vector<absl::Status> rejected;
+  int64_t files = 0;      // files read
+  int64_t runs_read = 0;  // runs in them
+  MergeStats merged;      // what the store did with them
+};
+
+// Imports `files` into `store`. Every file is read and checked whole first
+// (RunsFromParquet); if any is rejected, nothing is written. Otherwise every
+// run of every file is merged in one transaction (Store::MergeRuns: idempotent
+// by run_id). `args` is recorded as the args of the sweeps it creates.
+// Errors: the store's (then nothing was written either).
+absl::StatusOr<ImportResult> ImportFiles(Store& store,
+                                         const std::vector<std::filesystem::path>& files,
+                                         const std::string& args);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_EXPORT_DATASET_H_

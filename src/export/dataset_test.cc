@@ -1,0 +1,212 @@
+#include "export/dataset.h"
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+
+#include "arrow/api.h"
+#include "arrow/io/memory.h"
+#include "export/parquet_runs.h"
+#include "gtest/gtest.h"
+#include "parquet/arrow/reader.h"
+#include "parquet/arrow/writer.h"
+#include "store/schema.h"
+#include "store/testing.h"
+#include "util/fs.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::FullRun;
+using test::MakeRun;
+using test::MakeSpec;
+using test::ScopedTempDir;
+
+RunRecord RunOn(const std::string& sweep_id, const std::string& model_type,
+                const std::string& torch, const std::string& transformers) {
+  RunRecord run = MakeRun(sweep_id, MakeSpec(model_type));
+  run.result.torch_version = torch;
+  run.result.transformers_version = transformers;
+  run.result.wall_s = 1.5;
+  run.result.steady_median_s = 0.01;
+  run.cpu_model = "cpu-A";
+  return run;
+}
+
+// Runs of two sweeps on three stacks, one of them unknown (a crash before the
+// probe reported its versions).
+std::vector<RunRecord> SampleRuns() {
+  std::vector<RunRecord> runs = {
+      RunOn("s1", "llama", "2.13.0+cpu", "5.23.0"), RunOn("s1", "gpt2", "2.13.0+cpu", "5.23.0"),
+      RunOn("s1", "bert", "", ""), RunOn("s2", "llama", "2.12.0", "5.23.0"),
+      FullRun("s2")};
+  runs.back().result.torch_version = "2.12.0";
+  return runs;
+}
+
+// A store at `path` holding `runs` (their sweeps planned as needed).
+std::unique_ptr<Store> StoreWith(const fs::path& path, const std::vector<RunRecord>& runs) {
+  auto store = Store::Open(path, OpenMode::kReadWriteCreate);
+  EXPECT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE((*store)->MergeRuns(runs, "test").ok());
+  return *std::move(store);
+}
+
+// The Parquet file `bytes` re-written without its last column.
+std::string WithoutLastColumn(const std::string& bytes) {
+  auto input = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
+  auto reader = *parquet::arrow::OpenFile(input, arrow::default_memory_pool());
+  auto table = *reader->ReadTable();
+  table = *table->RemoveColumn(table->num_columns() - 1);
+  auto sink = *arrow::io::BufferOutputStream::Create();
+  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink).ok());
+  return (*sink->Finish())->ToString();
+}
+
+std::map<std::string, std::string> FilesUnder(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) {
+      files[fs::relative(entry.path(), dir).string()] = *ReadFile(entry.path());
+    }
+  }
+  return files;
+}
+
+TEST(ExportTest, SafePathComponents) {
+  EXPECT_EQ(SafePathComponent("2.13.0+cpu"), "2.13.0+cpu");
+  EXPECT_EQ(SafePathComponent("2.6.0a0+git1234"), "2.6.0a0+git1234");
+  EXPECT_EQ(SafePathComponent(""), "unknown");
+  EXPECT_EQ(SafePathComponent("../../etc"), "_.._.._etc");
+  EXPECT_EQ(SafePathComponent(".."), "_..");
+  EXPECT_EQ(SafePathComponent("a b/c\\d"), "a_b_c_d");
+  EXPECT_EQ(StackFilePath("2.13.0+cpu", "5.23.0"),
+            fs::path("torch-2.13.0+cpu/transformers-5.23.0.parquet"));
+}
+
+TEST(ExportTest, WritesOneFilePerStack) {
+  ScopedTempDir temp;
+  const fs::path dir = temp.path() / "out";
+  auto files = ExportRuns(SampleRuns(), dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  std::map<std::string, int64_t> counts;
+  for (const ExportedFile& f : *files) counts[fs::relative(f.path, dir).string()] = f.runs;
+  EXPECT_EQ(counts, (std::map<std::string, int64_t>{
+                        {"torch-2.12.0/transformers-5.23.0.parquet", 2},
+                        {"torch-2.13.0+cpu/transformers-5.23.0.parquet", 2},
+                        {"torch-unknown/transformers-unknown.parquet", 1}}));
+  // Nothing else: no temporary file left behind.
+  EXPECT_EQ(FilesUnder(dir).size(), 3u);
+  auto runs = RunsFromParquet(*ReadFile(dir / "torch-2.12.0/transformers-5.23.0.parquet"), "f");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 2u);
+  for (const RunRecord& run : *runs) EXPECT_EQ(run.result.torch_version, "2.12.0");
+}
+
+TEST(ExportTest, OutputIsDeterministic) {
+  ScopedTempDir temp;
+  std::vector<RunRecord> runs = SampleRuns();
+  ASSERT_TRUE(ExportRuns(runs, temp.path() / "a").ok());
+  std::shuffle(runs.begin(), runs.end(), std::mt19937(7));
+  ASSERT_TRUE(ExportRuns(runs, temp.path() / "b").ok());
+  std::reverse(runs.begin(), runs.end());
+  ASSERT_TRUE(ExportRuns(runs, temp.path() / "b").ok());  // over the same files
+  const auto a = FilesUnder(temp.path() / "a");
+  EXPECT_EQ(a.size(), 3u);
+  EXPECT_TRUE(a == FilesUnder(temp.path() / "b"));
+}
+
+TEST(ImportTest, IsIdempotent) {
+  ScopedTempDir temp;
+  std::unique_ptr<Store> source = StoreWith(temp.path() / "source.db", SampleRuns());
+  auto runs = source->QueryRuns({});
+  ASSERT_TRUE(runs.ok());
+  ASSERT_TRUE(ExportRuns(*runs, temp.path() / "first").ok());
+
+  auto target = Store::Open(temp.path() / "target.db", OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(target.ok());
+  auto files = CollectParquetFiles({temp.path() / "first"});
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 3u);
+  auto imported = ImportFiles(**target, *files, "compatlab import first");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_TRUE(imported->rejected.empty());
+  EXPECT_EQ(imported->files, 3);
+  EXPECT_EQ(imported->runs_read, 5);
+  EXPECT_EQ(imported->merged.inserted, 5);
+  EXPECT_EQ(imported->merged.sweeps_created, 2);
+
+  // Again, and once more through a file path given twice: still one row per run.
+  imported = ImportFiles(**target, *files, "again");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->merged.inserted, 0);
+  EXPECT_EQ(imported->merged.already_present, 5);
+  EXPECT_EQ(*(*target)->CountRuns({}), 5);
+  EXPECT_EQ((*target)->ListSweeps()->size(), 2u);
+
+  // Export of the imported store: the same bytes.
+  ASSERT_TRUE(ExportRuns(*(*target)->QueryRuns({}), temp.path() / "second").ok());
+  EXPECT_TRUE(FilesUnder(temp.path() / "first") == FilesUnder(temp.path() / "second"));
+}
+
+TEST(ImportTest, RejectsWrongSchemaWithoutImporting) {
+  ScopedTempDir temp;
+  ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path() / "good").ok());
+  const std::string good =
+      *ReadFile(temp.path() / "good" / "torch-2.12.0" / "transformers-5.23.0.parquet");
+  // A Parquet file of another schema: a good file without its last column.
+  const fs::path bad = temp.path() / "good" / "zz-bad.parquet";
+  ASSERT_TRUE(WriteFileAtomic(bad, WithoutLastColumn(good)).ok());
+  const fs::path truncated = temp.path() / "truncated.parquet";
+  ASSERT_TRUE(WriteFileAtomic(truncated, good.substr(0, good.size() - 10)).ok());
+
+  auto store = Store::Open(temp.path() / "target.db", OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(store.ok());
+  auto files = CollectParquetFiles({temp.path() / "good", truncated});
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), 5u);
+  auto imported = ImportFiles(**store, *files, "x");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  ASSERT_EQ(imported->rejected.size(), 2u);
+  for (const absl::Status& rejected : imported->rejected) {
+    const std::string message(rejected.message());
+    EXPECT_TRUE(message.find("zz-bad.parquet: not a compatlab runs file: no column "
+                             "compatlab_version") != std::string::npos ||
+                message.find("truncated.parquet: not a readable Parquet file") !=
+                    std::string::npos)
+        << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_EQ(imported->merged.inserted, 0);
+  EXPECT_EQ(*(*store)->CountRuns({}), 0);
+  EXPECT_TRUE((*store)->ListSweeps()->empty());
+}
+
+TEST(ImportTest, AConflictImportsNothing) {
+  ScopedTempDir temp;
+  std::vector<RunRecord> runs = SampleRuns();
+  std::unique_ptr<Store> store = StoreWith(temp.path() / "store.db", {runs[0]});
+  // Another run of the same (sweep, test) as runs[0], beside a new one.
+  RunRecord other = runs[0];
+  other.run_id = "run-from-elsewhere";
+  ASSERT_TRUE(ExportRuns({other, runs[1]}, temp.path() / "x").ok());
+  auto imported = ImportFiles(*store, *CollectParquetFiles({temp.path() / "x"}), "x");
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kAlreadyExists) << imported.status();
+  EXPECT_EQ(*store->CountRuns({}), 1);
+}
+
+TEST(ImportTest, CollectParquetFilesFindsFilesUnderDirectories) {
+  ScopedTempDir temp;
+  ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path()).ok());
+  ASSERT_TRUE(WriteFileAtomic(temp.path() / "notes.txt", "not data").ok());
+  auto files = CollectParquetFiles({temp.path(), temp.path() / "torch-unknown"});
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), 3u);
+  EXPECT_TRUE(std::is_sorted(files->begin(), files->end()));
+  EXPECT_EQ(CollectParquetFiles({temp.path() / "missing"}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace compatlab

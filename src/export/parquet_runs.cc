@@ -1,0 +1,466 @@
+#include "export/parquet_runs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "arrow/api.h"
+#include "arrow/io/memory.h"
+#include "fmt/format.h"
+#include "parquet/arrow/reader.h"
+#include "parquet/arrow/writer.h"
+#include "parquet/properties.h"
+#include "store/schema.h"
+#include "util/utf8.h"
+
+namespace compatlab {
+namespace {
+
+constexpr std::string_view kTimestampUnit = "UTC ISO 8601";
+constexpr std::string_view kKindParams = "kind_params";
+// Rows per row group: an export of one stack is one row group unless huge.
+constexpr int64_t kRowGroupRows = int64_t{1} << 20;
+constexpr int kZstdLevel = 3;
+
+bool IsTimestamp(const FieldDef& field) { return field.unit == kTimestampUnit; }
+bool IsKindParams(const FieldDef& field) { return field.name == kKindParams; }
+
+std::shared_ptr<arrow::DataType> ArrowType(const FieldDef& field) {
+  if (IsTimestamp(field)) return arrow::timestamp(arrow::TimeUnit::MILLI, "UTC");
+  if (IsKindParams(field)) return arrow::map(arrow::utf8(), arrow::utf8());
+  switch (field.type) {
+    case FieldType::kInteger:
+      return arrow::int64();
+    case FieldType::kReal:
+      return arrow::float64();
+    case FieldType::kText:
+      break;
+  }
+  return arrow::utf8();
+}
+
+std::shared_ptr<arrow::Schema> MakeSchema() {
+  arrow::FieldVector fields;
+  for (const FieldDef& field : ResultFields()) {
+    fields.push_back(arrow::field(std::string(field.name), ArrowType(field), field.nullable));
+  }
+  return arrow::schema(std::move(fields),
+                       arrow::key_value_metadata({std::string(kParquetSchemaVersionKey)},
+                                                 {std::to_string(kSchemaVersion)}));
+}
+
+absl::Status FromArrow(const arrow::Status& status, std::string_view context) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::InternalError(fmt::format("{}: {}", context, status.ToString()));
+}
+
+absl::Status Invalid(const std::string& name, const std::string& what) {
+  return absl::InvalidArgumentError(fmt::format("{}: {}", name, what));
+}
+
+// --- writing ---------------------------------------------------------------
+
+// Appends one record's value of one field to its column builder.
+using AppendFn = std::function<arrow::Status(const RunRecord&)>;
+
+struct Column {
+  std::shared_ptr<arrow::ArrayBuilder> builder;
+  AppendFn append;
+};
+
+Column MakeColumn(const FieldDef& field, arrow::MemoryPool* pool) {
+  Column column;
+  if (IsKindParams(field)) {
+    auto keys = std::make_shared<arrow::StringBuilder>(pool);
+    auto items = std::make_shared<arrow::StringBuilder>(pool);
+    auto map = std::make_shared<arrow::MapBuilder>(pool, keys, items, ArrowType(field));
+    column.builder = map;
+    column.append = [map, keys, items](const RunRecord& r) -> arrow::Status {
+      ARROW_RETURN_NOT_OK(map->Append());
+      for (const auto& [key, value] : r.spec.kind_params) {
+        ARROW_RETURN_NOT_OK(keys->Append(ToValidUtf8(key)));
+        ARROW_RETURN_NOT_OK(items->Append(ToValidUtf8(value)));
+      }
+      return arrow::Status::OK();
+    };
+    return column;
+  }
+  if (IsTimestamp(field)) {
+    auto builder = std::make_shared<arrow::TimestampBuilder>(ArrowType(field), pool);
+    column.builder = builder;
+    column.append = [builder, &field](const RunRecord& r) -> arrow::Status {
+      const FieldValue value = field.get(r);
+      const std::string* text = std::get_if<std::string>(&value);
+      if (text == nullptr) return builder->AppendNull();
+      absl::StatusOr<int64_t> millis = ParseTimestampMillis(*text);
+      if (!millis.ok()) {
+        return arrow::Status::Invalid("run ", r.run_id, ": ", field.name, ": ",
+                                      std::string(millis.status().message()));
+      }
+      return builder->Append(*millis);
+    };
+    return column;
+  }
+  switch (field.type) {
+    case FieldType::kInteger: {
+      auto builder = std::make_shared<arrow::Int64Builder>(pool);
+      column.builder = builder;
+      column.append = [builder, &field](const RunRecord& r) -> arrow::Status {
+        const FieldValue value = field.get(r);
+        if (const auto* v = std::get_if<int64_t>(&value)) return builder->Append(*v);
+        return builder->AppendNull();
+      };
+      return column;
+    }
+    case FieldType::kReal: {
+      auto builder = std::make_shared<arrow::DoubleBuilder>(pool);
+      column.builder = builder;
+      column.append = [builder, &field](const RunRecord& r) -> arrow::Status {
+        const FieldValue value = field.get(r);
+        if (const auto* v = std::get_if<double>(&value)) return builder->Append(*v);
+        return builder->AppendNull();
+      };
+      return column;
+    }
+    case FieldType::kText:
+      break;
+  }
+  auto builder = std::make_shared<arrow::StringBuilder>(pool);
+  column.builder = builder;
+  column.append = [builder, &field](const RunRecord& r) -> arrow::Status {
+    const FieldValue value = field.get(r);
+    if (const auto* v = std::get_if<std::string>(&value)) return builder->Append(ToValidUtf8(*v));
+    return builder->AppendNull();
+  };
+  return column;
+}
+
+std::shared_ptr<parquet::WriterProperties> WriterProperties() {
+  parquet::WriterProperties::Builder builder;
+  builder.version(parquet::ParquetVersion::PARQUET_2_6)
+      ->data_page_version(parquet::ParquetDataPageVersion::V1)
+      ->compression(parquet::Compression::ZSTD)
+      ->compression_level(kZstdLevel)
+      ->max_row_group_length(kRowGroupRows)
+      ->enable_dictionary()
+      ->enable_statistics()
+      ->created_by(parquet::DEFAULT_CREATED_BY);
+  return builder.build();
+}
+
+absl::StatusOr<std::string> WriteTable(const std::vector<RunRecord>& runs) {
+  arrow::MemoryPool* pool = arrow::system_memory_pool();
+  std::vector<Column> columns;
+  for (const FieldDef& field : ResultFields()) columns.push_back(MakeColumn(field, pool));
+  for (const RunRecord& run : runs) {
+    for (Column& column : columns) {
+      arrow::Status status = column.append(run);
+      if (status.IsInvalid()) return absl::InvalidArgumentError(status.message());
+      if (!status.ok()) return FromArrow(status, "building the export");
+    }
+  }
+  arrow::ArrayVector arrays;
+  for (Column& column : columns) {
+    std::shared_ptr<arrow::Array> array;
+    if (absl::Status s = FromArrow(column.builder->Finish(&array), "building the export");
+        !s.ok()) {
+      return s;
+    }
+    arrays.push_back(std::move(array));
+  }
+  std::shared_ptr<arrow::Table> table =
+      arrow::Table::Make(RunsArrowSchema(), std::move(arrays), static_cast<int64_t>(runs.size()));
+  if (absl::Status s = FromArrow(table->ValidateFull(), "building the export"); !s.ok()) return s;
+
+  auto sink = arrow::io::BufferOutputStream::Create(1 << 16, pool);
+  if (!sink.ok()) return FromArrow(sink.status(), "writing Parquet");
+  parquet::ArrowWriterProperties::Builder arrow_properties;
+  arrow_properties.store_schema();  // exact Arrow types (the timestamps' "UTC") for readers
+  if (absl::Status s = FromArrow(
+          parquet::arrow::WriteTable(*table, pool, *sink, kRowGroupRows, WriterProperties(),
+                                     arrow_properties.build()),
+          "writing Parquet");
+      !s.ok()) {
+    return s;
+  }
+  auto buffer = (*sink)->Finish();
+  if (!buffer.ok()) return FromArrow(buffer.status(), "writing Parquet");
+  return (*buffer)->ToString();
+}
+
+// --- reading ---------------------------------------------------------------
+
+bool IsStringType(const arrow::DataType& type) {
+  return type.id() == arrow::Type::STRING || type.id() == arrow::Type::LARGE_STRING ||
+         type.id() == arrow::Type::STRING_VIEW;
+}
+
+// Element `i` of a string, large_string or string_view array.
+std::string_view StringAt(const arrow::Array& array, int64_t i) {
+  switch (array.type_id()) {
+    case arrow::Type::LARGE_STRING:
+      return static_cast<const arrow::LargeStringArray&>(array).GetView(i);
+    case arrow::Type::STRING_VIEW:
+      return static_cast<const arrow::StringViewArray&>(array).GetView(i);
+    default:
+      return static_cast<const arrow::StringArray&>(array).GetView(i);
+  }
+}
+
+// Why the column `type` cannot hold `field`, or "" when it can.
+std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type) {
+  const std::string expected = ArrowType(field)->ToString();
+  bool ok = false;
+  if (IsTimestamp(field)) {
+    if (type.id() == arrow::Type::TIMESTAMP) {
+      const auto& ts = static_cast<const arrow::TimestampType&>(type);
+      ok = ts.unit() == arrow::TimeUnit::MILLI &&
+           (ts.timezone() == "UTC" || ts.timezone() == "+00:00");
+    }
+  } else if (IsKindParams(field)) {
+    if (type.id() == arrow::Type::MAP) {
+      const auto& map = static_cast<const arrow::MapType&>(type);
+      ok = IsStringType(*map.key_type()) && IsStringType(*map.item_type());
+    }
+  } else if (field.type == FieldType::kInteger) {
+    ok = type.id() == arrow::Type::INT64;
+  } else if (field.type == FieldType::kReal) {
+    ok = type.id() == arrow::Type::DOUBLE;
+  } else {
+    ok = IsStringType(type);
+  }
+  if (ok) return "";
+  return fmt::format("column {} has type {}, expected {}", field.name, type.ToString(), expected);
+}
+
+// The value of row `i` of `array` (holding `field`) as the store holds it.
+absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& array, int64_t i) {
+  if (array.IsNull(i)) return FieldValue(std::monostate{});
+  if (IsTimestamp(field)) {
+    return FieldValue(
+        FormatTimestampMillis(static_cast<const arrow::TimestampArray&>(array).Value(i)));
+  }
+  if (IsKindParams(field)) {
+    const auto& map = static_cast<const arrow::MapArray&>(array);
+    const int64_t begin = map.value_offset(i);
+    const int64_t end = begin + map.value_length(i);
+    std::map<std::string, std::string> params;
+    for (int64_t j = begin; j < end; ++j) {
+      if (map.items()->IsNull(j)) {
+        return absl::InvalidArgumentError(
+            fmt::format("kind_params: NULL value of key '{}'", StringAt(*map.keys(), j)));
+      }
+      auto [it, inserted] = params.emplace(std::string(StringAt(*map.keys(), j)),
+                                           std::string(StringAt(*map.items(), j)));
+      if (!inserted) {
+        return absl::InvalidArgumentError(fmt::format("kind_params: key '{}' twice", it->first));
+      }
+    }
+    return FieldValue(KindParamsToJson(params));
+  }
+  switch (field.type) {
+    case FieldType::kInteger:
+      return FieldValue(static_cast<const arrow::Int64Array&>(array).Value(i));
+    case FieldType::kReal:
+      return FieldValue(static_cast<const arrow::DoubleArray&>(array).Value(i));
+    case FieldType::kText:
+      break;
+  }
+  return FieldValue(std::string(StringAt(array, i)));
+}
+
+// The file's table, and the key-value metadata of its footer.
+struct FileContents {
+  std::shared_ptr<arrow::Table> table;
+  std::shared_ptr<const arrow::KeyValueMetadata> metadata;
+};
+
+absl::StatusOr<FileContents> ReadTable(std::string_view bytes, const std::string& name) {
+  arrow::MemoryPool* pool = arrow::system_memory_pool();
+  auto buffer = std::make_shared<arrow::Buffer>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int64_t>(bytes.size()));
+  auto input = std::make_shared<arrow::io::BufferReader>(buffer);
+  parquet::arrow::FileReaderBuilder builder;
+  if (arrow::Status s = builder.Open(input); !s.ok()) {
+    return Invalid(name, "not a readable Parquet file: " + s.message());
+  }
+  parquet::ArrowReaderProperties properties(/*use_threads=*/false);
+  builder.memory_pool(pool)->properties(properties);
+  auto reader = builder.Build();
+  if (!reader.ok()) return Invalid(name, "not a readable Parquet file: " + reader.status().message());
+  FileContents contents;
+  contents.metadata = (*reader)->parquet_reader()->metadata()->key_value_metadata();
+  auto table = (*reader)->ReadTable();
+  if (!table.ok()) return Invalid(name, "corrupt Parquet data: " + table.status().message());
+  if (arrow::Status s = (*table)->ValidateFull(); !s.ok()) {
+    return Invalid(name, "corrupt data: " + s.message());
+  }
+  auto combined = (*table)->CombineChunks(pool);
+  if (!combined.ok()) return Invalid(name, "corrupt data: " + combined.status().message());
+  contents.table = *combined;
+  return contents;
+}
+
+absl::Status CheckSchema(const arrow::Schema& schema,
+                         const std::shared_ptr<const arrow::KeyValueMetadata>& metadata,
+                         const std::string& name) {
+  if (metadata != nullptr) {
+    const int index = metadata->FindKey(std::string(kParquetSchemaVersionKey));
+    if (index >= 0) {
+      const std::string& text = metadata->value(index);
+      int version = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+      if (ec != std::errc() || end != text.data() + text.size() || version < 1) {
+        return Invalid(name, fmt::format("bad {} '{}'", kParquetSchemaVersionKey, text));
+      }
+      if (version > kSchemaVersion) {
+        return Invalid(name, fmt::format("written with schema version {}, newer than this "
+                                         "compatlab's ({}); use a newer compatlab",
+                                         version, kSchemaVersion));
+      }
+    }
+  }
+  std::set<std::string> known;
+  for (const FieldDef& field : ResultFields()) {
+    known.insert(std::string(field.name));
+    const std::vector<int> indices = schema.GetAllFieldIndices(std::string(field.name));
+    if (indices.empty()) {
+      return Invalid(name, fmt::format("not a compatlab runs file: no column {}", field.name));
+    }
+    if (indices.size() > 1) {
+      return Invalid(name, fmt::format("column {} appears more than once", field.name));
+    }
+    const int index = indices.front();
+    if (std::string why = TypeMismatch(field, *schema.field(index)->type()); !why.empty()) {
+      return Invalid(name, why);
+    }
+  }
+  for (const auto& field : schema.fields()) {
+    if (known.count(field->name()) == 0) {
+      return Invalid(name, fmt::format("unknown column {}", field->name()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const std::string& name) {
+  auto contents = ReadTable(bytes, name);
+  if (!contents.ok()) return contents.status();
+  const std::shared_ptr<arrow::Table>& table = contents->table;
+  if (absl::Status s = CheckSchema(*table->schema(), contents->metadata, name); !s.ok()) {
+    return s;
+  }
+  const std::vector<FieldDef>& fields = ResultFields();
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  const int64_t rows = table->num_rows();
+  for (const FieldDef& field : fields) {
+    auto column = table->GetColumnByName(std::string(field.name));
+    if (rows > 0 && column->num_chunks() != 1) {
+      return Invalid(name, fmt::format("column {}: unexpected chunking", field.name));
+    }
+    columns.push_back(rows > 0 ? column->chunk(0) : nullptr);
+  }
+  std::vector<RunRecord> runs;
+  runs.reserve(static_cast<size_t>(rows));
+  std::set<std::string> run_ids;
+  for (int64_t row = 0; row < rows; ++row) {
+    RunRecord& record = runs.emplace_back();
+    for (size_t f = 0; f < fields.size(); ++f) {
+      absl::StatusOr<FieldValue> value = ValueAt(fields[f], *columns[f], row);
+      absl::Status status = value.ok() ? fields[f].set(*value, record) : value.status();
+      if (!status.ok()) {
+        return Invalid(name, fmt::format("row {}: {}", row, std::string(status.message())));
+      }
+    }
+    if (record.run_id.empty() || record.sweep_id.empty()) {
+      return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
+    }
+    if (const std::string test_id = record.spec.TestId(); test_id != record.test_id) {
+      return Invalid(name, fmt::format("row {} (run {}): test_id {} is not the hash of the "
+                                       "row's test fields ({})",
+                                       row, record.run_id, record.test_id, test_id));
+    }
+    if (!run_ids.insert(record.run_id).second) {
+      return Invalid(name, fmt::format("row {}: run {} appears twice", row, record.run_id));
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+const std::shared_ptr<arrow::Schema>& RunsArrowSchema() {
+  static const auto* const schema = new std::shared_ptr<arrow::Schema>(MakeSchema());
+  return *schema;
+}
+
+void SortRunsForExport(std::vector<RunRecord>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return std::tie(a.spec.model_id, a.test_id, a.started_at, a.run_id) <
+           std::tie(b.spec.model_id, b.test_id, b.started_at, b.run_id);
+  });
+}
+
+absl::StatusOr<std::string> RunsToParquet(std::vector<RunRecord> runs) {
+  SortRunsForExport(runs);
+  try {
+    return WriteTable(runs);
+  } catch (const std::exception& e) {
+    return absl::InternalError(fmt::format("writing Parquet: {}", e.what()));
+  }
+}
+
+absl::StatusOr<std::vector<RunRecord>> RunsFromParquet(std::string_view bytes,
+                                                       const std::string& name) {
+  try {
+    return ParseRuns(bytes, name);
+  } catch (const std::exception& e) {
+    // parquet-cpp throws ParquetException from some decoding paths.
+    return Invalid(name, fmt::format("corrupt Parquet data: {}", e.what()));
+  }
+}
+
+absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, ms = 0;
+  char z = 0;
+  int consumed = 0;
+  const std::string copy(text);
+  const bool parsed = text.size() == 24 &&
+                      std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c%n", &y, &mo, &d,
+                                  &h, &mi, &s, &ms, &z, &consumed) == 8 &&
+                      consumed == 24 && z == 'Z';
+  if (parsed) {
+    using namespace std::chrono;
+    const year_month_day date{year{y}, month{static_cast<unsigned>(mo)},
+                              day{static_cast<unsigned>(d)}};
+    if (date.ok() && h < 24 && mi < 60 && s < 60) {
+      const int64_t days = sys_days{date}.time_since_epoch().count();
+      const int64_t millis = ((days * 24 + h) * 60 + mi) * 60'000 + s * 1000 + ms;
+      // Rejects what sscanf tolerated (signs, spaces): only the canonical text.
+      if (FormatTimestampMillis(millis) == text) return millis;
+    }
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("'{}' is not a UTC timestamp like 2026-11-30T02:24:35.123Z", text));
+}
+
+std::string FormatTimestampMillis(int64_t millis) {
+  using namespace std::chrono;
+  const sys_time<milliseconds> time{milliseconds{millis}};
+  const sys_days days = floor<std::chrono::days>(time);
+  const year_month_day date{days};
+  const hh_mm_ss<milliseconds> clock{time - days};
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z", int{date.year()},
+                     unsigned{date.month()}, unsigned{date.day()}, clock.hours().count(),
+                     clock.minutes().count(), clock.seconds().count(),
+                     clock.subseconds().count());
+}
+
+}  // namespace compatlab

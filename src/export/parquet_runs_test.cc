@@ -1,0 +1,205 @@
+#include "export/parquet_runs.h"
+
+#include <string>
+
+#include "arrow/api.h"
+#include "arrow/io/memory.h"
+#include "gtest/gtest.h"
+#include "parquet/arrow/reader.h"
+#include "parquet/arrow/writer.h"
+#include "store/schema.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+using test::FullRun;
+using test::MakeRun;
+using test::MakeSpec;
+
+// The Arrow table of a Parquet file.
+std::shared_ptr<arrow::Table> TableOf(const std::string& bytes) {
+  auto input = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
+  auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool());
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  auto table = (*reader)->ReadTable();
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  return *table;
+}
+
+// `table` as a Parquet file, written with the library's defaults (as another
+// tool would), with its schema and metadata when `store_schema` (as pyarrow does).
+std::string BytesOf(const arrow::Table& table, bool store_schema = false) {
+  auto sink = *arrow::io::BufferOutputStream::Create();
+  parquet::ArrowWriterProperties::Builder arrow_properties;
+  if (store_schema) arrow_properties.store_schema();
+  EXPECT_TRUE(parquet::arrow::WriteTable(table, arrow::default_memory_pool(), sink,
+                                         parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
+                                         parquet::default_writer_properties(),
+                                         arrow_properties.build())
+                  .ok());
+  return (*sink->Finish())->ToString();
+}
+
+std::string ParquetOf(std::vector<RunRecord> runs) {
+  auto bytes = RunsToParquet(std::move(runs));
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.ok() ? *bytes : "";
+}
+
+void ExpectSameFields(const RunRecord& a, const RunRecord& b) {
+  for (const FieldDef& f : ResultFields()) EXPECT_EQ(f.get(a), f.get(b)) << f.name;
+}
+
+// The message of rejecting `bytes` contains `needle`.
+void ExpectRejected(const std::string& bytes, const std::string& needle) {
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_FALSE(runs.ok()) << "expected a rejection containing: " << needle;
+  EXPECT_EQ(runs.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(runs.status().message());
+  EXPECT_EQ(message.rfind("f.parquet: ", 0), 0u) << message;
+  EXPECT_NE(message.find(needle), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(TimestampTest, RoundTripsTheCanonicalFormOnly) {
+  auto millis = ParseTimestampMillis("2026-11-30T02:24:35.123Z");
+  ASSERT_TRUE(millis.ok()) << millis.status();
+  EXPECT_EQ(*millis, 1796005475123);
+  EXPECT_EQ(FormatTimestampMillis(*millis), "2026-11-30T02:24:35.123Z");
+  EXPECT_EQ(*ParseTimestampMillis("1970-01-01T00:00:00.000Z"), 0);
+  EXPECT_EQ(FormatTimestampMillis(-1), "1969-12-31T23:59:59.999Z");
+  for (const char* bad : {"", "2026-11-30T02:24:35Z", "2026-11-30T02:24:35.123+00:00",
+                          "2026-13-30T02:24:35.123Z", "2026-02-30T02:24:35.123Z",
+                          " 2026-11-30T02:24:35.12Z", "2026-11-30 02:24:35.123Z",
+                          "2026-11-30T24:00:00.000Z"}) {
+    EXPECT_FALSE(ParseTimestampMillis(bad).ok()) << bad;
+  }
+}
+
+TEST(ParquetRunsTest, SchemaIsTheResultFieldsTyped) {
+  const auto& schema = RunsArrowSchema();
+  const std::vector<FieldDef>& fields = ResultFields();
+  ASSERT_EQ(schema->num_fields(), static_cast<int>(fields.size()));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const auto& column = schema->field(static_cast<int>(i));
+    EXPECT_EQ(column->name(), fields[i].name);
+    EXPECT_EQ(column->nullable(), fields[i].nullable) << fields[i].name;
+  }
+  EXPECT_EQ(schema->GetFieldByName("run_id")->type()->ToString(), "string");
+  EXPECT_EQ(schema->GetFieldByName("seq_len")->type()->ToString(), "int64");
+  EXPECT_EQ(schema->GetFieldByName("wall_s")->type()->ToString(), "double");
+  EXPECT_EQ(schema->GetFieldByName("started_at")->type()->ToString(),
+            "timestamp[ms, tz=UTC]");
+  EXPECT_EQ(schema->GetFieldByName("finished_at")->type()->ToString(),
+            "timestamp[ms, tz=UTC]");
+  EXPECT_EQ(schema->GetFieldByName("kind_params")->type()->id(), arrow::Type::MAP);
+}
+
+TEST(ParquetRunsTest, RoundTripKeepsEveryField) {
+  RunRecord full = FullRun("s1");
+  RunRecord minimal = MakeRun("s1", MakeSpec("gpt2"), TestStatus::kTimeout);
+  const std::string bytes = ParquetOf({full, minimal});
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 2u);
+  // Sorted by model_id: hf:gpt2 before hf:llama.
+  ExpectSameFields((*runs)[0], minimal);
+  // The stderr tail held bytes that are not UTF-8: each became U+FFFD.
+  full.result.stderr_tail = std::string("err\xEF\xBF\xBD\xEF\xBF\xBD bytes\0inside", 23);
+  ExpectSameFields((*runs)[1], full);
+  EXPECT_FALSE((*runs)[0].result.build_s.has_value());
+
+  std::shared_ptr<arrow::Table> table = TableOf(bytes);
+  EXPECT_EQ(table->schema()->field(0)->name(), "run_id");
+  EXPECT_EQ(table->GetColumnByName("started_at")->type()->ToString(), "timestamp[ms, tz=UTC]");
+  EXPECT_EQ(table->GetColumnByName("build_s")->null_count(), 1);
+  auto metadata = table->schema()->metadata();
+  ASSERT_NE(metadata, nullptr);
+  EXPECT_EQ(*metadata->Get(std::string(kParquetSchemaVersionKey)),
+            std::to_string(kSchemaVersion));
+}
+
+TEST(ParquetRunsTest, NoRunsIsAnEmptyFileWithTheSchema) {
+  const std::string bytes = ParquetOf({});
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_TRUE(runs->empty());
+  EXPECT_EQ(TableOf(bytes)->num_columns(), static_cast<int>(ResultFields().size()));
+}
+
+TEST(ParquetRunsTest, RejectsATimestampThatIsNotCanonical) {
+  RunRecord run = MakeRun("s1", MakeSpec("gpt2"));
+  run.finished_at = "yesterday";
+  auto bytes = RunsToParquet({run});
+  EXPECT_EQ(bytes.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bytes.status().message()).find(run.run_id), std::string::npos);
+}
+
+TEST(ParquetRunsTest, RejectsWhatIsNotParquet) {
+  ExpectRejected("", "not a readable Parquet file");
+  ExpectRejected("PAR1 this is not a parquet file PAR1", "not a readable Parquet file");
+  const std::string good = ParquetOf({FullRun("s1")});
+  ExpectRejected(good.substr(0, good.size() / 2), "not a readable Parquet file");
+}
+
+TEST(ParquetRunsTest, RejectsCorruptPages) {
+  std::string bytes = ParquetOf({FullRun("s1"), MakeRun("s1", MakeSpec("gpt2"))});
+  // Overwrite the first column chunk's data (after the "PAR1" magic); the
+  // footer still parses, the pages do not.
+  for (size_t i = 4; i < 200 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_FALSE(runs.ok());
+  EXPECT_EQ(runs.status().code(), absl::StatusCode::kInvalidArgument) << runs.status();
+}
+
+TEST(ParquetRunsTest, RejectsAWrongSchema) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  const int wall = table->schema()->GetFieldIndex("wall_s");
+
+  ExpectRejected(BytesOf(**table->RemoveColumn(wall)), "no column wall_s");
+
+  auto as_text = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(
+      arrow::StringScalar("4.75"), 1)});
+  ExpectRejected(
+      BytesOf(**table->SetColumn(wall, arrow::field("wall_s", arrow::utf8()), *as_text)),
+      "column wall_s has type string, expected double");
+
+  auto extra = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(arrow::Int64Scalar(1), 1)});
+  ExpectRejected(BytesOf(**table->AddColumn(0, arrow::field("bogus", arrow::int64()), *extra)),
+                 "unknown column bogus");
+
+  auto newer = table->ReplaceSchemaMetadata(arrow::key_value_metadata(
+      {std::string(kParquetSchemaVersionKey)}, {std::to_string(kSchemaVersion + 1)}));
+  ExpectRejected(BytesOf(*newer, /*store_schema=*/true), "newer than this compatlab's");
+
+  // A plain re-write (no compatlab metadata, no stored Arrow schema) is fine.
+  auto plain = table->ReplaceSchemaMetadata(nullptr);
+  EXPECT_TRUE(RunsFromParquet(BytesOf(*plain), "f.parquet").ok());
+}
+
+TEST(ParquetRunsTest, RejectsBadValues) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  auto set_string = [&](const std::string& name, std::optional<std::string> value) {
+    const int index = table->schema()->GetFieldIndex(name);
+    std::shared_ptr<arrow::Scalar> scalar =
+        value ? std::static_pointer_cast<arrow::Scalar>(std::make_shared<arrow::StringScalar>(*value))
+              : arrow::MakeNullScalar(arrow::utf8());
+    auto column = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(*scalar, 1)});
+    return BytesOf(**table->SetColumn(index, arrow::field(name, arrow::utf8()), *column));
+  };
+  ExpectRejected(set_string("status", "exploded"), "row 0: ");
+  ExpectRejected(set_string("model_id", "hf:gpt2"), "is not the hash of the row's test fields");
+  ExpectRejected(set_string("error_message", std::nullopt), "NULL in a non-nullable field");
+  ExpectRejected(set_string("run_id", ""), "empty run_id");
+}
+
+TEST(ParquetRunsTest, RejectsARunTwice) {
+  RunRecord run = MakeRun("s1", MakeSpec("gpt2"));
+  RunRecord again = run;
+  again.sweep_id = "s2";
+  ExpectRejected(ParquetOf({run, again}), "appears twice");
+}
+
+}  // namespace
+}  // namespace compatlab
