@@ -43,6 +43,8 @@ _HIDDEN = {"hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "m
 _HIDDEN_SUFFIX = re.compile(r"^[a-z]+_hidden_size$")
 _HEADS = {"num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads",
           "decoder_attention_heads", "attention_heads"}
+# Head counts of a second tower inside one config (pred_num_attention_heads, ...).
+_HEADS_SUFFIX = re.compile(r"^[a-z]+_num_attention_heads$")
 _KV_HEADS = {"num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"}
 _HEAD_DIM = {"head_dim", "d_kv", "attention_head_dim", "kv_channels", "d_head"}
 _INTERMEDIATE = {"intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "n_inner",
@@ -124,7 +126,8 @@ class _Reducer:
             elif (name in _HIDDEN or _HIDDEN_SUFFIX.match(name)) and _is_int(value) and value > TINY_HIDDEN \
                     and not hierarchical:
                 out[name] = TINY_HIDDEN
-            elif name in _HEADS and _is_int(value) and not hierarchical and (value > TINY_HEADS or value == 3):
+            elif (name in _HEADS or _HEADS_SUFFIX.match(name)) and _is_int(value) and not hierarchical and (
+                    value > TINY_HEADS or value == 3):
                 out[name] = TINY_HEADS
             elif name in _KV_HEADS and _is_int(value) and value > 1:
                 out[name] = TINY_HEADS if value == old_heads else TINY_KV_HEADS

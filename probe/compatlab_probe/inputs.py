@@ -69,6 +69,8 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
     wanted = {main, *required}
     if main == "input_ids" and "pixel_values" in params and _two_tower(config, head_kind):
         wanted.add("pixel_values")
+    if main == "pixel_values" and "input_ids" in params and getattr(config, "text_config", None) is not None:
+        wanted.add("input_ids")  # image-to-text models (BLIP): the caption tokens go with the image
     if head_kind in TWO_TOWER_KINDS:
         wanted |= {"input_ids", "pixel_values"}
     if {"grid_thw", "image_grid_thw"} & set(required):
