@@ -5,7 +5,8 @@ decide what is made:
   input_ids      text: input_ids [batch, seq_len] with special-token ids left out,
                  attention_mask; decoder_input_ids for encoder-decoders
   pixel_values   images [batch, channels, size, size] at the vision config's
-                 image size (videos [batch, frames, channels, size, size])
+                 image size (videos [batch, frames, channels, size, size],
+                 image pairs [batch, 2, ...] for keypoint matchers)
   input_values   raw audio [batch, samples], seq_len frames of 320 samples
                  ([batch, channels, samples] for neural audio codecs)
   input_features log-mel features: [batch, mel, 2 * max_source_positions]
@@ -86,13 +87,17 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
         elif name == "pixel_values" and "spatial_shapes" in params:
             inputs.update(_patchified(config, b, gen))
         elif name in ("pixel_values", "pixel_values_videos"):
-            inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"))
+            inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"), pair=_matches_pairs(config))
         elif name == "input_values":
             inputs[name] = _waveform(config, b, s, gen)
         elif name == "input_features":
             inputs[name] = _audio_features(config, b, s, gen)
         elif name in ("grid_thw", "image_grid_thw"):
             inputs.update(_patch_grid(config, name, required, gen))
+    for name in required:  # a required mask of an input made above: all ones
+        base = inputs.get(name[: -len("_mask")]) if name.endswith("_mask") else None
+        if name not in inputs and base is not None:
+            inputs[name] = torch.ones(base.shape[:2], dtype=torch.long)
     if "input_ids" in inputs and "attention_mask" in params:
         inputs["attention_mask"] = torch.ones(b, s, dtype=torch.long)
     if getattr(config, "is_encoder_decoder", False) and "decoder_input_ids" in params:
@@ -100,6 +105,13 @@ def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=Non
     for name, value in hints.items():
         inputs[name] = _from_hint(value, b, s, gen)
     return inputs
+
+
+def _matches_pairs(config):
+    """Keypoint matchers (SuperGlue, LightGlue, LoFTR) take image pairs."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_KEYPOINT_MATCHING_MAPPING_NAMES
+
+    return getattr(config, "model_type", None) in MODEL_FOR_KEYPOINT_MATCHING_MAPPING_NAMES
 
 
 def _two_tower(config, head_kind):
@@ -111,13 +123,16 @@ def _two_tower(config, head_kind):
     return not any("image_token" in name or "vision_start" in name for name in vars(config))
 
 
-def _pixels(config, b, gen, video=False):
+def _pixels(config, b, gen, video=False, pair=False):
+    """Images [batch, C, H, W]; videos [batch, frames, C, H, W]; image pairs [batch, 2, C, H, W]."""
     vision = _vision_config(config)
     h, w = _image_size(config)
     channels = getattr(vision, "num_channels", None) or 3
     frames = getattr(vision, "num_frames", None) or getattr(vision, "frames_per_clip", None)
     if video and not frames:
         frames = 8
+    if pair:
+        frames = 2
     shape = (b, frames, channels, h, w) if frames else (b, channels, h, w)
     return torch.randn(shape, generator=gen)
 
