@@ -9,11 +9,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "cli/diff.h"
+#include "cli/export.h"
+#include "cli/query.h"
 #include "cli/sweep.h"
 #include "nlohmann/json.hpp"
 #include "plan/plan.h"
 #include "plan/suite.h"
-#include "query/runs_format.h"
 #include "query/text_table.h"
 #include "store/record_json.h"
 #include "store/store.h"
@@ -90,43 +92,6 @@ int RunSuites(const SuitesFlags& flags) {
   return kExitOk;
 }
 
-struct RunsFlags {
-  std::string db = "compatlab.db";
-  std::string sweep;
-  std::string model;
-  std::string status;
-  std::string kind;
-  std::string mode;
-  std::string target;
-  int64_t limit = 0;
-  std::string format = "table";
-};
-
-int RunRuns(const RunsFlags& flags) {
-  RunFilter filter;
-  filter.sweep_id = flags.sweep;
-  filter.model = flags.model;
-  filter.kind = flags.kind;
-  filter.mode = flags.mode;
-  filter.target = flags.target;
-  filter.limit = flags.limit;
-  if (!flags.status.empty()) {
-    auto status = ParseTestStatus(flags.status);
-    if (!status.ok()) return Fail(kExitBadInput, status.status());
-    filter.status = *status;
-  }
-  auto store = Store::Open(flags.db, OpenMode::kReadOnly);
-  if (!store.ok()) return Fail(kExitBadInput, store.status());
-  auto runs = (*store)->QueryRuns(filter);
-  if (!runs.ok()) return Fail(kExitFailure, runs.status());
-  if (flags.format == "json") {
-    std::cout << FormatRunsJson(*runs) << "\n";
-  } else {
-    std::cout << FormatRunsTable(*runs);
-  }
-  return kExitOk;
-}
-
 std::string JoinArgs(int argc, char** argv) {
   std::string out;
   for (int i = 0; i < argc; ++i) {
@@ -173,19 +138,50 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json"}));
   suites_cmd->add_option("--python", suites.python, "interpreter that runs the probe");
 
-  RunsFlags runs;
-  CLI::App* runs_cmd = app.add_subcommand("runs", "Show stored results");
-  runs_cmd->add_option("--db", runs.db, "SQLite store")->capture_default_str();
-  runs_cmd->add_option("--sweep", runs.sweep, "only this sweep");
-  runs_cmd->add_option("--model", runs.model, "model id or type substring");
-  runs_cmd->add_option("--status", runs.status, "only this status");
-  runs_cmd->add_option("--kind", runs.kind, "only this kind");
-  runs_cmd->add_option("--mode", runs.mode, "only this mode");
-  runs_cmd->add_option("--target", runs.target, "only this target");
-  runs_cmd->add_option("--limit", runs.limit, "at most this many rows")
-      ->check(CLI::NonNegativeNumber);
-  runs_cmd->add_option("--format", runs.format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  QueryFlags query;
+  CLI::App* query_cmd = app.add_subcommand(
+      "query", "Show stored results: filter, sort, limit; as a table, JSON or CSV");
+  query_cmd->alias("runs");  // the short form
+  AddQueryOptions(*query_cmd, query);
+
+  ExportFlags export_flags;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export", "Write stored results as Parquet, one file per torch/transformers version pair");
+  export_cmd->add_option("--parquet", export_flags.parquet_dir, "output directory")->required();
+  export_cmd->add_option("--db", export_flags.db, "SQLite store")->capture_default_str();
+  AddRunFilterOptions(*export_cmd, export_flags.filter);
+
+  ImportFlags import_flags;
+  import_flags.command_line = JoinArgs(argc, argv);
+  CLI::App* import_cmd = app.add_subcommand(
+      "import", "Merge exported Parquet files (or directories of them) into a store");
+  import_cmd->add_option("paths", import_flags.paths, "Parquet files or directories")
+      ->required();
+  import_cmd->add_option("--db", import_flags.db, "SQLite store (created if missing)")
+      ->capture_default_str();
+
+  DiffFlags diff;
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff", "Compare two sweeps or stacks; check or write expected-status files");
+  diff_cmd->add_option("--db", diff.db, "SQLite store")->capture_default_str();
+  diff_cmd->add_option("--base", diff.base,
+                       "a sweep id, or stack versions: torch=V[,transformers=W]");
+  diff_cmd->add_option("--head", diff.head, "the same, for the side under test")->required();
+  diff_cmd->add_flag("--fail-on-regression", diff.fail_on_regression,
+                     "exit 1 when anything regressed");
+  diff_cmd->add_option("--write-expected", diff.write_expected,
+                       "write head's statuses as an expected-status file");
+  diff_cmd->add_option("--expected", diff.expected,
+                       "check head against an expected-status file; exit 1 on any change");
+  diff_cmd->add_option("--steady-threshold", diff.thresholds.steady,
+                       "relative steady_median_s increase that regresses")
+      ->capture_default_str();
+  diff_cmd->add_option("--prepare-threshold", diff.thresholds.prepare,
+                       "relative prepare_s increase that regresses")
+      ->capture_default_str();
+  diff_cmd->add_option("--memory-threshold", diff.thresholds.memory,
+                       "relative host_peak_rss_bytes increase that regresses")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -203,7 +199,10 @@ int RunCli(int argc, char** argv) {
     return RunSweep(sweep);
   }
   if (*suites_cmd) return RunSuites(suites);
-  if (*runs_cmd) return RunRuns(runs);
+  if (*query_cmd) return RunQuery(query);
+  if (*export_cmd) return RunExport(export_flags);
+  if (*import_cmd) return RunImport(import_flags);
+  if (*diff_cmd) return RunDiff(diff);
   return kExitBadInput;
 }
 

@@ -1,6 +1,7 @@
 #include "export/dataset.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <utility>
@@ -86,10 +87,8 @@ absl::StatusOr<std::vector<fs::path>> CollectParquetFiles(const std::vector<fs::
   return std::vector<fs::path>(files.begin(), files.end());
 }
 
-absl::StatusOr<ImportResult> ImportFiles(Store& store, const std::vector<fs::path>& files,
-                                         const std::string& args) {
-  ImportResult result;
-  std::vector<RunRecord> runs;
+ReadRunsResult ReadRunFiles(const std::vector<fs::path>& files) {
+  ReadRunsResult result;
   for (const fs::path& file : files) {
     absl::StatusOr<std::string> bytes = ReadFile(file);
     if (!bytes.ok()) {
@@ -103,11 +102,20 @@ absl::StatusOr<ImportResult> ImportFiles(Store& store, const std::vector<fs::pat
       continue;
     }
     ++result.files;
-    result.runs_read += static_cast<int64_t>(file_runs->size());
-    std::move(file_runs->begin(), file_runs->end(), std::back_inserter(runs));
+    std::move(file_runs->begin(), file_runs->end(), std::back_inserter(result.runs));
   }
+  return result;
+}
+
+absl::StatusOr<ImportResult> ImportFiles(Store& store, const std::vector<fs::path>& files,
+                                         const std::string& args) {
+  ReadRunsResult read = ReadRunFiles(files);
+  ImportResult result;
+  result.rejected = std::move(read.rejected);
+  result.files = read.files;
+  result.runs_read = static_cast<int64_t>(read.runs.size());
   if (!result.rejected.empty()) return result;
-  absl::StatusOr<MergeStats> merged = store.MergeRuns(runs, args);
+  absl::StatusOr<MergeStats> merged = store.MergeRuns(read.runs, args);
   if (!merged.ok()) return merged.status();
   result.merged = *merged;
   return result;

@@ -46,6 +46,15 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
 absl::StatusOr<std::vector<std::filesystem::path>> CollectParquetFiles(
     const std::vector<std::filesystem::path>& paths);
 
+// The runs of `files`, each file read and checked whole (RunsFromParquet).
+struct ReadRunsResult {
+  // One error per rejected file ("<path>: <why>", one line).
+  std::vector<absl::Status> rejected;
+  std::vector<RunRecord> runs;  // of the files not rejected, file by file
+  int64_t files = 0;            // files read and accepted
+};
+ReadRunsResult ReadRunFiles(const std::vector<std::filesystem::path>& files);
+
 struct ImportResult {
   // One error per rejected file ("<path>: <why>"). When not empty, nothing
   // was imported.
@@ -56,7 +65,7 @@ struct ImportResult {
 };
 
 // Imports `files` into `store`. Every file is read and checked whole first
-// (RunsFromParquet); if any is rejected, nothing is written. Otherwise every
+// (ReadRunFiles); if any is rejected, nothing is written. Otherwise every
 // run of every file is merged in one transaction (Store::MergeRuns: idempotent
 // by run_id). `args` is recorded as the args of the sweeps it creates.
 // Errors: the store's (then nothing was written either).

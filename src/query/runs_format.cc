@@ -8,6 +8,8 @@
 #include "nlohmann/json.hpp"
 #include "query/text_table.h"
 #include "store/record_json.h"
+#include "store/schema.h"
+#include "util/utf8.h"
 
 namespace compatlab {
 namespace {
@@ -53,6 +55,45 @@ std::string FormatRunsJson(const std::vector<RunRecord>& runs) {
   nlohmann::ordered_json array = nlohmann::ordered_json::array();
   for (const RunRecord& run : runs) array.push_back(RunRecordToJson(run));
   return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string CsvField(std::string_view text) {
+  const bool quote = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.back() == ' '));
+  if (!quote) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string FormatRunsCsv(const std::vector<RunRecord>& runs) {
+  constexpr std::string_view kLineEnd = "\r\n";
+  const std::vector<FieldDef>& fields = ResultFields();
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += ',';
+    out += CsvField(fields[i].name);
+  }
+  out += kLineEnd;
+  for (const RunRecord& run : runs) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) out += ',';
+      const FieldValue value = fields[i].get(run);
+      if (const auto* v = std::get_if<int64_t>(&value)) {
+        out += fmt::format("{}", *v);
+      } else if (const auto* d = std::get_if<double>(&value)) {
+        out += fmt::format("{}", *d);
+      } else if (const auto* t = std::get_if<std::string>(&value)) {
+        out += CsvField(ToValidUtf8(*t));
+      }
+    }
+    out += kLineEnd;
+  }
+  return out;
 }
 
 std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {

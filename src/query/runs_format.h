@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/records.h"
@@ -30,6 +31,18 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs,
 // kind_params as its canonical JSON text. Bytes that are not valid UTF-8 (a
 // cut output tail) become U+FFFD. Two-space indentation, ends in '\n'.
 std::string FormatRunsJson(const std::vector<RunRecord>& runs);
+
+// RFC 4180 CSV: a header line with every field of schema.h (in schema
+// order), then one record per run; lines end in CRLF. A NULL metric is an
+// empty field; numbers are written as the shortest text that reads back to
+// the same value; kind_params is its canonical JSON text; text that is not
+// valid UTF-8 gets U+FFFD in place of each ill-formed sequence. Fields are
+// quoted as CsvField does.
+std::string FormatRunsCsv(const std::vector<RunRecord>& runs);
+
+// One CSV field: quoted (and its '"' doubled) when it holds a comma, a
+// double quote, CR or LF, or starts or ends with a space; else as is.
+std::string CsvField(std::string_view text);
 
 // Counts per model type (rows, sorted; model_id when model_type is empty) and
 // status (columns: the statuses present, in AllTestStatuses() order), with a

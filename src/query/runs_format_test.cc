@@ -107,5 +107,40 @@ TEST(RunsFormatTest, SweepSummaryCountsModelTypeByStatus) {
   EXPECT_EQ(FormatSweepSummary({}), "no runs\n");
 }
 
+TEST(RunsFormatTest, CsvFieldQuotesPerRfc4180) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(CsvField(" padded "), "\" padded \"");
+}
+
+TEST(RunsFormatTest, CsvHasEverySchemaFieldAndOneRecordPerRun) {
+  RunRecord full = FullRun("s1");
+  RunRecord minimal = MakeRun("s1", MakeSpec("gpt2"));
+  const std::string csv = FormatRunsCsv({full, minimal});
+  std::string header;
+  for (const FieldDef& f : ResultFields()) header += (header.empty() ? "" : ",") + std::string(f.name);
+  ASSERT_EQ(csv.substr(0, header.size() + 2), header + "\r\n");
+  // kind_params JSON is quoted with its quotes doubled; the model path too.
+  EXPECT_NE(csv.find("\"{\"\"b\"\":\"\"x\\\"\"y\"\",\"\"new_tokens\"\":\"\"16\"\"}\""),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",\"/models/it's \"\"quoted\"\"\","), std::string::npos);
+  // A metric: shortest round-trip text; NULL: empty.
+  EXPECT_NE(csv.find(",0.00125,"), std::string::npos);
+  EXPECT_NE(csv.find(",,"), std::string::npos);
+  // The tail with bytes that are not UTF-8 holds U+FFFD instead.
+  EXPECT_NE(csv.find("err\xEF\xBF\xBD\xEF\xBF\xBD bytes"), std::string::npos);
+  // Three records: the stderr tail holds no line break, so every CRLF ends one.
+  size_t records = 0;
+  for (size_t at = csv.find("\r\n"); at != std::string::npos; at = csv.find("\r\n", at + 2)) {
+    ++records;
+  }
+  EXPECT_EQ(records, 3u);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -1,0 +1,34 @@
+// `compatlab export` (the Parquet dataset, one file per stack) and
+// `compatlab import` (such files merged into a store). doc/dataset.md.
+#ifndef COMPATLAB_CLI_EXPORT_H_
+#define COMPATLAB_CLI_EXPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "cli/query.h"
+
+namespace compatlab {
+
+struct ExportFlags {
+  std::string db = "compatlab.db";
+  std::string parquet_dir;
+  RunFilterFlags filter;
+};
+
+// Writes the matching runs under flags.parquet_dir. Exit codes as in cli/common.h.
+int RunExport(const ExportFlags& flags);
+
+struct ImportFlags {
+  std::string db = "compatlab.db";
+  std::vector<std::string> paths;
+  std::string command_line;  // recorded as the args of the sweeps it creates
+};
+
+// Imports the Parquet files under flags.paths into flags.db (created if
+// missing). A rejected file: one line on stderr each, nothing imported, exit 2.
+int RunImport(const ImportFlags& flags);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CLI_EXPORT_H_

@@ -1,0 +1,312 @@
+#include "query/diff.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "fmt/format.h"
+#include "query/error_signature.h"
+#include "query/text_table.h"
+
+namespace compatlab {
+namespace {
+
+constexpr ChangeKind kAllKinds[] = {
+    ChangeKind::kNewlyFailing,  ChangeKind::kNewlyPassing,  ChangeKind::kStatusChanged,
+    ChangeKind::kSignatureChanged, ChangeKind::kSlowerSteady, ChangeKind::kSlowerPrepare,
+    ChangeKind::kMoreMemory,    ChangeKind::kDifferentCpu,  ChangeKind::kOnlyInBase,
+    ChangeKind::kOnlyInHead,
+};
+
+std::string StatusText(const RunRecord& run) {
+  std::string status(TestStatusName(run.result.status));
+  if (run.result.status == TestStatus::kCrash && !run.result.status_detail.empty()) {
+    status += "(" + run.result.status_detail + ")";
+  }
+  return status;
+}
+
+std::string Signature(const RunRecord& run) {
+  return ErrorSignature(run.result.error_type, run.result.error_message);
+}
+
+std::optional<double> AsDouble(const std::optional<int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+// The seconds or bytes `value` for people.
+std::string Figure(double value, bool bytes) {
+  if (bytes) return fmt::format("{:.1f} MiB", value / (1024.0 * 1024.0));
+  if (value < 1.0) return fmt::format("{:.2f} ms", value * 1000.0);
+  return fmt::format("{:.3f} s", value);
+}
+
+// A Change when `head` regressed against `base` by more than `threshold`
+// and more than both spreads.
+std::optional<Change> MetricRegression(ChangeKind kind, std::optional<double> base,
+                                       std::optional<double> head, double threshold,
+                                       double base_spread, double head_spread, bool bytes) {
+  if (!base || !head || *base <= 0) return std::nullopt;
+  const double delta = *head - *base;
+  if (*head <= *base * (1.0 + threshold)) return std::nullopt;
+  if (delta <= base_spread || delta <= head_spread) return std::nullopt;
+  Change change;
+  change.kind = kind;
+  change.detail = fmt::format("+{:.1f}% ({} -> {}, threshold +{:.0f}%", 100.0 * delta / *base,
+                              Figure(*base, bytes), Figure(*head, bytes), 100.0 * threshold);
+  if (base_spread > 0 || head_spread > 0) {
+    change.detail += fmt::format(", spread {} / {}", Figure(base_spread, bytes),
+                                 Figure(head_spread, bytes));
+  }
+  change.detail += ")";
+  return change;
+}
+
+double SteadySpread(const RunResult& r) {
+  if (!r.steady_median_s || !r.steady_p90_s) return 0;
+  return std::max(0.0, *r.steady_p90_s - *r.steady_median_s);
+}
+
+// The changes between two runs of one test.
+std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
+                            const DiffThresholds& thresholds) {
+  std::vector<Change> changes;
+  const TestStatus b = base.result.status;
+  const TestStatus h = head.result.status;
+  if (b != h) {
+    Change change;
+    if (b == TestStatus::kPass) {
+      change.kind = ChangeKind::kNewlyFailing;
+      change.detail = Signature(head);
+    } else if (h == TestStatus::kPass) {
+      change.kind = ChangeKind::kNewlyPassing;
+      change.detail = Signature(base);
+    } else {
+      change.kind = ChangeKind::kStatusChanged;
+      change.detail = Signature(head);
+    }
+    changes.push_back(std::move(change));
+  } else if (b != TestStatus::kPass) {
+    const std::string base_signature = Signature(base);
+    const std::string head_signature = Signature(head);
+    if (base_signature != head_signature) {
+      changes.push_back({ChangeKind::kSignatureChanged, -1, -1,
+                         fmt::format("{} -> {}", base_signature.empty() ? "(none)" : base_signature,
+                                     head_signature.empty() ? "(none)" : head_signature)});
+    }
+  }
+  if (base.cpu_model != head.cpu_model) {
+    changes.push_back({ChangeKind::kDifferentCpu, -1, -1,
+                       fmt::format("{} -> {}", base.cpu_model.empty() ? "(unknown)" : base.cpu_model,
+                                   head.cpu_model.empty() ? "(unknown)" : head.cpu_model)});
+    return changes;
+  }
+  if (b != h) return changes;
+  const RunResult& br = base.result;
+  const RunResult& hr = head.result;
+  if (auto c = MetricRegression(ChangeKind::kSlowerSteady, br.steady_median_s, hr.steady_median_s,
+                                thresholds.steady, SteadySpread(br), SteadySpread(hr), false)) {
+    changes.push_back(*std::move(c));
+  }
+  if (auto c = MetricRegression(ChangeKind::kSlowerPrepare, br.prepare_s, hr.prepare_s,
+                                thresholds.prepare, 0, 0, false)) {
+    changes.push_back(*std::move(c));
+  }
+  if (auto c = MetricRegression(ChangeKind::kMoreMemory, AsDouble(br.host_peak_rss_bytes),
+                                AsDouble(hr.host_peak_rss_bytes), thresholds.memory, 0, 0, true)) {
+    changes.push_back(*std::move(c));
+  }
+  return changes;
+}
+
+}  // namespace
+
+std::string DiffSide::Describe() const {
+  std::vector<std::string> parts;
+  if (!sweep_id.empty()) parts.push_back("sweep=" + sweep_id);
+  if (!torch_version.empty()) parts.push_back("torch=" + torch_version);
+  if (!transformers_version.empty()) parts.push_back("transformers=" + transformers_version);
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
+RunFilter DiffSide::Filter() const {
+  RunFilter filter;
+  filter.sweep_id = sweep_id;
+  filter.torch_version = torch_version;
+  filter.transformers_version = transformers_version;
+  return filter;
+}
+
+absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text) {
+  DiffSide side;
+  if (text.empty()) return absl::InvalidArgumentError("an empty diff side");
+  if (text.find('=') == std::string_view::npos) {
+    side.sweep_id = std::string(text);
+    return side;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    std::string* slot = nullptr;
+    if (key == "sweep") slot = &side.sweep_id;
+    if (key == "torch") slot = &side.torch_version;
+    if (key == "transformers") slot = &side.transformers_version;
+    if (slot == nullptr) {
+      return absl::InvalidArgumentError(fmt::format(
+          "'{}': unknown key '{}' (expected a sweep id, or sweep=, torch=, transformers=)", text,
+          key));
+    }
+    if (value.empty()) {
+      return absl::InvalidArgumentError(fmt::format("'{}': no value for {}", text, key));
+    }
+    if (!slot->empty()) {
+      return absl::InvalidArgumentError(fmt::format("'{}': {} given twice", text, key));
+    }
+    *slot = std::string(value);
+    start = end + 1;
+  }
+  return side;
+}
+
+std::vector<RunRecord> LatestPerTest(std::vector<RunRecord> runs) {
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    // Latest first within a test.
+    return std::tie(a.test_id, b.started_at, b.run_id) <
+           std::tie(b.test_id, a.started_at, a.run_id);
+  });
+  std::vector<RunRecord> latest;
+  for (RunRecord& run : runs) {
+    if (latest.empty() || latest.back().test_id != run.test_id) latest.push_back(std::move(run));
+  }
+  return latest;
+}
+
+std::string_view ChangeKindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kNewlyFailing:
+      return "newly failing";
+    case ChangeKind::kNewlyPassing:
+      return "newly passing";
+    case ChangeKind::kStatusChanged:
+      return "status changed";
+    case ChangeKind::kSignatureChanged:
+      return "error changed";
+    case ChangeKind::kSlowerSteady:
+      return "slower steady";
+    case ChangeKind::kSlowerPrepare:
+      return "slower prepare";
+    case ChangeKind::kMoreMemory:
+      return "more memory";
+    case ChangeKind::kDifferentCpu:
+      return "different cpu";
+    case ChangeKind::kOnlyInBase:
+      return "only in base";
+    case ChangeKind::kOnlyInHead:
+      return "only in head";
+  }
+  return "?";
+}
+
+bool IsRegression(ChangeKind kind) {
+  return kind == ChangeKind::kNewlyFailing || kind == ChangeKind::kSlowerSteady ||
+         kind == ChangeKind::kSlowerPrepare || kind == ChangeKind::kMoreMemory;
+}
+
+int64_t DiffReport::Count(ChangeKind kind) const {
+  return std::count_if(changes.begin(), changes.end(),
+                       [kind](const Change& c) { return c.kind == kind; });
+}
+
+int64_t DiffReport::Regressions() const {
+  return std::count_if(changes.begin(), changes.end(),
+                       [](const Change& c) { return IsRegression(c.kind); });
+}
+
+DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> head_runs,
+                    const DiffThresholds& thresholds) {
+  DiffReport report;
+  report.base = LatestPerTest(std::move(base_runs));
+  report.head = LatestPerTest(std::move(head_runs));
+  size_t b = 0;
+  size_t h = 0;
+  while (b < report.base.size() || h < report.head.size()) {
+    const bool take_base = h == report.head.size() ||
+                           (b < report.base.size() &&
+                            report.base[b].test_id < report.head[h].test_id);
+    const bool take_head = b == report.base.size() ||
+                           (h < report.head.size() &&
+                            report.head[h].test_id < report.base[b].test_id);
+    if (take_base) {
+      report.changes.push_back({ChangeKind::kOnlyInBase, static_cast<int>(b), -1, ""});
+      ++b;
+    } else if (take_head) {
+      report.changes.push_back({ChangeKind::kOnlyInHead, -1, static_cast<int>(h), ""});
+      ++h;
+    } else {
+      ++report.compared;
+      for (Change& change : Compare(report.base[b], report.head[h], thresholds)) {
+        change.base = static_cast<int>(b);
+        change.head = static_cast<int>(h);
+        report.changes.push_back(std::move(change));
+      }
+      ++b;
+      ++h;
+    }
+  }
+  return report;
+}
+
+std::string FormatDiffReport(const DiffReport& report, const std::string& base_name,
+                             const std::string& head_name) {
+  std::string out = fmt::format("base: {} ({} tests)\nhead: {} ({} tests)\n", base_name,
+                                report.base.size(), head_name, report.head.size());
+  for (ChangeKind kind : kAllKinds) {
+    std::vector<const Change*> section;
+    for (const Change& change : report.changes) {
+      if (change.kind == kind) section.push_back(&change);
+    }
+    if (section.empty()) continue;
+    auto run_of = [&](const Change* c) -> const RunRecord& {
+      return c->head >= 0 ? report.head[c->head] : report.base[c->base];
+    };
+    std::stable_sort(section.begin(), section.end(), [&](const Change* x, const Change* y) {
+      return run_of(x).spec.model_id < run_of(y).spec.model_id;
+    });
+    using C = TextTable::Column;
+    TextTable table({C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft},
+                     C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
+                     C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
+                     C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
+                     C{"detail", TextTable::kLeft}});
+    for (const Change* change : section) {
+      const RunRecord& run = run_of(change);
+      const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";
+      const std::string head = change->head >= 0 ? StatusText(report.head[change->head]) : "-";
+      table.AddRow({run.test_id.substr(0, 12), Truncate(run.spec.model_id, 40), run.spec.target,
+                    run.spec.mode, run.spec.kind, run.spec.dtype, base, head,
+                    Truncate(change->detail, 100)});
+    }
+    out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),
+                       IsRegression(kind) ? ", regression" : "");
+    out += table.Render();
+  }
+  std::string counts;
+  for (ChangeKind kind : kAllKinds) {
+    counts += fmt::format(", {} {}", report.Count(kind), ChangeKindName(kind));
+  }
+  out += fmt::format("\nsummary: {} compared{}; {} regressions\n", report.compared, counts,
+                     report.Regressions());
+  return out;
+}
+
+}  // namespace compatlab

@@ -1,0 +1,168 @@
+#include "query/diff.h"
+
+#include "gtest/gtest.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+using test::MakeRun;
+using test::MakeSpec;
+
+// A passing run of `model_type` with steady, prepare and memory figures.
+RunRecord Measured(const std::string& sweep_id, const std::string& model_type) {
+  RunRecord run = MakeRun(sweep_id, MakeSpec(model_type));
+  run.run_id = sweep_id + "-" + model_type;
+  run.result.steady_median_s = 0.100;
+  run.result.steady_p90_s = 0.102;
+  run.result.prepare_s = 2.0;
+  run.result.host_peak_rss_bytes = int64_t{1000} << 20;
+  run.cpu_model = "cpu-A";
+  return run;
+}
+
+std::vector<RunRecord> Sweep(const std::string& sweep_id) {
+  return {Measured(sweep_id, "llama"), Measured(sweep_id, "gpt2"), Measured(sweep_id, "bert"),
+          Measured(sweep_id, "t5"), Measured(sweep_id, "vit")};
+}
+
+RunRecord& Find(std::vector<RunRecord>& runs, const std::string& model_type) {
+  for (RunRecord& r : runs) {
+    if (r.spec.model_type == model_type) return r;
+  }
+  ADD_FAILURE() << model_type;
+  return runs.front();
+}
+
+std::vector<std::string> KindsOf(const DiffReport& report) {
+  std::vector<std::string> out;
+  for (const Change& c : report.changes) {
+    const RunRecord& r = c.head >= 0 ? report.head[c.head] : report.base[c.base];
+    out.push_back(std::string(ChangeKindName(c.kind)) + " " + r.spec.model_type);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(DiffTest, SameSweepAgainstItselfReportsNothing) {
+  DiffReport report = DiffRuns(Sweep("s1"), Sweep("s1"));
+  EXPECT_TRUE(report.changes.empty());
+  EXPECT_EQ(report.compared, 5);
+  EXPECT_EQ(report.Regressions(), 0);
+  const std::string text = FormatDiffReport(report, "sweep=s1", "sweep=s1");
+  EXPECT_NE(text.find("summary: 5 compared, 0 newly failing"), std::string::npos) << text;
+  EXPECT_NE(text.find("; 0 regressions\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("newly failing ("), std::string::npos) << text;
+}
+
+TEST(DiffTest, ReportsPlantedRegression) {
+  std::vector<RunRecord> head = Sweep("s2");
+  // llama now fails; gpt2 is 20% slower (spread 2 ms); bert prepares 50%
+  // longer; t5 needs 30% more memory.
+  RunRecord& llama = Find(head, "llama");
+  llama.result.status = TestStatus::kFailToRun;
+  llama.result.error_type = "RuntimeError";
+  llama.result.error_message = "shape mismatch: 4 vs 8 at 0x7f00aa";
+  Find(head, "gpt2").result.steady_median_s = 0.120;
+  Find(head, "gpt2").result.steady_p90_s = 0.122;
+  Find(head, "bert").result.prepare_s = 3.0;
+  Find(head, "t5").result.host_peak_rss_bytes = int64_t{1300} << 20;
+  DiffReport report = DiffRuns(Sweep("s1"), head);
+  EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"more memory t5", "newly failing llama",
+                                                        "slower prepare bert",
+                                                        "slower steady gpt2"}));
+  EXPECT_EQ(report.Regressions(), 4);
+  EXPECT_EQ(report.Count(ChangeKind::kNewlyFailing), 1);
+  const std::string text = FormatDiffReport(report, "sweep=s1", "sweep=s2");
+  EXPECT_NE(text.find("newly failing (1), regression"), std::string::npos) << text;
+  EXPECT_NE(text.find("RuntimeError: shape mismatch: N vs N at <hex>"), std::string::npos) << text;
+  EXPECT_NE(text.find("+20.0% (100.00 ms -> 120.00 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("; 4 regressions\n"), std::string::npos) << text;
+
+  // The other way round: llama newly passes, nothing regressed.
+  DiffReport back = DiffRuns(head, Sweep("s1"));
+  EXPECT_EQ(back.Count(ChangeKind::kNewlyPassing), 1);
+  EXPECT_EQ(back.Regressions(), 0);
+}
+
+TEST(DiffTest, SlowdownWithinThresholdOrSpreadIsNotARegression) {
+  std::vector<RunRecord> head = Sweep("s2");
+  Find(head, "llama").result.steady_median_s = 0.104;  // +4% < 5%
+  // +10%, but the spread of head's iterations is 20 ms.
+  Find(head, "gpt2").result.steady_median_s = 0.110;
+  Find(head, "gpt2").result.steady_p90_s = 0.130;
+  Find(head, "bert").result.prepare_s = 2.1;  // +5% < 10%
+  Find(head, "t5").result.host_peak_rss_bytes = int64_t{1100} << 20;  // +10% < 20%
+  Find(head, "vit").result.steady_median_s = std::nullopt;  // not measured: not compared
+  DiffReport report = DiffRuns(Sweep("s1"), head);
+  EXPECT_TRUE(report.changes.empty()) << FormatDiffReport(report, "a", "b");
+}
+
+TEST(DiffTest, ChangedSignatureAndStatusAmongFailures) {
+  std::vector<RunRecord> base = Sweep("s1");
+  std::vector<RunRecord> head = Sweep("s2");
+  for (auto* side : {&base, &head}) {
+    for (RunRecord& r : *side) {
+      r.result.status = TestStatus::kFailToRun;
+      r.result.error_type = "RuntimeError";
+      r.result.error_message = "boom at /tmp/a.py:3";
+    }
+  }
+  // Only the numbers and paths differ: the same signature.
+  Find(head, "llama").result.error_message = "boom at /home/x/b.py:99";
+  Find(head, "gpt2").result.error_message = "a different error";
+  Find(head, "bert").result.status = TestStatus::kCrash;
+  Find(head, "bert").result.status_detail = "SIGSEGV";
+  DiffReport report = DiffRuns(base, head);
+  EXPECT_EQ(KindsOf(report),
+            (std::vector<std::string>{"error changed gpt2", "status changed bert"}));
+  EXPECT_EQ(report.Regressions(), 0);
+  EXPECT_NE(FormatDiffReport(report, "a", "b").find("crash(SIGSEGV)"), std::string::npos);
+}
+
+TEST(DiffTest, DifferentCpuIsFlaggedNotCompared) {
+  std::vector<RunRecord> head = Sweep("s2");
+  RunRecord& llama = Find(head, "llama");
+  llama.cpu_model = "cpu-B";
+  llama.result.steady_median_s = 1.0;  // 10x slower, on another machine
+  DiffReport report = DiffRuns(Sweep("s1"), head);
+  EXPECT_EQ(KindsOf(report), std::vector<std::string>{"different cpu llama"});
+  EXPECT_EQ(report.Regressions(), 0);
+}
+
+TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
+  std::vector<RunRecord> base = Sweep("s1");
+  std::vector<RunRecord> head = Sweep("s2");
+  base.pop_back();  // vit only in head
+  head.erase(head.begin());  // llama only in base
+  // Two runs of gpt2 in head: the later one (failing) counts.
+  RunRecord later = Find(head, "gpt2");
+  later.run_id = "later";
+  later.started_at = "2026-12-01T00:00:00.000Z";
+  later.result.status = TestStatus::kTimeout;
+  head.push_back(later);
+  DiffReport report = DiffRuns(base, head);
+  EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"newly failing gpt2", "only in base llama",
+                                                        "only in head vit"}));
+  EXPECT_EQ(report.compared, 3);
+  EXPECT_EQ(report.head.size(), 4u);
+}
+
+TEST(DiffTest, ParsesSides) {
+  auto side = ParseDiffSide("20261130T022435Z-a1b2c3");
+  ASSERT_TRUE(side.ok());
+  EXPECT_EQ(side->sweep_id, "20261130T022435Z-a1b2c3");
+  side = ParseDiffSide("torch=2.13.0+cpu,transformers=5.23.0");
+  ASSERT_TRUE(side.ok()) << side.status();
+  EXPECT_EQ(side->torch_version, "2.13.0+cpu");
+  EXPECT_EQ(side->transformers_version, "5.23.0");
+  EXPECT_EQ(side->Filter().torch_version, "2.13.0+cpu");
+  EXPECT_EQ(side->Describe(), "torch=2.13.0+cpu,transformers=5.23.0");
+  EXPECT_EQ(ParseDiffSide("sweep=s1")->sweep_id, "s1");
+  for (const char* bad : {"", "torch=", "cuda=12", "torch=1,torch=2", "torch=1,"}) {
+    EXPECT_EQ(ParseDiffSide(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace compatlab
