@@ -23,9 +23,9 @@ def set_pdeathsig(sig=signal.SIGKILL):
     _prctl(PR_SET_PDEATHSIG, int(sig))
 
 
-def set_child_subreaper():
-    """Makes orphaned descendants of this process reparent to it."""
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+def set_child_subreaper(enabled=True):
+    """Makes orphaned descendants of this process reparent to it (or stops doing so)."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1 if enabled else 0)
 
 
 def thread_names():

@@ -17,8 +17,11 @@ PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class FakeSupervisor:
+    active = 0  # instances alive; the process is a subreaper while there is one
+
     def __init__(self, extra_env=None):
         osutil.set_child_subreaper()
+        FakeSupervisor.active += 1
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = dict(os.environ, COMPATLAB_CONTROL_FD=str(child_sock.fileno()), PYTHONPATH=PROBE_DIR,
                    COMPATLAB_SUPERVISOR_PID=str(os.getpid()), **(extra_env or {}))
@@ -83,3 +86,6 @@ class FakeSupervisor:
                 self.proc.kill()
                 self.proc.wait()
             self.sock.close()
+            FakeSupervisor.active -= 1
+            if not FakeSupervisor.active:
+                osutil.set_child_subreaper(False)

@@ -9,7 +9,8 @@ import pytest
 
 from compatlab_probe import factory
 from compatlab_probe.child import run_test
-from conftest import PROBE_DIR
+
+PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_module(*args):
