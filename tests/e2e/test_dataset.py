@@ -1,0 +1,314 @@
+"""The published dataset end to end: export to Parquet, read it with pyarrow,
+pandas and DuckDB, import it back, query, and diff (doc/dataset.md)."""
+
+import csv
+import io
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from .conftest import REPO, Compatlab
+
+# The type each doc type of doc/results-schema.md has in an export.
+ARROW_TYPES = {"text": pa.string(), "integer": pa.int64(), "real": pa.float64()}
+DUCKDB_TYPES = {"text": "VARCHAR", "integer": "BIGINT", "real": "DOUBLE"}
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
+KIND_PARAMS = pa.map_(pa.string(), pa.string())
+
+
+def documented_fields():
+    """(name, doc type, nullable) of every row of the runs table in doc/results-schema.md."""
+    text = (REPO / "doc" / "results-schema.md").read_text()
+    section = text.split("## Table `runs`", 1)[1].split("\n## ", 1)[0]
+    fields = []
+    for line in section.splitlines():
+        match = re.match(r"^\| `(\w+)` \| (\w+)( or null)? \|", line)
+        if match:
+            fields.append((match.group(1), match.group(2), bool(match.group(3))))
+    assert len(fields) > 40, "the field table of doc/results-schema.md did not parse"
+    return fields
+
+
+def expected_arrow_type(name, doc_type):
+    if name in ("started_at", "finished_at"):
+        return TIMESTAMP
+    if name == "kind_params":
+        return KIND_PARAMS
+    return ARROW_TYPES[doc_type]
+
+
+@pytest.fixture(scope="module")
+def sweep_store(compatlab_bin, tmp_path_factory):
+    """A store holding one finished sweep: two noop passes, a fail_to_run and a crash."""
+    tmp = tmp_path_factory.mktemp("dataset-store")
+    cli = Compatlab(compatlab_bin, tmp)
+    suite = cli.write_suite("dataset", tests=[{"kind": "noop", "repeat": 2}, {"kind": "raise"},
+                                              {"kind": "segfault"}])
+    sweep_id, _ = cli.sweep("--suite", suite, "--db", tmp / "store.db")
+    return tmp / "store.db", sweep_id
+
+
+@pytest.fixture
+def store(sweep_store, tmp_path):
+    """A private copy of the sweep's store, and the sweep's id."""
+    path, sweep_id = sweep_store
+    copy = tmp_path / "store.db"
+    shutil.copy(path, copy)
+    return copy, sweep_id
+
+
+def export(cli, db, out, *args):
+    proc = cli.run("export", "--db", db, "--parquet", out, *args)
+    assert proc.returncode == 0, proc.stderr
+    return sorted(p for p in pathlib.Path(out).rglob("*") if p.is_file())
+
+
+def run_json(cli, db, *args):
+    proc = cli.run("query", "--db", db, "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_export_is_one_file_per_stack_with_the_documented_columns(cli, store):
+    db, _ = store
+    runs = run_json(cli, db)
+    stacks = {(r["torch_version"], r["transformers_version"]) for r in runs}
+    files = export(cli, db, cli.workdir / "out")
+    assert [f.relative_to(cli.workdir / "out").as_posix() for f in files] == sorted(
+        f"torch-{t}/transformers-{v}.parquet" for t, v in stacks)
+    schema = pq.read_schema(files[0])
+    fields = documented_fields()
+    assert schema.names == [name for name, _, _ in fields]
+    for name, doc_type, nullable in fields:
+        field = schema.field(name)
+        assert field.type == expected_arrow_type(name, doc_type), name
+        assert field.nullable == nullable, name
+    table = pq.read_table(files[0])
+    assert table.num_rows == len(runs)
+    assert sorted(table.column("status").to_pylist()) == sorted(r["status"] for r in runs)
+
+
+def test_pandas_reads_an_export(cli, store):
+    db, _ = store
+    files = export(cli, db, cli.workdir / "out")
+    frame = pd.read_parquet(files[0])
+    assert list(frame.columns) == [name for name, _, _ in documented_fields()]
+    assert str(frame["started_at"].dtype) == "datetime64[ms, UTC]"
+    assert str(frame["batch_size"].dtype) == "int64"
+    assert str(frame["wall_s"].dtype) == "float64"
+    # With Arrow-backed dtypes, nullable integers stay integers.
+    exact = pd.read_parquet(files[0], dtype_backend="pyarrow")
+    for name, doc_type, _ in documented_fields():
+        expected = expected_arrow_type(name, doc_type)
+        assert exact[name].dtype.pyarrow_dtype == expected, name
+    crash = frame[frame["status"] == "crash"].iloc[0]
+    assert crash["status_detail"] == "SIGSEGV"
+    assert crash["term_signal"] == 11
+    noop = frame[frame["kind"] == "noop"].iloc[0]
+    assert dict(noop["kind_params"]).keys() == {"rep"}
+
+
+def test_duckdb_reads_an_export(cli, store):
+    db, _ = store
+    out = cli.workdir / "out"
+    export(cli, db, out)
+    glob = f"{out}/**/*.parquet"
+    con = duckdb.connect()
+    described = {row[0]: row[1] for row in con.sql(f"DESCRIBE SELECT * FROM '{glob}'").fetchall()}
+    for name, doc_type, _ in documented_fields():
+        if name in ("started_at", "finished_at"):
+            assert described[name] == "TIMESTAMP WITH TIME ZONE", name
+        elif name == "kind_params":
+            assert described[name] == "MAP(VARCHAR, VARCHAR)", name
+        else:
+            assert described[name] == DUCKDB_TYPES[doc_type], name
+    counts = dict(con.sql(f"SELECT status, count(*) FROM '{glob}' GROUP BY status").fetchall())
+    assert counts == {"pass": 2, "fail_to_run": 1, "crash": 1}
+    assert con.sql(f"SELECT kind_params['rep'] FROM '{glob}' WHERE kind = 'noop' "
+                   "ORDER BY 1").fetchall() == [("0",), ("1",)]
+
+
+def test_export_import_export_gives_identical_files(cli, store):
+    db, _ = store
+    first = export(cli, db, cli.workdir / "first")
+    target = cli.workdir / "imported.db"
+    proc = cli.run("import", "--db", target, cli.workdir / "first")
+    assert proc.returncode == 0, proc.stderr
+    assert "imported 4 runs from 1 files" in proc.stdout
+    second = export(cli, target, cli.workdir / "second")
+    assert [f.relative_to(cli.workdir / "second") for f in second] == [
+        f.relative_to(cli.workdir / "first") for f in first]
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_import_is_idempotent(cli, store):
+    db, sweep_id = store
+    files = export(cli, db, cli.workdir / "out")
+    target = cli.workdir / "target.db"
+    for _ in range(2):
+        proc = cli.run("import", "--db", target, *files, cli.workdir / "out")
+        assert proc.returncode == 0, proc.stderr
+    assert "imported 0 runs from 1 files" in proc.stdout and "4 already present" in proc.stdout
+    assert len(run_json(cli, target)) == 4
+    # Into the store the runs came from: nothing new either.
+    proc = cli.run("import", "--db", db, cli.workdir / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert len(run_json(cli, db)) == 4
+    assert {r["sweep_id"] for r in run_json(cli, target)} == {sweep_id}
+
+
+def test_import_rejects_a_wrong_schema_and_imports_nothing(cli, store):
+    db, _ = store
+    (good,) = export(cli, db, cli.workdir / "out")
+    table = pq.read_table(good)
+    bad_dir = cli.workdir / "bad"
+    bad_dir.mkdir()
+    # wall_s as text: a wrong type.
+    pq.write_table(table.set_column(table.schema.get_field_index("wall_s"), "wall_s",
+                                    pa.array([str(v) for v in table.column("wall_s").to_pylist()])),
+                   bad_dir / "wrong-type.parquet")
+    pq.write_table(table.drop_columns(["cpu_model"]), bad_dir / "missing-column.parquet")
+    corrupt = good.read_bytes()
+    (bad_dir / "truncated.parquet").write_bytes(corrupt[: len(corrupt) // 2])
+    target = cli.workdir / "target.db"
+    proc = cli.run("import", "--db", target, good, bad_dir)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 4, proc.stderr
+    assert any("wrong-type.parquet: column wall_s has type string, expected double" in line
+               for line in lines), proc.stderr
+    assert any("missing-column.parquet: not a compatlab runs file: no column cpu_model" in line
+               for line in lines), proc.stderr
+    assert any("truncated.parquet: " in line for line in lines), proc.stderr
+    assert lines[-1] == "compatlab: error: 3 of 4 files rejected; nothing imported"
+    assert not target.exists()  # not even an empty store
+
+
+def planted_copy(table, sweep_id, edit):
+    """`table` as another sweep's runs (new sweep_id and run_ids), each row edited by
+    edit(row) (a dict), with the export's own schema."""
+    rows = table.to_pylist()
+    for row in rows:
+        row["sweep_id"] = sweep_id
+        row["run_id"] = f"{sweep_id}-{row['run_id']}"
+        edit(row)
+    return pa.Table.from_pylist(rows, schema=table.schema)
+
+
+def with_figures(row):
+    row["steady_median_s"], row["steady_p90_s"] = 0.010, 0.0101
+    row["prepare_s"], row["host_peak_rss_bytes"] = 1.0, 100 << 20
+
+
+def test_diff_reports_a_planted_regression(cli, store):
+    db, sweep_id = store
+    (exported,) = export(cli, db, cli.workdir / "out")
+    table = pq.read_table(exported)
+    noops = sorted(r["run_id"] for r in table.to_pylist() if r["kind"] == "noop")
+
+    def regress(row):
+        with_figures(row)
+        if row["run_id"] == f"head-{noops[0]}":
+            row["status"], row["stage"] = "fail_to_run", "steady"
+            row["error_type"], row["error_message"] = "RuntimeError", "planted at 0xdead01 (7)"
+        if row["run_id"] == f"head-{noops[1]}":
+            row["steady_median_s"], row["steady_p90_s"] = 0.012, 0.0121  # +20%
+
+    planted = cli.workdir / "planted"
+    planted.mkdir()
+    pq.write_table(planted_copy(table, "base", with_figures), planted / "base.parquet")
+    pq.write_table(planted_copy(table, "head", regress), planted / "head.parquet")
+    proc = cli.run("import", "--db", db, planted)
+    assert proc.returncode == 0, proc.stderr
+
+    proc = cli.run("diff", "--db", db, "--base", "base", "--head", "head", "--fail-on-regression")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "newly failing (1), regression" in proc.stdout
+    assert "RuntimeError: planted at <hex> (N)" in proc.stdout
+    assert "slower steady (1), regression" in proc.stdout
+    assert "+20.0% (10.00 ms -> 12.00 ms" in proc.stdout
+    assert proc.stdout.rstrip().endswith("; 2 regressions")
+    # Without the flag the report is the same and the exit code 0.
+    assert cli.run("diff", "--db", db, "--base", "base", "--head", "head").returncode == 0
+    # The other way round: one newly passing, one faster; nothing regressed.
+    proc = cli.run("diff", "--db", db, "--base", "head", "--head", "base", "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout
+    assert "newly passing (1)" in proc.stdout
+
+
+def test_diff_of_a_sweep_against_itself_reports_nothing(cli, store):
+    db, sweep_id = store
+    proc = cli.run("diff", "--db", db, "--base", sweep_id, "--head", sweep_id,
+                   "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "summary: 4 compared, 0 newly failing, 0 newly passing, 0 status changed, "
+        "0 error changed, 0 slower steady, 0 slower prepare, 0 more memory, 0 different cpu, "
+        "0 only in base, 0 only in head; 0 regressions")
+    assert "(1)" not in proc.stdout
+    # By stack versions: the same runs.
+    (torch,) = {r["torch_version"] for r in run_json(cli, db)}
+    proc = cli.run("diff", "--db", db, "--base", f"torch={torch}", "--head", sweep_id)
+    assert proc.returncode == 0 and "; 0 regressions" in proc.stdout, proc.stdout
+    # Bad sides are bad input.
+    assert cli.run("diff", "--db", db, "--base", "nope", "--head", sweep_id).returncode == 2
+    assert cli.run("diff", "--db", db, "--base", "torch=0.0.1", "--head", sweep_id).returncode == 2
+
+
+def test_expected_status_file_gates_changes(cli, store):
+    db, sweep_id = store
+    golden = cli.workdir / "golden.tsv"
+    proc = cli.run("diff", "--db", db, "--head", sweep_id, "--write-expected", golden)
+    assert proc.returncode == 0, proc.stderr
+    lines = [l for l in golden.read_text().splitlines() if not l.startswith("#")]
+    assert len(lines) == 4 and all(len(l.split("\t")) == 6 for l in lines)
+    proc = cli.run("diff", "--db", db, "--head", sweep_id, "--expected", golden)
+    assert proc.returncode == 0, proc.stdout
+    assert "expected status: 4 tests, 0 changed, 0 missing, 0 unexpected" in proc.stdout
+    # A sweep where the crash now passes: one change, exit 1.
+    table = pq.read_table(export(cli, db, cli.workdir / "out")[0])
+
+    def fixed(row):
+        if row["status"] == "crash":
+            row["status"], row["status_detail"], row["term_signal"] = "pass", "", None
+
+    pq.write_table(planted_copy(table, "fixed", fixed), cli.workdir / "fixed.parquet")
+    assert cli.run("import", "--db", db, cli.workdir / "fixed.parquet").returncode == 0
+    proc = cli.run("diff", "--db", db, "--head", "fixed", "--expected", golden)
+    assert proc.returncode == 1, proc.stdout
+    assert "expected status: 4 tests, 1 changed, 0 missing, 0 unexpected" in proc.stdout
+
+
+def test_query_filters_sorts_and_writes_csv(cli, store):
+    db, _ = store
+    # Bytes, not text: text mode would turn the CRLF line ends into "\n".
+    proc = subprocess.run([cli.binary, "query", "--db", db, "--status", "pass", "--sort",
+                           "-wall_s", "--format", "csv"], cwd=cli.workdir, env=cli.env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert text.count("\r\n") == 3 and text.endswith("\r\n")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == [name for name, _, _ in documented_fields()]
+    records = [dict(zip(rows[0], r)) for r in rows[1:]]
+    assert [r["status"] for r in records] == ["pass", "pass"]
+    walls = [float(r["wall_s"]) for r in records]
+    assert walls == sorted(walls, reverse=True)
+    assert json.loads(records[0]["kind_params"]).keys() == {"rep"}
+    assert [r["kind"] for r in run_json(cli, db, "--kind", "segfault", "--dtype", "float32")] == [
+        "segfault"]
+    assert run_json(cli, db, "--transformers-version", "0.0.0") == []
+    # runs is the short form of query, its flags unchanged.
+    assert cli.run("runs", "--db", db, "--limit", "2").stdout == cli.run(
+        "query", "--db", db, "--limit", "2").stdout
+    proc = cli.run("query", "--db", db, "--sort", "rowid")
+    assert proc.returncode == 2 and "not a result field" in proc.stderr
