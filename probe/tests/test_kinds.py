@@ -106,3 +106,13 @@ def test_forward_exception_is_fail_to_run(monkeypatch):
                                                                      "dtype": "long", "high": 5000}}})
     result = forward("llama")
     assert result["status"] == "fail_to_run" and result["stage"] == "prepare"
+
+
+def test_configuration_only_model_type_is_skipped():
+    result = forward("align_text_model")
+    assert result["status"] == "skipped" and "no modelling class" in result["status_detail"]
+
+
+def test_unknown_model_type_is_fail_to_load_at_import():
+    result = forward("no_such_model_type")
+    assert result["status"] == "fail_to_load" and result["stage"] == "import"

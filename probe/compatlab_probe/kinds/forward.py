@@ -5,12 +5,14 @@ Stages and statuses:
   build    config reduction, construction, inputs             -> fail_to_load
   prepare  the first forward call                             -> fail_to_run
   steady   warm-up and measured forward calls                 -> fail_to_run
-A MemoryError anywhere (an allocation refused under an rlimit) -> oom.
+A MemoryError anywhere (an allocation refused under an rlimit) -> oom. A
+registered model type with no modelling class at all (a configuration-only
+entry) is skipped.
 """
 
 import time
 
-from .. import factory
+from .. import factory, heads
 from ..inputs import make_inputs
 from ..measure import PeakRss, measure_params, steady_state
 
@@ -61,6 +63,12 @@ def _run(request, result):
     peak.start()
     result.metrics["memory_method"] = peak.method
     result.metrics["torch_num_threads"] = torch.get_num_threads()
+
+    if not model_path and not request.get("model_class") and model_type in heads.registered_model_types() \
+            and not factory.head_class_name(model_type)[0]:
+        result.set_status("skipped", f"model type {model_type} has no modelling class "
+                                     "(a configuration-only entry, e.g. a sub-model config)")
+        return
 
     def resolve():
         if model_path:
