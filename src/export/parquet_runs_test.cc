@@ -1,5 +1,8 @@
 #include "export/parquet_runs.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "arrow/api.h"
@@ -199,6 +202,39 @@ TEST(ParquetRunsTest, RejectsARunTwice) {
   RunRecord again = run;
   again.sweep_id = "s2";
   ExpectRejected(ParquetOf({run, again}), "appears twice");
+}
+
+// Rows "| `name` | type | yes/no | ..." of the column table of doc/dataset.md.
+TEST(DatasetDocTest, ListsEveryColumnWithItsType) {
+  const char* source_dir = std::getenv("COMPATLAB_SOURCE_DIR");
+  ASSERT_NE(source_dir, nullptr) << "COMPATLAB_SOURCE_DIR is not set";
+  const std::filesystem::path doc = std::filesystem::path(source_dir) / "doc/dataset.md";
+  std::ifstream file(doc);
+  ASSERT_TRUE(file) << "cannot read " << doc;
+  std::vector<std::string> rows;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind("| `", 0) != 0) continue;
+    // The first three cells: name, type, nullable.
+    std::vector<std::string> cells;
+    size_t start = 1;
+    for (int i = 0; i < 3; ++i) {
+      const size_t end = line.find('|', start);
+      if (end == std::string::npos) break;
+      std::string cell = line.substr(start, end - start);
+      cell.erase(0, cell.find_first_not_of(' '));
+      cell.erase(cell.find_last_not_of(' ') + 1);
+      cells.push_back(cell);
+      start = end + 1;
+    }
+    if (cells.size() == 3) rows.push_back(cells[0] + " " + cells[1] + " " + cells[2]);
+  }
+  std::vector<std::string> expected;
+  for (const auto& field : RunsArrowSchema()->fields()) {
+    expected.push_back("`" + field->name() + "` " + field->type()->ToString() + " " +
+                       (field->nullable() ? "yes" : "no"));
+  }
+  EXPECT_EQ(rows, expected) << doc << " lists other columns than the export writes";
 }
 
 }  // namespace
