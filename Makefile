@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python build build-asan sweep test test-cpp test-asan test-python bench clean
+.PHONY: all deps debian python build build-asan testdevice sweep test test-cpp test-asan test-python bench clean
 
 all: build
 
@@ -41,6 +41,15 @@ build: python $(BUILD)/build.ninja
 build-asan: python $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The ctest test device (doc/test-device.md): a PrivateUse1 library built against
+# the venv's torch; ninja recompiles only what changed.
+TESTDEVICE_LIB := build/testdevice/compatlab_testdevice.so
+$(TESTDEVICE_LIB): $(wildcard testdevice/csrc/*) testdevice/build.py .stamps/python | debian
+	MAX_JOBS=$(JOBS) .venv/bin/python testdevice/build.py $(@D)
+	@touch $@
+
+testdevice: python $(TESTDEVICE_LIB)
+
 sweep: build python
 	$(BUILD)/compatlab sweep --suite smoke --db compatlab.db $(SWEEP_ARGS)
 
@@ -51,8 +60,8 @@ test-asan: build-asan python
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS)
 
 # pytest's exit code 5 (nothing collected) fails the target like any other failure.
-test-python: build python
-	$(PYTEST) -q probe/tests tests/e2e
+test-python: build python testdevice
+	$(PYTEST) -q probe/tests tests/e2e testdevice/tests
 
 test: test-cpp test-asan test-python
 
@@ -60,4 +69,4 @@ bench: build python
 	bench/overhead
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) .stamps
+	rm -rf $(BUILD) $(ASAN_BUILD) build/testdevice .stamps
