@@ -20,6 +20,11 @@
 #include "store/schema.h"
 #include "util/utf8.h"
 
+// The pyarrow wheel's libraries use the C++11 std::string ABI (their
+// symbols carry __cxx11); so must this build, or the std::string signatures
+// of Arrow's API would not link (src/export/CMakeLists.txt).
+static_assert(_GLIBCXX_USE_CXX11_ABI == 1, "Arrow from the pyarrow wheel needs the C++11 ABI");
+
 namespace compatlab {
 namespace {
 
