@@ -120,17 +120,43 @@ def normalise(message):
     return re.sub(r"\d+", "N", message)
 
 
+# Coarse causes, first match wins: (cause, pattern over "ErrorType: message").
+CAUSES = (
+    ("an optional library is not installed (timm, PIL, natten, detectron2, torchaudio)",
+     r"requires the \w+ library|No module named"),
+    ("the forward needs inputs the factory does not make",
+     r"missing \d+ required positional argument|You have to specify|You must specify|cannot be `None`"
+     r"|Exactly 1 of|is missing the required \"forward\"|must be a \d+D tensor"),
+    ("a config validator refused the reduced sizes", r"[Vv]alidation error|must match|must equal"),
+    ("tensor shapes disagree after reduction",
+     r"size of tensor|shapes cannot be multiplied|normalized_shape|expected input|invalid for input of size"
+     r"|Sizes of tensors|expanded size|Output size is too small|out of range"),
+    ("the default config leaves a value the model uses unset", r"NoneType|has no attribute|object is not"),
+)
+
+
+def cause_of(row):
+    text = f"{row.get('error_type', '')}: {row.get('error_message', '')}"
+    for cause, pattern in CAUSES:
+        if re.search(pattern, text):
+            return cause
+    return "other"
+
+
 def summarise(rows, registered):
     with_head = [m for m in registered if heads.head_for(m)[0]]
     statuses = collections.Counter(r["status"] for r in rows.values())
     reduction = collections.Counter()
     model = collections.Counter()
     examples = collections.defaultdict(list)
+    causes = collections.Counter()
     for model_type, r in sorted(rows.items()):
         if r["status"] in ("fail_to_load", "fail_to_run", "oom", "harness_error"):
             key = f"{r.get('error_type', '')}: {normalise(r.get('error_message', '') or r.get('status_detail', ''))}"
             (reduction if r.get("stage") in ("import", "build") else model)[key] += 1
             examples[key].append(model_type)
+            stage = "reduction" if r.get("stage") in ("import", "build") else "model"
+            causes[(cause_of(r), stage)] += 1
     return {
         "registered": len(registered),
         "with_head_class": len(with_head),
@@ -140,6 +166,7 @@ def summarise(rows, registered):
         "statuses": dict(statuses),
         "reduction_failures": sum(reduction.values()),
         "model_failures": sum(model.values()),
+        "causes": sorted(([c, stage, n] for (c, stage), n in causes.items()), key=lambda x: -x[2]),
         "top_reduction_failures": [(k, n, examples[k][:4]) for k, n in reduction.most_common(25)],
         "top_model_failures": [(k, n, examples[k][:4]) for k, n in model.most_common(25)],
     }
@@ -170,6 +197,13 @@ def markdown_report(rows, registered, args):
         "",
         "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())) + ".",
         "",
+        "## Failures by coarse cause",
+        "",
+        "| cause | reduction failures | model failures |",
+        "|---|---|---|",
+        *[f"| {cause} | {_count(summary, cause, 'reduction')} | {_count(summary, cause, 'model')} |"
+          for cause in dict.fromkeys(c for c, _, _ in summary["causes"])],
+        "",
         "## Top reduction failures (the factory could not make a tiny model)",
         "",
         "| count | error (start, numbers blurred) | e.g. |",
@@ -189,6 +223,10 @@ def markdown_report(rows, registered, args):
     return "\n".join(lines) + "\n"
 
 
+def _count(summary, cause, stage):
+    return sum(n for c, st, n in summary["causes"] if c == cause and st == stage)
+
+
 def _md(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -203,7 +241,14 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated model types")
     parser.add_argument("--resume", action="store_true", help="keep rows already in --out; rerun failures")
     parser.add_argument("--report", help="also write a markdown report (SCAN_RESULTS.md) here")
+    parser.add_argument("--report-only", action="store_true", help="write --report from --out; run nothing")
     args = parser.parse_args()
+    if args.report_only:
+        with open(args.out) as f:
+            rows = json.load(f)["rows"]
+        with open(args.report, "w") as f:
+            f.write(markdown_report(rows, heads.registered_model_types(), args))
+        return
 
     registered = heads.registered_model_types()
     targets = [m for m in registered if heads.head_for(m)[0]]
