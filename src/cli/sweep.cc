@@ -196,13 +196,13 @@ int RunSweep(const SweepFlags& flags) {
   // 2. Supervise.
   absl::StatusOr<Guardian> guardian = Guardian::Start();
   if (!guardian.ok()) return Fail(kExitFailure, guardian.status());
+  ZygoteOptions zopts;
+  zopts.preload = PlanModelTypes(pending);  // before the specs move into the jobs
   std::vector<TestJob> jobs;
   jobs.reserve(pending.size());
   for (TestSpec& s : pending) jobs.push_back({RandomHex(16), std::move(s)});
-  ZygoteOptions zopts;
   zopts.python = probe.python;
   zopts.probe_dir = probe.probe_dir;
-  zopts.preload = PlanModelTypes(pending);
   zopts.log_path = (fs::temp_directory_path() / absl::StrCat("compatlab-", sweep_id, ".zygote.log")).string();
   zopts.env["COMPATLAB_SWEEP_ID"] = sweep_id;
   ZygoteLauncher launcher(zopts, &*guardian);
@@ -239,6 +239,15 @@ int RunSweep(const SweepFlags& flags) {
     progress.Finished(o.job->run_id, o.job->spec, o.result);
     return store->InsertRun(rec);
   };
+  if (!jobs.empty()) {  // started here so that no test's wall time includes it
+    double zygote_start = MonotonicSeconds();
+    if (absl::Status s = launcher.Start(); !s.ok()) return Fail(kExitFailure, s);
+    std::fprintf(stderr, "compatlab: zygote ready in %.1f s (%zu modelling modules preloaded%s)\n",
+                 MonotonicSeconds() - zygote_start, zopts.preload.size(),
+                 launcher.import_failures().empty()
+                     ? ""
+                     : absl::StrCat(", ", launcher.import_failures().size(), " failed").c_str());
+  }
   double start = MonotonicSeconds();
   absl::Status run = jobs.empty() ? absl::OkStatus() : supervisor.Run(jobs, callbacks);
   progress.Close();

@@ -23,8 +23,14 @@ def intervals_overlap(a, b):
 
 
 def test_ci_suite_passes(cli, db):
+    # Python reports every import on stderr: a test child must import no
+    # modelling module, since the zygote preloaded them before forking.
+    cli.env["PYTHONPROFILEIMPORTTIME"] = "1"
     sweep_id, _ = cli.sweep("--suite", "ci", "--db", db)
     rows = cli.runs(db)
+    for row in rows:
+        imported = [line for line in row["stderr_tail"].splitlines() if "modeling_" in line]
+        assert imported == [], (row["model_type"], imported[-3:])
     assert [r["model_type"] for r in rows] == ["gpt2", "bert", "vit"]
     for row in rows:
         assert row["status"] == "pass", (row["model_type"], row["error_message"])
