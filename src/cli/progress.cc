@@ -53,6 +53,8 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
   std::fflush(out_);
 }
 
+void Progress::ResetClock() { start_ = MonotonicSeconds(); }
+
 void Progress::Tick() {
   if (live_) Draw();
 }

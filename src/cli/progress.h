@@ -20,6 +20,8 @@ class Progress {
   void Started(const std::string& run_id, const TestSpec& spec);
   void Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result);
   void Tick();
+  // Restarts the elapsed-time clock (call when the first test starts).
+  void ResetClock();
   // Clears the live line.
   void Close();
 

@@ -248,6 +248,7 @@ int RunSweep(const SweepFlags& flags) {
                      ? ""
                      : absl::StrCat(", ", launcher.import_failures().size(), " failed").c_str());
   }
+  progress.ResetClock();  // elapsed and ETA count tests, not the zygote's start
   double start = MonotonicSeconds();
   absl::Status run = jobs.empty() ? absl::OkStatus() : supervisor.Run(jobs, callbacks);
   progress.Close();
