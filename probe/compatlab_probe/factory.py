@@ -45,6 +45,7 @@ _HEADS = {"num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_atte
           "decoder_attention_heads", "attention_heads"}
 # Head counts of a second tower inside one config (pred_num_attention_heads, ...).
 _HEADS_SUFFIX = re.compile(r"^[a-z]+_num_attention_heads$")
+_KV_SUFFIX = re.compile(r"^[a-z]+_num_key_value_heads$")
 _KV_HEADS = {"num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"}
 _HEAD_DIM = {"head_dim", "d_kv", "attention_head_dim", "kv_channels", "d_head"}
 _INTERMEDIATE = {"intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "n_inner",
@@ -129,7 +130,7 @@ class _Reducer:
             elif (name in _HEADS or _HEADS_SUFFIX.match(name)) and _is_int(value) and not hierarchical and (
                     value > TINY_HEADS or value == 3):
                 out[name] = TINY_HEADS
-            elif name in _KV_HEADS and _is_int(value) and value > 1:
+            elif (name in _KV_HEADS or _KV_SUFFIX.match(name)) and _is_int(value) and value > 1:
                 out[name] = TINY_HEADS if value == old_heads else TINY_KV_HEADS
             elif name in _KV_HEADS and value is None and old_heads is not None and name != "multi_query_group_num":
                 out[name] = TINY_HEADS  # unset: plain multi-head attention

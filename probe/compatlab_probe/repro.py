@@ -1,0 +1,294 @@
+"""`python -m compatlab_probe.repro`: a standalone reproduction script for one stored test.
+
+Input (the argument of --input, else standard input): one JSON object
+  {"request":  the test request of doc/worker-protocol.md, without the
+               supervisor's plumbing (memory_limit, supervisor_pid),
+   "recorded": what the store holds about the run (run_id, status, stage,
+               error_type, error_message, signature, stack, figures, ...),
+   "known_error": the knowledge-base entry matching the run, or null}
+Output: the script, on standard output (`compatlab repro RUN_ID` prints it).
+
+The script needs only torch and transformers. It embeds, verbatim, the source of
+every module of this package that a test child runs (PROBE_FILES: every *.py
+and *.json here except the harness's entry points in NOT_EMBEDDED), writes them
+to a temporary directory under another package name, and runs the request
+through the same calls as `run_one` (child.prepare_process, child.run_test).
+The configuration reduction, seeded weights and inputs, the kind and the
+measurement are therefore the probe's own code, not a copy that could drift:
+a change to the probe is in the next script generated. doc/repro.md.
+
+Nothing here imports torch or transformers: generating a script is fast.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pprint
+import sys
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# Entry points of the harness (fork server, command lines, this generator):
+# a test child never runs them, so the script does not need them.
+NOT_EMBEDDED = {"zygote.py", "run_one.py", "catalog.py", "repro.py"}
+# The embedded copy is imported under this name, so that the script can never
+# pick up an installed compatlab_probe by accident.
+EMBEDDED_PACKAGE = "compatlab_probe_embedded"
+# Request keys that are the supervisor's plumbing, not part of the test.
+PLUMBING = {"memory_limit", "supervisor_pid"}
+
+
+def probe_files(package_dir=PACKAGE_DIR):
+    """{relative path: text} of every file a test child needs, sorted by path."""
+    files = {}
+    for root, dirs, names in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(names):
+            rel = os.path.relpath(os.path.join(root, name), package_dir)
+            if not name.endswith((".py", ".json")) or rel in NOT_EMBEDDED:
+                continue
+            with open(os.path.join(root, name), encoding="utf-8", newline="") as f:
+                files[rel.replace(os.sep, "/")] = f.read()
+    return dict(sorted(files.items()))
+
+
+def _literal(text):
+    """`text` as a triple-quoted Python string literal that keeps its lines readable."""
+    body = text.replace("\\", "\\\\").replace("'''", "\\'\\'\\'").replace("\r", "\\r")
+    if body.endswith("'"):
+        body = body[:-1] + "\\'"
+    return "'''" + body + "'''"
+
+
+def _comment(text, width=96):
+    """`text` as '# ' lines (wrapped at spaces), for the script's header."""
+    lines = []
+    for paragraph in str(text).splitlines() or [""]:
+        words, line = paragraph.split(" "), ""
+        for word in words:
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "\n".join(f"#   {line}".rstrip() for line in lines)
+
+
+def _describe(request):
+    """One line naming the test: model, class, kind, mode, target, dtype, shape, parameters."""
+    model = request.get("model_id") or request.get("model_type") or "?"
+    cls = request.get("model_class")
+    params = " ".join(f"{k}={v}" for k, v in sorted((request.get("kind_params") or {}).items()))
+    return (f"{model}{f' ({cls})' if cls else ''}: {request.get('kind', 'forward')}, "
+            f"{request.get('mode', 'eager')} on {request.get('target', 'cpu')}, {request.get('dtype', 'float32')}, "
+            f"batch {request.get('batch_size', 1)} x seq {request.get('seq_len', 32)}"
+            f"{f', {params}' if params else ''}")
+
+
+def files_digest(files):
+    """SHA-256 (hex) of the embedded files: names and contents, in order."""
+    digest = hashlib.sha256()
+    for rel, text in files.items():
+        digest.update(rel.encode() + b"\0" + text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def _header(request, recorded, known, files):
+    """The comment block at the top of the script: the test, what was recorded, what is known."""
+    out = ["#!/usr/bin/env python3",
+           "# compatlab reproduction script: reruns one stored test with torch and transformers only.",
+           f"# Probe code: {len(files)} files, sha256 {files_digest(files)[:16]} (PROBE_FILES below).",
+           "#",
+           "# Test:",
+           _comment(_describe(request))]
+    if recorded:
+        where = ", ".join(x for x in (f"run {recorded.get('run_id', '?')}", recorded.get("started_at", ""),
+                                      f"host {recorded['host']}" if recorded.get("host") else "") if x)
+        status = recorded.get("status", "?")
+        if recorded.get("status_detail"):
+            status += f" ({recorded['status_detail']})"
+        if recorded.get("stage"):
+            status += f" at stage {recorded['stage']}"
+        out += ["# Recorded:", _comment(f"{status}; {where}")]
+        if recorded.get("signature"):
+            out.append(_comment(recorded["signature"]))
+        stack = ", ".join(f"{name} {recorded[key]}" for name, key in (
+            ("torch", "torch_version"), ("transformers", "transformers_version"),
+            ("python", "python_version")) if recorded.get(key))
+        if stack:
+            out.append(_comment(stack))
+        if recorded.get("mem_limit_bytes"):
+            out.append(_comment(f"under a memory limit of {recorded['mem_limit_bytes']} bytes "
+                                f"({recorded.get('mem_limit_method') or 'unknown method'}); this script "
+                                "applies none (run it under `ulimit -v` or a memory cgroup to reproduce an oom)"))
+    if known:
+        out += ["# Known error (compatlab errors knowledge base, entry " + known.get("id", "?") + "):",
+                _comment(known.get("explanation", ""))]
+        if known.get("cause"):
+            out += ["# Likely cause:", _comment(known["cause"])]
+        if known.get("workaround"):
+            out += ["# Workaround:", _comment(known["workaround"])]
+    out += [
+        "#",
+        "# Usage:",
+        "#   python repro.py           prints `status: ...` and the figures; exit 0 when the recorded",
+        "#                             status (and error type) is reproduced, 1 when not",
+        "#   python repro.py --json    prints the probe's whole result object instead",
+        "#   python repro.py --timeout S   deadline in seconds (default: the test's timeout_s; 0 = none)",
+        "#",
+        "# How: PROBE_FILES below is the compatlab probe's own code (the modules a test child runs,",
+        "# verbatim). They are written to a temporary directory, imported as",
+        f"# {EMBEDDED_PACKAGE}, and REQUEST is run through child.prepare_process and",
+        "# child.run_test, as `python -m compatlab_probe.run_one` does: the same reduced",
+        "# configuration, seeded weights and inputs, kind and measurement as the recorded run.",
+    ]
+    return "\n".join(out)
+
+
+_MAIN = r'''
+import argparse
+import importlib
+import json
+import os
+import sys
+import tempfile
+import threading
+
+PACKAGE = "@PACKAGE@"
+FIGURES = ("build_s", "prepare_s", "steady_median_s", "steady_p90_s", "steady_iters", "param_count",
+           "host_peak_rss_bytes", "memory_method", "torch_num_threads")
+STACK = ("torch_version", "transformers_version", "python_version")
+
+
+def _report(result, as_json):
+    """Prints the result; returns the exit code (0 when the recorded outcome is reproduced)."""
+    recorded = RECORDED.get("status")
+    same = result.get("status") == recorded
+    if same and RECORDED.get("error_type"):
+        same = result.get("error_type") == RECORDED["error_type"]
+    if as_json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+        return 0 if same or not recorded else 1
+    print(f"status: {result.get('status', '')}")
+    for key in ("status_detail", "stage", "model_class"):
+        if result.get(key):
+            print(f"{key}: {result[key]}")
+    if result.get("error_type") or result.get("error_message"):
+        first = (result.get("error_message") or "").strip().splitlines()
+        print(f"error: {result.get('error_type', '')}: {first[0] if first else ''}")
+    metrics = result.get("metrics") or {}
+    for key in FIGURES:
+        if metrics.get(key) is not None:
+            value = metrics[key]
+            print(f"{key}: {value:.6g}" if isinstance(value, float) else f"{key}: {value}")
+    stack = result.get("stack") or {}
+    for key in STACK:
+        if stack.get(key):
+            print(f"{key}: {stack[key]}")
+    if not recorded:
+        return 0
+    differs = [f"{key} {RECORDED[key]}" for key in STACK if RECORDED.get(key) and RECORDED[key] != stack.get(key)]
+    if differs:
+        print("note: recorded on another stack: " + ", ".join(differs))
+    said = [recorded]
+    if RECORDED.get("error_type"):
+        said.append(f"{RECORDED['error_type']}: {RECORDED.get('error_message', '')}")
+    figures = [f"{key} {RECORDED[key]:.6g}" if isinstance(RECORDED[key], float) else f"{key} {RECORDED[key]}"
+               for key in FIGURES[:6] if RECORDED.get(key) is not None]
+    if figures:
+        said.append(", ".join(figures))
+    print("recorded: " + "; ".join(said))
+    print(f"reproduced: {'yes' if same else 'no'}")
+    return 0 if same else 1
+
+
+def _load_probe(directory):
+    """Writes PROBE_FILES under directory/PACKAGE and imports the package's child module."""
+    for rel, text in PROBE_FILES.items():
+        path = os.path.join(directory, PACKAGE, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    sys.path.insert(0, directory)
+    runtime = importlib.import_module(PACKAGE + ".runtime")
+    runtime.apply_env()  # before torch is imported: offline hub, one OpenBLAS thread
+    return importlib.import_module(PACKAGE + ".child")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Reruns one compatlab test (see the comments at the top).")
+    parser.add_argument("--json", action="store_true", help="print the probe's result object as JSON")
+    parser.add_argument("--timeout", type=float, default=float(REQUEST.get("timeout_s") or 0),
+                        help="deadline in seconds; 0 for none (default: the test's timeout_s)")
+    args = parser.parse_args(argv)
+    watchdog = None
+    if args.timeout > 0:  # the supervisor's deadline, kept here by a watchdog thread
+        def expire():
+            sys.stdout.flush()
+            code = _report({"status": "timeout", "status_detail": f"no result after {args.timeout:g} s"},
+                           args.json)
+            sys.stdout.flush()
+            os._exit(code)
+
+        watchdog = threading.Timer(args.timeout, expire)
+        watchdog.daemon = True
+        watchdog.start()
+    with tempfile.TemporaryDirectory(prefix="compatlab-repro-") as directory:
+        child = _load_probe(directory)
+        out = os.dup(1)
+        sys.stdout.flush()
+        os.dup2(2, 1)  # whatever the model prints goes to stderr, as in run_one
+        try:
+            result = child.prepare_process(REQUEST) or child.run_test(REQUEST, child.Context())
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            sys.stdout.flush()
+            os.dup2(out, 1)
+            os.close(out)
+    return _report(result, args.json)
+'''
+
+
+def script(request, recorded=None, known_error=None):
+    """The reproduction script (text) of one test request."""
+    request = {k: v for k, v in request.items() if k not in PLUMBING}
+    files = probe_files()
+    parts = [
+        _header(request, recorded or {}, known_error, files),
+        "",
+        "# The test, as the supervisor sent it to the probe (doc/worker-protocol.md).",
+        "REQUEST = " + pprint.pformat(request, width=100, sort_dicts=False),
+        "",
+        "# What the store recorded for this run.",
+        "RECORDED = " + pprint.pformat(recorded or {}, width=100, sort_dicts=True),
+        _MAIN.replace("@PACKAGE@", EMBEDDED_PACKAGE),
+        "",
+        "# The compatlab probe's code: every module a test child runs, verbatim.",
+        "PROBE_FILES = {",
+    ]
+    for rel, text in files.items():
+        parts.append(f"    {rel!r}: {_literal(text)},")
+    parts += ["}", "", "", 'if __name__ == "__main__":', "    sys.exit(main())", ""]
+    return "\n".join(parts)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--input", help="the input object as JSON text (default: read standard input)")
+    args = parser.parse_args(argv)
+    try:
+        data = json.loads(args.input if args.input is not None else sys.stdin.read())
+        if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
+            raise ValueError("the input must be an object with a \"request\" object")
+        text = script(data["request"], data.get("recorded") or {}, data.get("known_error"))
+    except (ValueError, OSError) as exc:
+        print(f"compatlab_probe.repro: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The reproduction-script generator (compatlab_probe.repro): what it embeds and how.
+
+Running a generated script end to end is tests/e2e/test_repro.py; these checks
+need no torch import and take milliseconds.
+"""
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+
+from compatlab_probe import repro
+
+REQUEST = {"run_id": "r1", "test_id": "t1", "model_id": "hf:gpt2", "model_type": "gpt2",
+           "model_class": "GPT2LMHeadModel", "model_path": "", "target": "cpu", "mode": "eager",
+           "backend": "", "kind": "forward", "dtype": "float32", "batch_size": 1, "seq_len": 16,
+           "kind_params": {"seed": "3"}, "timeout_s": 60, "torch_num_threads": 1,
+           "memory_limit": {"method": "rlimit", "bytes": 1}, "supervisor_pid": 1,
+           "measure": {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}}
+
+
+def load(tmp_path, text):
+    """The script's globals, without running its main."""
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    return runpy.run_path(str(path), run_name="not_main")
+
+
+def test_embeds_every_probe_file_a_child_runs_verbatim(tmp_path):
+    names = load(tmp_path, repro.script(REQUEST, {"status": "pass"}))
+    embedded = names["PROBE_FILES"]
+    for rel, text in embedded.items():
+        with open(os.path.join(repro.PACKAGE_DIR, rel), encoding="utf-8", newline="") as f:
+            assert f.read() == text, rel  # byte for byte, backslashes and quotes included
+    on_disk = {os.path.relpath(os.path.join(root, n), repro.PACKAGE_DIR).replace(os.sep, "/")
+               for root, dirs, files in os.walk(repro.PACKAGE_DIR) if "__pycache__" not in root
+               for n in files if n.endswith((".py", ".json"))}
+    assert set(embedded) == on_disk - repro.NOT_EMBEDDED
+    for needed in ("child.py", "kinds/forward.py", "factory.py", "inputs.py", "heads.py", "measure.py",
+                   "overrides.json"):
+        assert needed in embedded
+
+
+def test_the_request_is_the_test_without_the_supervisors_plumbing(tmp_path):
+    names = load(tmp_path, repro.script(REQUEST, {"status": "fail_to_run", "error_type": "RuntimeError"},
+                                        {"id": "x", "explanation": "E", "cause": "C", "workaround": "W"}))
+    assert names["REQUEST"] == {k: v for k, v in REQUEST.items() if k not in ("memory_limit", "supervisor_pid")}
+    assert names["RECORDED"]["status"] == "fail_to_run"
+    text = (tmp_path / "repro.py").read_text()
+    assert "# Known error (compatlab errors knowledge base, entry x):\n#   E\n" in text
+    assert "# Workaround:\n#   W\n" in text
+    assert "hf:gpt2 (GPT2LMHeadModel): forward, eager on cpu, float32, batch 1 x seq 16, seed=3" in text
+
+
+def test_literals_survive_awkward_text():
+    for text in ["a'''b", "ends with '", "back\\slash\\n", "cr\r\nlf", '"""', "é ✓", ""]:
+        assert eval(repro._literal(text)) == text
+
+
+def test_command_line_reads_stdin_or_input_and_refuses_bad_input():
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(repro.PACKAGE_DIR))
+    data = json.dumps({"request": REQUEST, "recorded": {}, "known_error": None})
+    ok = subprocess.run([sys.executable, "-m", "compatlab_probe.repro"], input=data, env=env,
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and ok.stdout.startswith("#!/usr/bin/env python3\n"), ok.stderr
+    same = subprocess.run([sys.executable, "-m", "compatlab_probe.repro", "--input", data], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert same.stdout == ok.stdout
+    compile(ok.stdout, "repro.py", "exec")
+    bad = subprocess.run([sys.executable, "-m", "compatlab_probe.repro", "--input", "[]"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "must be an object with a \"request\" object" in bad.stderr
