@@ -73,6 +73,7 @@ struct RunFilter {
   std::string torch_version{};         // exact
   std::string transformers_version{};  // exact
   std::string test_id{};               // exact
+  std::string run_id{};                // exact
   int64_t limit = 0;                   // at most this many rows; 0 = all (QueryRuns only)
   // Order of QueryRuns: by `sort` (NULLs first ascending, last descending),
   // then insertion order, or its reverse when newest_first. Every key must

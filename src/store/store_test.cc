@@ -365,6 +365,8 @@ TEST_F(StoreTest, QueryRunsFilters) {
   EXPECT_EQ(types({.mode = "compile"}), V{"gpt2/s1"});
   EXPECT_EQ(types({.target = "cuda"}), V{});
   EXPECT_EQ(types({.test_id = plan[0].TestId()}), (V{"llama/s1", "llama/s2"}));
+  EXPECT_EQ(types({.run_id = MakeRun("s2", plan[0]).run_id}), V{"llama/s2"});
+  EXPECT_EQ(types({.run_id = "no-such-run"}), V{});
   EXPECT_EQ(types({.limit = 2}), (V{"llama/s1", "gpt2/s1"}));
   EXPECT_EQ(types({.limit = 2, .newest_first = true}), (V{"llama/s2", "llama/s1"}));
   EXPECT_EQ(*store->CountRuns({.limit = 2}), 5);
