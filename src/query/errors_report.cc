@@ -1,0 +1,254 @@
+#include "query/errors_report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "query/text_table.h"
+
+namespace compatlab {
+namespace {
+
+constexpr size_t kNamedModels = 5;   // models named per group; the rest are counted
+constexpr size_t kWrapWidth = 100;   // text width of the explanation lines
+
+// `text` (sanitized) wrapped at spaces to lines of at most `width` code
+// points after `indent`; the first line is not indented (its label is there).
+std::string Wrap(std::string_view text, size_t indent, size_t width = kWrapWidth) {
+  const std::string clean = SanitizeForTerminal(text);
+  std::string out;
+  std::string line;
+  auto flush = [&] {
+    if (!out.empty()) out += "\n" + std::string(indent, ' ');
+    out += line;
+    line.clear();
+  };
+  size_t start = 0;
+  while (start <= clean.size()) {
+    size_t end = clean.find(' ', start);
+    if (end == std::string::npos) end = clean.size();
+    std::string word = clean.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) flush();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || out.empty()) flush();
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+// "a, b, c, d, e, +3 more" (the first kNamedModels); the count is glued
+// with a no-break space so that Wrap keeps it on one line.
+std::string NamedAndCounted(const std::vector<std::string>& items) {
+  std::vector<std::string> named(items.begin(),
+                                 items.begin() + std::min(items.size(), kNamedModels));
+  std::string out = Join(named, ", ");
+  if (items.size() > kNamedModels) {
+    out += fmt::format(", +{}\u00a0more", items.size() - kNamedModels);
+  }
+  return out;
+}
+
+std::string Plural(int64_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+int64_t DistinctModels(const ErrorGroup& g) { return static_cast<int64_t>(g.model_ids.size()); }
+
+nlohmann::ordered_json KnownJson(const KnownError* known) {
+  if (known == nullptr) return nullptr;
+  return {{"id", known->id},
+          {"explanation", known->explanation},
+          {"cause", known->cause},
+          {"workaround", known->workaround}};
+}
+
+}  // namespace
+
+bool IsFailureStatus(TestStatus status) {
+  return status != TestStatus::kPass && status != TestStatus::kSkipped;
+}
+
+std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
+                                    const ErrorKnowledgeBase* kb) {
+  struct Acc {
+    ErrorGroup group;
+    std::set<std::string> model_ids, model_types, stages;
+    std::map<std::pair<std::string, std::string>, int64_t> stacks;
+    std::string example_started_at;
+  };
+  std::map<std::pair<TestStatus, std::string>, Acc> by_key;
+  for (const RunRecord& run : runs) {
+    const RunResult& r = run.result;
+    if (!IsFailureStatus(r.status)) continue;
+    const std::string signature = FailureSignature(r);
+    Acc& acc = by_key[{r.status, signature}];
+    ErrorGroup& g = acc.group;
+    if (g.runs == 0) {
+      g.status = r.status;
+      g.signature = signature;
+      g.first_seen = g.last_seen = run.started_at;
+      if (kb != nullptr) g.known = kb->Match(TestStatusName(r.status), signature);
+    }
+    ++g.runs;
+    acc.model_ids.insert(run.spec.model_id);
+    if (!run.spec.model_type.empty()) acc.model_types.insert(run.spec.model_type);
+    if (!r.stage.empty()) acc.stages.insert(r.stage);
+    ++acc.stacks[{r.torch_version, r.transformers_version}];
+    g.first_seen = std::min(g.first_seen, run.started_at);
+    g.last_seen = std::max(g.last_seen, run.started_at);
+    if (std::tie(run.started_at, run.run_id) >= std::tie(acc.example_started_at, g.example_run_id)) {
+      acc.example_started_at = run.started_at;
+      g.example_run_id = run.run_id;
+    }
+  }
+  std::vector<ErrorGroup> groups;
+  for (auto& [key, acc] : by_key) {
+    ErrorGroup g = std::move(acc.group);
+    g.model_ids.assign(acc.model_ids.begin(), acc.model_ids.end());
+    g.model_types.assign(acc.model_types.begin(), acc.model_types.end());
+    g.stages.assign(acc.stages.begin(), acc.stages.end());
+    for (const auto& [stack, n] : acc.stacks) g.stacks.push_back({stack.first, stack.second, n});
+    groups.push_back(std::move(g));
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const ErrorGroup& a, const ErrorGroup& b) {
+    if (a.runs != b.runs) return a.runs > b.runs;
+    if (DistinctModels(a) != DistinctModels(b)) return DistinctModels(a) > DistinctModels(b);
+    return std::tie(a.status, a.signature) < std::tie(b.status, b.signature);
+  });
+  return groups;
+}
+
+std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::string& kb_origin) {
+  if (groups.empty()) return "no failures\n";
+  std::string out;
+  int64_t total = 0, explained_groups = 0, explained_runs = 0;
+  constexpr size_t kIndent = 4 + 9;  // "    " + label column
+  std::map<const KnownError*, size_t> explained_at;  // entry -> the group that shows it in full
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const ErrorGroup& g = groups[i];
+    total += g.runs;
+    if (g.known != nullptr) {
+      ++explained_groups;
+      explained_runs += g.runs;
+    }
+    out += fmt::format("[{}] {}, {}, {}: {}\n", i + 1, TestStatusName(g.status),
+                       Plural(g.runs, "run"), Plural(DistinctModels(g), "model"),
+                       g.signature.empty() ? "(no error message)" : SanitizeForTerminal(g.signature));
+    auto line = [&](std::string_view label, std::string_view text) {
+      out += fmt::format("    {:<9}{}\n", label, Wrap(text, kIndent));
+    };
+    line("models", NamedAndCounted(g.model_ids));
+    if (!g.stages.empty()) line(g.stages.size() == 1 ? "stage" : "stages", Join(g.stages, ", "));
+    std::vector<std::string> stacks;
+    for (const ErrorGroup::Stack& s : g.stacks) {
+      stacks.push_back(fmt::format("torch {}, transformers {} ({})",
+                                   s.torch_version.empty() ? "?" : s.torch_version,
+                                   s.transformers_version.empty() ? "?" : s.transformers_version,
+                                   Plural(s.runs, "run")));
+    }
+    line("stacks", Join(stacks, "; "));
+    line("seen", g.first_seen == g.last_seen ? g.first_seen
+                                             : fmt::format("{} .. {}", g.first_seen, g.last_seen));
+    line("example", "compatlab repro " + g.example_run_id);
+    if (g.known != nullptr) {
+      if (auto it = explained_at.find(g.known); it != explained_at.end()) {
+        line("known", fmt::format("[{}] as in [{}]", g.known->id, it->second + 1));
+      } else {
+        explained_at[g.known] = i;
+        line("known", fmt::format("[{}] {}", g.known->id, g.known->explanation));
+        line("cause", g.known->cause);
+        line("fix", g.known->workaround);
+      }
+    }
+    out += "\n";
+  }
+  out += fmt::format("summary: {} in {}; {} ({}) explained by {}\n", Plural(total, "failure"),
+                     Plural(static_cast<int64_t>(groups.size()), "signature"),
+                     Plural(explained_groups, "signature"), Plural(explained_runs, "failure"),
+                     kb_origin.empty() ? std::string("no knowledge base") : kb_origin);
+  return out;
+}
+
+std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin) {
+  using ojson = nlohmann::ordered_json;
+  ojson array = ojson::array();
+  int64_t total = 0, explained_groups = 0, explained_runs = 0;
+  for (const ErrorGroup& g : groups) {
+    total += g.runs;
+    if (g.known != nullptr) {
+      ++explained_groups;
+      explained_runs += g.runs;
+    }
+    ojson stacks = ojson::array();
+    for (const ErrorGroup::Stack& s : g.stacks) {
+      stacks.push_back({{"torch_version", s.torch_version},
+                        {"transformers_version", s.transformers_version},
+                        {"runs", s.runs}});
+    }
+    array.push_back({{"status", std::string(TestStatusName(g.status))},
+                     {"signature", g.signature},
+                     {"runs", g.runs},
+                     {"models", DistinctModels(g)},
+                     {"model_ids", g.model_ids},
+                     {"model_types", g.model_types},
+                     {"stages", g.stages},
+                     {"stacks", stacks},
+                     {"first_seen", g.first_seen},
+                     {"last_seen", g.last_seen},
+                     {"example_run_id", g.example_run_id},
+                     {"known", KnownJson(g.known)}});
+  }
+  ojson out = {{"knowledge_base", kb_origin},
+               {"summary",
+                {{"failures", total},
+                 {"signatures", static_cast<int64_t>(groups.size())},
+                 {"explained_signatures", explained_groups},
+                 {"explained_failures", explained_runs}}},
+               {"groups", array}};
+  return out.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+std::string FormatKnownErrorsFooter(const std::vector<RunRecord>& runs,
+                                    const ErrorKnowledgeBase& kb, const std::string& kb_origin) {
+  std::vector<const KnownError*> order;
+  std::map<const KnownError*, std::vector<std::string>> models;
+  for (const RunRecord& run : runs) {
+    if (!IsFailureStatus(run.result.status)) continue;
+    const KnownError* known = kb.MatchResult(run.result);
+    if (known == nullptr) continue;
+    auto [it, added] = models.try_emplace(known);
+    if (added) order.push_back(known);
+    if (std::find(it->second.begin(), it->second.end(), run.spec.model_id) == it->second.end()) {
+      it->second.push_back(run.spec.model_id);
+    }
+  }
+  if (order.empty()) return "";
+  std::string out = fmt::format("\nknown errors ({}):\n", kb_origin);
+  for (const KnownError* known : order) {
+    const std::string label = fmt::format("  [{}] ", known->id);
+    const size_t indent = DisplayWidth(label);
+    const size_t width = kWrapWidth - indent;
+    out += label +
+           Wrap(fmt::format("{}: {}", NamedAndCounted(models[known]), known->explanation), indent,
+                width) +
+           "\n";
+    out += std::string(indent, ' ') + Wrap("workaround: " + known->workaround, indent, width) + "\n";
+  }
+  return out;
+}
+
+}  // namespace compatlab

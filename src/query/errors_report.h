@@ -1,0 +1,86 @@
+// `compatlab errors`: stored failures grouped by error signature, with the
+// models and stacks they affect and the knowledge base's explanation
+// (error_kb.h). Also the footer of `query`'s table: the explanations of the
+// errors it shows.
+#ifndef COMPATLAB_QUERY_ERRORS_REPORT_H_
+#define COMPATLAB_QUERY_ERRORS_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+#include "query/error_kb.h"
+
+namespace compatlab {
+
+// True for the statuses `errors` groups: every status but pass and skipped.
+bool IsFailureStatus(TestStatus status);
+
+// The failures of one (status, FailureSignature) pair.
+struct ErrorGroup {
+  TestStatus status = TestStatus::kHarnessError;
+  std::string signature;                  // FailureSignature(); may be empty
+  int64_t runs = 0;
+  std::vector<std::string> model_ids;     // distinct, sorted
+  std::vector<std::string> model_types;   // distinct, sorted, without ""
+  std::vector<std::string> stages;        // distinct, sorted, without ""
+  struct Stack {
+    std::string torch_version;
+    std::string transformers_version;
+    int64_t runs = 0;
+  };
+  std::vector<Stack> stacks;              // sorted by (torch, transformers)
+  std::string first_seen;                 // least started_at
+  std::string last_seen;                  // greatest started_at
+  std::string example_run_id;             // the run of last_seen (then the greatest run_id)
+  const KnownError* known = nullptr;      // the knowledge base's entry, if any
+};
+
+// Groups the failures among `runs` (pass and skipped are left out) by
+// (status, signature), most runs first (then most models, status, signature).
+// `kb` may be null (no explanations); the groups' `known` point into it.
+std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
+                                    const ErrorKnowledgeBase* kb);
+
+// One block per group, then a summary line:
+//
+//   [1] fail_to_run, 6 runs, 4 models: RuntimeError: mat1 and mat2 shapes ...
+//       models   hf:align, hf:lilt, hf:sam, hf:zoedepth, +2 more
+//       stage    prepare
+//       stacks   torch 2.13.0+cpu, transformers 5.23.0 (6 runs)
+//       seen     2026-11-30T03:50:37.123Z .. 2026-11-30T04:01:02.000Z
+//       example  compatlab repro RUN_ID
+//       known    [kb-id] explanation
+//       cause    likely cause
+//       fix      workaround
+//
+// A knowledge-base entry is shown in full once; later groups it explains
+// say "known    [kb-id] as in [1]".
+//
+//   summary: 9 failures in 3 signatures; 2 signatures (8 failures) explained by the knowledge base
+//
+// `kb_origin` names the knowledge base in the summary ("" when none was
+// loaded). Text is sanitized for the terminal; "no failures\n" when empty.
+std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::string& kb_origin);
+
+// {"knowledge_base": origin, "summary": {...}, "groups": [{status, signature,
+// runs, models, model_ids, model_types, stages, stacks: [{torch_version,
+// transformers_version, runs}], first_seen, last_seen, example_run_id,
+// known: {id, explanation, cause, workaround} or null}]}. Ends in '\n'.
+std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin);
+
+// For `query`'s table: the knowledge base's entries matching the failures
+// among `runs`, one block each, in order of first appearance:
+//
+//   known errors (knowledge/errors.json):
+//     [kb-id] hf:lilt, hf:align: explanation
+//             workaround: ...
+//
+// "" when none matches.
+std::string FormatKnownErrorsFooter(const std::vector<RunRecord>& runs,
+                                    const ErrorKnowledgeBase& kb, const std::string& kb_origin);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_QUERY_ERRORS_REPORT_H_
