@@ -10,8 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
 #include "cli/diff.h"
+#include "cli/errors.h"
 #include "cli/export.h"
 #include "cli/query.h"
+#include "cli/repro.h"
 #include "cli/sweep.h"
 #include "nlohmann/json.hpp"
 #include "plan/plan.h"
@@ -183,6 +185,27 @@ int RunCli(int argc, char** argv) {
                        "relative host_peak_rss_bytes increase that regresses")
       ->capture_default_str();
 
+  ErrorsFlags errors;
+  CLI::App* errors_cmd = app.add_subcommand(
+      "errors", "Failures grouped by error signature, with the knowledge base's explanations");
+  errors_cmd->add_option("--db", errors.db, "SQLite store")->capture_default_str();
+  AddRunFilterOptions(*errors_cmd, errors.filter);
+  errors_cmd->add_option("--kb", errors.kb,
+                         "knowledge file (default: knowledge/errors.json of the project)");
+  errors_cmd->add_option("--format", errors.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
+  ReproFlags repro;
+  CLI::App* repro_cmd = app.add_subcommand(
+      "repro", "Print a standalone Python script (torch and transformers only) that reruns a run");
+  repro_cmd->add_option("run_id", repro.run_id, "the run (run_id of query's JSON or CSV)")
+      ->required();
+  repro_cmd->add_option("--db", repro.db, "SQLite store")->capture_default_str();
+  repro_cmd->add_option("--kb", repro.kb,
+                        "knowledge file (default: knowledge/errors.json of the project)");
+  repro_cmd->add_option("--python", repro.python, "interpreter that runs the probe");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -203,6 +226,8 @@ int RunCli(int argc, char** argv) {
   if (*export_cmd) return RunExport(export_flags);
   if (*import_cmd) return RunImport(import_flags);
   if (*diff_cmd) return RunDiff(diff);
+  if (*errors_cmd) return RunErrors(errors);
+  if (*repro_cmd) return RunRepro(repro);
   return kExitBadInput;
 }
 

@@ -3,6 +3,8 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "query/error_kb.h"
+#include "query/errors_report.h"
 #include "query/runs_format.h"
 
 namespace compatlab {
@@ -68,6 +70,12 @@ int RunQuery(const QueryFlags& flags) {
     std::cout << FormatRunsCsv(*runs);
   } else {
     std::cout << FormatRunsTable(*runs);
+    // The knowledge base's explanations of the errors shown; without a
+    // usable knowledge file the table stands alone.
+    const std::filesystem::path kb_path = DefaultKnowledgeBasePath();
+    if (absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(kb_path); kb.ok()) {
+      std::cout << FormatKnownErrorsFooter(*runs, *kb, kb_path.string());
+    }
   }
   return kExitOk;
 }

@@ -17,6 +17,13 @@ BAD_COMMANDS = {
     "malformed-suite-json": ["sweep", "--suite", "{suites}/bad-json.json"],
     "suite-with-unknown-key": ["sweep", "--suite", "{suites}/unknown-key.json"],
     "resume-nothing-unfinished": ["sweep", "--resume"],
+    "errors-of-passes": ["errors", "--status", "pass"],
+}
+# Commands that read a store: bad input with every --db that is no readable store.
+READ_COMMANDS = {
+    "runs": ["runs"],
+    "errors": ["errors"],
+    "repro-unknown-run": ["repro", "no-such-run"],
 }
 SUITE_FILES = {
     "bad-json.json": '{"name": "bad", "tests": [{"kind": "noop"}',
@@ -25,7 +32,7 @@ SUITE_FILES = {
 # What --db names: a path that does not exist, a finished store, or a file that is no store.
 DB_KINDS = ["missing", "store", "random-bytes", "text"]
 CASES = [(c, d) for c in BAD_COMMANDS for d in DB_KINDS] + [
-    ("runs", d) for d in DB_KINDS if d != "store"]
+    (c, d) for c in READ_COMMANDS for d in DB_KINDS if d != "store"]
 
 
 def make_db(kind, path, noop_store):
@@ -49,7 +56,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, tmp_path, noop_
     db = db_dir / "store.db"
     make_db(db_kind, db, noop_store)
     before = db.read_bytes() if db.exists() else None
-    args = [a.format(suites=suites) for a in BAD_COMMANDS.get(command, [command])]
+    args = [a.format(suites=suites) for a in BAD_COMMANDS.get(command) or READ_COMMANDS[command]]
 
     proc = cli.run(*args, "--db", db)
 
