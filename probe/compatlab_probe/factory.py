@@ -2,7 +2,8 @@
 
 `reduce_config(model_type)` starts from the architecture's default configuration
 (CONFIG_MAPPING[model_type]()) and shrinks it by generic, name-based rules
-(REDUCTION below), recursing into sub-configurations; per-architecture
+(the field-name sets below and _Reducer._reduce_fields), recursing into
+sub-configurations; per-architecture
 exceptions are data in overrides.json. Configurations are dataclasses whose
 __post_init__ derives some attributes from others, so a reduced configuration is
 rebuilt through the constructor rather than patched in place: derived values
@@ -117,9 +118,7 @@ class _Reducer:
         for name, value in values.items():
             if name in _VOCAB and ((_is_int(value) and value > TINY_VOCAB) or (value is None and name == "vocab_size")):
                 out[name] = TINY_VOCAB  # also where the default leaves it unset
-            elif _LAYERS.match(name) and name != "num_kv_shared_layers" and _is_int(value) and value > TINY_LAYERS \
-                    and not (
-                    _is_int_list(values.get("depths")) and value == len(values["depths"])):  # a stage count
+            elif _is_layer_count(name, value, values):
                 out[name] = TINY_LAYERS
                 layer_counts[value] = TINY_LAYERS
             elif (name == "depths" or name.endswith("_depths")) and _is_int_list(value):
@@ -220,9 +219,7 @@ class _Reducer:
                 plain[name] = list(_get(config, name))
 
         kwargs = {k: v for k, v in (init_kwargs or {}).items() if k != "model_type" and k not in sub_keys}
-        mrope = "mrope_section" in (getattr(cls, "ignore_keys_at_rope_validation", None) or ()) or _is_int_list(
-            (plain.get("rope_parameters") or {}).get("mrope_section") if isinstance(plain.get("rope_parameters"), dict) else None)
-        kwargs.update(self._reduce_fields(plain, mrope))
+        kwargs.update(self._reduce_fields(plain, _uses_mrope(cls, plain)))
         specs = getattr(cls, "sub_configs_defaults", None) or {}
         for key in sorted(sub_keys):
             original = getattr(config, key, None)
@@ -285,6 +282,22 @@ def _native_backbone(config):
 
     out_indices = list(getattr(config, "out_indices", None) or [1, 2, 3, 4])
     return CONFIG_MAPPING["resnet"](out_indices=out_indices, num_channels=getattr(config, "num_channels", 3))
+
+
+def _uses_mrope(cls, values):
+    """Whether a configuration class uses multimodal RoPE sections (declared, or present)."""
+    if "mrope_section" in (getattr(cls, "ignore_keys_at_rope_validation", None) or ()):
+        return True
+    rope = values.get("rope_parameters")
+    return isinstance(rope, dict) and _is_int_list(rope.get("mrope_section"))
+
+
+def _is_layer_count(name, value, values):
+    """A reducible layer count: not a stage count (= len(depths)), not the KV-sharing count."""
+    if not (_LAYERS.match(name) and _is_int(value) and value > TINY_LAYERS) or name == "num_kv_shared_layers":
+        return False
+    depths = values.get("depths")
+    return not (_is_int_list(depths) and value == len(depths))
 
 
 def _backbone_outputs(values, out):
