@@ -14,8 +14,9 @@ decide what is made:
   grid_thw       Qwen-VL-style vision towers: flattened patches and their grid
   spatial_shapes NaFlex (SigLIP 2) towers: patchified images, mask and grid
 Two-tower heads (zero-shot image classification, CLIP-like base models
-without an image placeholder token) get both text and images. Per-architecture hints in overrides.json ("inputs") can
-add or change inputs; see doc/model-factory.md.
+without an image placeholder token) get both text and images. Per-architecture
+hints in overrides.json ("inputs") can add or change inputs; see
+doc/model-factory.md.
 """
 
 import inspect
@@ -48,9 +49,9 @@ def _image_size(config):
     return int(size), int(size)
 
 
-def _token_ids(config, shape, gen, vocab=None):
+def _token_ids(config, shape, gen):
     """Random token ids below the vocabulary size, never a special token id."""
-    vocab = vocab or getattr(_text_config(config), "vocab_size", None) or getattr(config, "vocab_size", None) or 1000
+    vocab = getattr(_text_config(config), "vocab_size", None) or getattr(config, "vocab_size", None) or 1000
     specials = special_token_ids(config)
     allowed = torch.tensor([i for i in range(min(vocab, 4096)) if i not in specials] or [0])
     picks = torch.randint(0, len(allowed), shape, generator=gen)
