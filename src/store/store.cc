@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -192,8 +194,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
   } else if (!fs::is_regular_file(file)) {
     return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path.string()));
   }
-  int flags = SQLITE_OPEN_READONLY;
-  if (mode == OpenMode::kReadWrite) flags = SQLITE_OPEN_READWRITE;
+  // A reader of a WAL store opens it read-write where it may (and then sets
+  // query_only): a read-only SQLite connection cannot remove the -wal and -shm
+  // files it creates, so every `query` would leave them beside the store.
+  // Where the file is not writable it falls back to a read-only connection.
+  int flags = SQLITE_OPEN_READWRITE;
+  if (mode == OpenMode::kReadOnly && access(path.c_str(), W_OK) != 0) flags = SQLITE_OPEN_READONLY;
   if (mode == OpenMode::kReadWriteCreate) flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
                          sqlite::Database::Open(path.string(), flags));

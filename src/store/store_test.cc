@@ -175,6 +175,17 @@ TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
   EXPECT_EQ(store->ListSweeps()->size(), 1u);
 }
 
+TEST_F(StoreTest, ReaderLeavesNoWalOrShmFilesBehind) {
+  ASSERT_NE(StoreWithSweep("s1", {MakeSpec("llama")}), nullptr);  // closed again
+  ASSERT_FALSE(fs::exists(path_.string() + "-wal"));
+  {
+    std::unique_ptr<Store> reader = OpenOrDie(OpenMode::kReadOnly);
+    EXPECT_EQ(reader->ListSweeps()->size(), 1u);
+  }
+  EXPECT_FALSE(fs::exists(path_.string() + "-wal"));
+  EXPECT_FALSE(fs::exists(path_.string() + "-shm"));
+}
+
 TEST_F(StoreTest, CreateSweepRecordsSweepAndPlanInOrder) {
   std::unique_ptr<Store> store = OpenOrDie();
   SweepInfo sweep{.sweep_id = "s1",
