@@ -130,7 +130,9 @@ class _Reducer:
                     value > TINY_HEADS or value == 3):
                 out[name] = TINY_HEADS
             elif (name in _KV_HEADS or _KV_SUFFIX.match(name)) and _is_int(value) and value > 1:
-                out[name] = TINY_HEADS if value == old_heads else TINY_KV_HEADS
+                heads = values.get(name.replace("_key_value_", "_attention_"), old_heads) \
+                    if _KV_SUFFIX.match(name) else old_heads
+                out[name] = TINY_HEADS if value == heads else TINY_KV_HEADS
             elif name in _KV_HEADS and value is None and old_heads is not None and name != "multi_query_group_num":
                 out[name] = TINY_HEADS  # unset: plain multi-head attention
             elif name in _HEAD_DIM and _is_int(value) and not hierarchical:
