@@ -123,29 +123,40 @@ class Zygote:
             names = thread_names()
             if len(names) != 1:
                 raise ForkRefused(f"zygote has {len(names)} threads: {', '.join(names)}")
-            pid = self._double_fork(test, fds)
+            pid, go = self._double_fork(test, fds)
         except ForkRefused as exc:
             self.send({"type": "fork_failed", "request_id": request_id, "error": str(exc)})
             return
         finally:
             _close(fds)
-        self.send({"type": "forked", "request_id": request_id, "pid": pid, "pgid": pid})
+        try:
+            self.send({"type": "forked", "request_id": request_id, "pid": pid, "pgid": pid})
+        finally:
+            # T starts its test only once the supervisor knows its pid: a test
+            # that kills the zygote (kind kill-zygote) must not beat this answer.
+            os.close(go)
 
     def _double_fork(self, test, fds):
-        """Forks I, which forks T; returns T's pid. Raises ForkRefused."""
+        """Forks I, which forks T; returns (T's pid, the write end of T's go pipe).
+
+        T waits for EOF on its go pipe before it runs the test; the caller closes
+        the returned write end once the supervisor has T's pid. Raises ForkRefused.
+        """
         sys.stdout.flush()
         sys.stderr.flush()
         zygote_pid = os.getpid()
         read_end, write_end = os.pipe()
+        go_read, go_write = os.pipe()
         try:
             intermediate = os.fork()
         except OSError as exc:
-            os.close(read_end)
-            os.close(write_end)
+            _close((read_end, write_end, go_read, go_write))
             raise ForkRefused(f"fork: {exc}") from exc
         if intermediate == 0:
-            _intermediate(test, fds, read_end, write_end, zygote_pid, self.sock)
+            os.close(go_write)
+            _intermediate(test, fds + [go_read], read_end, write_end, zygote_pid, self.sock)
         os.close(write_end)
+        os.close(go_read)
         chunks = []
         while chunk := os.read(read_end, 4096):
             chunks.append(chunk)
@@ -153,7 +164,8 @@ class Zygote:
         os.waitpid(intermediate, 0)
         answer = b"".join(chunks).decode()
         if answer.startswith("pid "):
-            return int(answer[4:])
+            return int(answer[4:]), go_write
+        os.close(go_write)
         raise ForkRefused(answer or "intermediate process died without forking")
 
 
@@ -196,6 +208,8 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
     result_fd = fds[2]
     try:
         os.close(pid_pipe)
+        os.read(fds[3], 1)  # EOF once the zygote has told the supervisor T's pid
+        os.close(fds[3])
         sock.detach()
         os.setpgid(0, 0)
         os.dup2(fds[0], 1)
