@@ -142,6 +142,18 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
     for (auto& [pid, r] : running) kill_group(*r, SIGKILL);
   };
 
+  // Hands a finished test to on_result. A failure there stops the run and
+  // kills the tests still running; nothing is reported once the run stops.
+  auto report = [&](const TestJob& job, RunResult result, const std::string& started_at) {
+    if (!callbacks.on_result || stopping) return;
+    absl::Status s = callbacks.on_result({&job, std::move(result), started_at, UtcNowIso8601()});
+    if (!s.ok() && stop_status.ok()) {
+      stop_status = s;
+      stopping = true;
+      stop_all();
+    }
+  };
+
   // Records a test that never started.
   auto report_unstarted = [&](const TestJob& job, const std::string& message, double start,
                               const std::string& started_at) {
@@ -153,13 +165,7 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
     result.wall_s = MonotonicSeconds() - start;
     result.mem_limit_bytes = options_.mem_limit_bytes;
     result.mem_limit_method = limiter_->Method();
-    if (callbacks.on_result) {
-      absl::Status s = callbacks.on_result({&job, std::move(result), started_at, UtcNowIso8601()});
-      if (!s.ok() && stop_status.ok()) {
-        stop_status = s;
-        stopping = true;
-      }
-    }
+    report(job, std::move(result), started_at);
   };
 
   auto start_one = [&](const TestJob& job) {
@@ -286,14 +292,7 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       result.transformers_version = stack.transformers_version;
     }
     r.limit.reset();  // removes the cgroup
-    if (callbacks.on_result && !stopping) {
-      absl::Status s = callbacks.on_result({r.job, std::move(result), r.started_at, UtcNowIso8601()});
-      if (!s.ok() && stop_status.ok()) {
-        stop_status = s;
-        stopping = true;
-        stop_all();
-      }
-    }
+    report(*r.job, std::move(result), r.started_at);
   };
 
   auto reap = [&]() {
