@@ -139,8 +139,9 @@ int RunSweep(const SweepFlags& flags) {
                  pending.size(), static_cast<long long>(planned));
   } else {
     if (db_exists) {  // a bad store is refused before planning, and left untouched
-      auto check = Store::Open(db_path, OpenMode::kReadWrite);
-      if (!check.ok()) return Fail(kExitBadInput, check.status());
+      auto opened = Store::Open(db_path, OpenMode::kReadWrite);
+      if (!opened.ok()) return Fail(kExitBadInput, opened.status());
+      store = std::move(*opened);
     }
     std::string suite_arg = flags.suite.empty() ? "smoke" : flags.suite;
     auto suite = LoadSuite(suite_arg, ProjectHome() / "suites");
@@ -174,9 +175,11 @@ int RunSweep(const SweepFlags& flags) {
     }
     auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr);
     if (!plan.ok()) return Fail(kExitBadInput, plan.status());
-    auto opened = Store::Open(db_path, OpenMode::kReadWriteCreate);
-    if (!opened.ok()) return Fail(kExitBadInput, opened.status());
-    store = std::move(*opened);
+    if (store == nullptr) {  // created only once the plan is known to be good
+      auto opened = Store::Open(db_path, OpenMode::kReadWriteCreate);
+      if (!opened.ok()) return Fail(kExitBadInput, opened.status());
+      store = std::move(*opened);
+    }
     sweep_id = NewSweepId();
     SweepInfo info;
     info.sweep_id = sweep_id;
