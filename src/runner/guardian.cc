@@ -15,28 +15,12 @@
 #include <set>
 #include <string>
 
+#include "runner/memlimit.h"
+
 namespace compatlab {
 namespace {
 
-// Everything below runs in the forked guardian: plain POSIX calls only.
-
-void KillCgroupTasks(const std::string& dir) {
-  std::string procs = dir + "/cgroup.procs";
-  for (int round = 0; round < 100; ++round) {
-    FILE* f = std::fopen(procs.c_str(), "r");
-    if (f == nullptr) return;
-    bool any = false;
-    int pid;
-    while (std::fscanf(f, "%d", &pid) == 1) {
-      kill(pid, SIGKILL);
-      any = true;
-    }
-    std::fclose(f);
-    if (!any) break;
-    usleep(10000);
-  }
-  for (int i = 0; i < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++i) usleep(10000);
-}
+// Everything below runs in the forked guardian.
 
 [[noreturn]] void GuardianMain(int fd, pid_t owner) {
   // Own process group: a Ctrl-C aimed at the supervisor's group must not take
@@ -104,7 +88,7 @@ void KillCgroupTasks(const std::string& dir) {
   }
   for (pid_t pid : pids) kill(pid, SIGKILL);
   for (pid_t pgid : groups) kill(-pgid, SIGKILL);
-  for (const std::string& dir : cgroups) KillCgroupTasks(dir);
+  for (const std::string& dir : cgroups) KillAndRemoveCgroup(dir);
   _exit(0);
 }
 

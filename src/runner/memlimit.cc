@@ -82,7 +82,7 @@ std::optional<fs::path> FindMount(const std::string& fstype, const std::string& 
 }
 
 void KillTasksIn(const fs::path& procs) {
-  for (int round = 0; round < 50; ++round) {
+  for (int round = 0; round < 100; ++round) {
     auto text = ReadFile(procs);
     if (!text.ok()) return;
     bool any = false;
@@ -98,15 +98,20 @@ void KillTasksIn(const fs::path& procs) {
   }
 }
 
+// Removes an emptied cgroup, retrying while the kernel still counts exiting tasks.
+void RemoveCgroupDir(const fs::path& dir) {
+  for (int i = 0; i < 100; ++i) {
+    if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 class CgroupLimit : public MemoryLimit {
  public:
   CgroupLimit(bool v2, fs::path dir, int64_t bytes) : v2_(v2), dir_(std::move(dir)), bytes_(bytes) {}
   ~CgroupLimit() override {
     KillAll();
-    for (int i = 0; i < 100; ++i) {
-      if (rmdir(dir_.c_str()) == 0 || errno == ENOENT) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    RemoveCgroupDir(dir_);
   }
   std::string Method() const override { return v2_ ? "cgroup_v2" : "cgroup_v1"; }
   int64_t Bytes() const override { return bytes_; }
@@ -202,6 +207,11 @@ std::optional<fs::path> UsableCgroupParent(bool v2) {
 }
 
 }  // namespace
+
+void KillAndRemoveCgroup(const std::string& dir) {
+  KillTasksIn(fs::path(dir) / "cgroup.procs");
+  RemoveCgroupDir(dir);
+}
 
 absl::StatusOr<std::unique_ptr<MemoryLimiter>> MakeMemoryLimiter(const std::string& force_method) {
   if (force_method.empty() || force_method == "cgroup_v2") {

@@ -49,6 +49,11 @@ class MemoryLimiter {
 // picks one explicitly; an unavailable forced method is an error.
 absl::StatusOr<std::unique_ptr<MemoryLimiter>> MakeMemoryLimiter(const std::string& force_method);
 
+// SIGKILLs every task of the cgroup at `dir` until it is empty, then removes
+// it. What a limit's destructor does, for a cgroup known only by its path
+// (the guardian's cleanup).
+void KillAndRemoveCgroup(const std::string& dir);
+
 // Parses "8G", "512M", "1.5GiB", "1048576" into bytes. Binary units.
 absl::StatusOr<int64_t> ParseByteSize(const std::string& text);
 
