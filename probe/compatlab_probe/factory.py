@@ -414,6 +414,43 @@ def reduce_config(model_type, overrides=None):
     return _Reducer(overrides.get("config", {})).rebuild(config)
 
 
+# Fields that bound how many positions (tokens) a model takes.
+POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "max_sequence_length",
+                   "max_target_positions")
+# Learned position tables of some architectures start at an offset (RoBERTa: padding_idx + 1).
+POSITION_MARGIN = 2
+
+
+def fit_positions(config, length, overrides=None):
+    """Raises the position limits of a reduced configuration tree to take `length` tokens.
+
+    Every POSITION_FIELDS value below length + POSITION_MARGIN, at any level of
+    the tree, is set to length + POSITION_MARGIN (the model is built from the
+    config afterwards, so its position tables and masks follow). Returns
+    {"dotted.field": new value}, or a string (the skip reason) when the
+    architecture cannot take that many positions: overrides "max_positions".
+    """
+    limit = (overrides or {}).get("max_positions")
+    if _is_int(limit) and length > limit:
+        return (f"seq_len {length} exceeds the architecture's position limit {limit} "
+                f"(overrides.json max_positions: {(overrides or {}).get('_why', 'fixed by the architecture')})")
+    wanted = length + POSITION_MARGIN
+    changes = {}
+
+    def walk(cfg, prefix, depth):
+        if depth > 4:
+            return
+        for name, value in list(vars(cfg).items()):
+            if _is_config(value):
+                walk(value, f"{prefix}{name}.", depth + 1)
+            elif name in POSITION_FIELDS and _is_int(value) and value < wanted:
+                setattr(cfg, name, wanted)
+                changes[prefix + name] = wanted
+
+    walk(config, "", 0)
+    return changes
+
+
 def special_token_ids(config):
     """Every special-token id in a configuration tree (ints), to keep out of random inputs."""
     found = set()

@@ -1,0 +1,167 @@
+"""Accuracy against a CPU reference (doc/accuracy.md).
+
+The reference is the same model, weights and inputs on the CPU in eager
+float64 (float32 where an op has no float64 kernel). The verdict follows from
+raw numbers, which are all stored (the acc_* metrics):
+
+  1. allclose(target, ref, atol, rtol)                          -> "allclose"
+  2. rmse(target, ref) <= multiplier * rmse(eager, ref) + atol/10 -> "rmse_ratio"
+     (PyTorch's benchmark harness rule; `eager` is the eager run in the
+     target's dtype that the target run is judged against)
+  3. cosine(target, ref) >= COSINE_MIN                           -> "cosine"
+  otherwise                                                     -> "failed"
+
+Outputs are compared flattened: every floating tensor of the output (nested
+tuples, dicts, ModelOutput), in order, concatenated.
+"""
+
+import math
+
+COSINE_MIN = 0.99
+
+# (dtype, kind) -> (atol, rtol, multiplier). Pinned: a change here changes verdicts,
+# so it goes with a note in doc/accuracy.md. The multiplier is PyTorch's harness
+# value (2 for float32/float64, 3 for the half types); tolerances follow its
+# per-dtype defaults, looser for train (several optimizer steps compound errors).
+TOLERANCES = {
+    ("float64", "forward"): (1e-7, 1e-7, 2.0),
+    ("float32", "forward"): (1e-4, 1e-4, 2.0),
+    ("bfloat16", "forward"): (1e-2, 1e-2, 3.0),
+    ("float16", "forward"): (1e-3, 1e-3, 3.0),
+    ("float64", "generate"): (1e-7, 1e-7, 2.0),
+    ("float32", "generate"): (1e-4, 1e-4, 2.0),
+    ("bfloat16", "generate"): (1e-2, 1e-2, 3.0),
+    ("float16", "generate"): (1e-3, 1e-3, 3.0),
+    ("float64", "train"): (1e-5, 1e-5, 2.0),
+    ("float32", "train"): (1e-3, 1e-3, 2.0),
+    ("bfloat16", "train"): (5e-2, 5e-2, 3.0),
+    ("float16", "train"): (1e-2, 1e-2, 3.0),
+}
+
+
+def dtype_name(dtype):
+    """"float32" for torch.float32 or "float32"; other names as str(dtype) without "torch."."""
+    return str(dtype).replace("torch.", "")
+
+
+def tolerance(dtype, kind="forward"):
+    """(atol, rtol, multiplier) for a dtype (torch dtype or name) and kind."""
+    name = dtype_name(dtype)
+    for key in ((name, kind), (name, "forward"), ("float32", kind)):
+        if key in TOLERANCES:
+            return TOLERANCES[key]
+    return TOLERANCES[("float32", "forward")]
+
+
+def flatten(output):
+    """The floating tensors of a model output, in order: tensors, lists/tuples, dicts, ModelOutput."""
+    import torch
+
+    found = []
+
+    def walk(obj, depth=0):
+        if depth > 8 or obj is None:
+            return
+        if isinstance(obj, torch.Tensor):
+            if obj.is_floating_point() or obj.is_complex():
+                found.append(obj)
+        elif isinstance(obj, dict):  # ModelOutput is an OrderedDict of its set fields
+            for value in obj.values():
+                walk(value, depth + 1)
+        elif isinstance(obj, (list, tuple)):
+            for value in obj:
+                walk(value, depth + 1)
+        elif hasattr(obj, "to_tuple"):
+            walk(obj.to_tuple(), depth + 1)
+        # anything else (a KV cache object, None, ints) is not an output to compare
+
+    walk(output)
+    return found
+
+
+def as_vector(output):
+    """One float64 CPU vector of every floating value of `output` (complex as real pairs)."""
+    import torch
+
+    parts = []
+    for t in flatten(output):
+        t = t.detach()
+        if t.is_complex():
+            t = torch.view_as_real(t)
+        parts.append(t.to("cpu").to(torch.float64).reshape(-1))
+    if not parts:
+        return torch.zeros(0, dtype=torch.float64)
+    return torch.cat(parts)
+
+
+def cosine(a, b):
+    """Cosine similarity of two outputs (or vectors), as a float; 1.0 for two zero vectors."""
+    import torch
+
+    a = a if isinstance(a, torch.Tensor) and a.dim() == 1 and a.dtype == torch.float64 else as_vector(a)
+    b = b if isinstance(b, torch.Tensor) and b.dim() == 1 and b.dtype == torch.float64 else as_vector(b)
+    na, nb = float(a.norm()), float(b.norm())
+    if na == 0.0 and nb == 0.0:
+        return 1.0
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return float(torch.dot(a, b) / (na * nb))
+
+
+def rmse(a, b):
+    import torch
+
+    if a.numel() == 0:
+        return 0.0
+    return float(torch.sqrt(torch.mean((a - b) ** 2)))
+
+
+def _finite(x):
+    return x if x is not None and math.isfinite(x) else None
+
+
+def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
+    """The acc_* metrics of `outputs` (the target's) against `reference` (float64 CPU).
+
+    `eager_outputs`: the eager run in the target's dtype the rmse-ratio rule judges
+    against (None: the target's own outputs, so the rule reduces to allclose-or-cosine
+    in effect). Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse,
+    acc_cosine, acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the
+    caller's). NaN/inf in the target output fail every rule.
+    """
+    import torch
+
+    atol, rtol, multiplier = tolerance(dtype, kind)
+    res, ref = as_vector(outputs), as_vector(reference)
+    eager = as_vector(eager_outputs) if eager_outputs is not None else res
+    metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier}
+    if res.numel() != ref.numel() or eager.numel() != ref.numel():
+        metrics.update(acc_rule="failed", acc_max_abs_err=None, acc_max_rel_err=None, acc_rmse=None,
+                       acc_eager_rmse=None, acc_cosine=None)
+        return metrics
+    diff = (res - ref).abs()
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    rel = diff / ref.abs().clamp_min(1e-12)
+    max_rel = float(rel.max()) if rel.numel() else 0.0
+    res_rmse, eager_rmse = rmse(res, ref), rmse(eager, ref)
+    cos = cosine(res, ref)
+    finite = bool(torch.isfinite(res).all()) if res.numel() else True
+    metrics.update(acc_max_abs_err=_finite(max_abs), acc_max_rel_err=_finite(max_rel),
+                   acc_rmse=_finite(res_rmse), acc_eager_rmse=_finite(eager_rmse), acc_cosine=_finite(cos))
+    if not finite:
+        rule = "failed"
+    elif torch.allclose(res, ref, atol=atol, rtol=rtol):
+        rule = "allclose"
+    elif math.isfinite(eager_rmse) and res_rmse <= multiplier * eager_rmse + atol / 10.0:
+        rule = "rmse_ratio"
+    elif cos >= COSINE_MIN:
+        rule = "cosine"
+    else:
+        rule = "failed"
+    metrics["acc_rule"] = rule
+    return metrics
+
+
+def passed(acc):
+    """True when the acc_* metrics' verdict is a pass."""
+    return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine")

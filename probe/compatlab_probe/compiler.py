@@ -1,0 +1,187 @@
+"""torch.compile for the kinds: the backend and options of a request, the compile caches,
+dynamo's counters and how to tell a compile error from a run error.
+
+    configure_cache(request)                 # before anything compiles
+    stats = DynamoStats.snapshot()
+    compiled = compile_callable(model, request)
+    ... first call ...
+    result.metrics.update(stats.delta())     # graph_breaks, unique_graphs, captured_calls, reasons
+    hits, misses = cache_counters()
+
+Counter names are those of torch 2.13 (torch._dynamo.utils.counters):
+stats.unique_graphs, stats.calls_captured, graph_break[reason] (one entry per
+distinct reason, counting its occurrences), inductor.fxgraph_cache_hit/miss,
+aot_autograd.autograd_cache_hit/miss.
+"""
+
+import json
+import os
+
+GRAPH_BREAK_REASONS_MAX = 20
+GRAPH_BREAK_REASON_CHARS = 300
+# torch.compile keyword arguments a profile's compile.options may carry.
+COMPILE_KWARGS = ("dynamic", "fullgraph", "mode", "options")
+
+CACHE_HIT_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("aot_autograd", "autograd_cache_hit"))
+CACHE_MISS_COUNTERS = (("inductor", "fxgraph_cache_miss"), ("aot_autograd", "autograd_cache_miss"))
+
+# Exception class names (anywhere in the cause/context chain) that mean the compile itself failed.
+_COMPILE_ERROR_NAMES = {"UnsupportedOpError", "BackendCompilerFailed", "InductorError", "LoweringException",
+                        "CppCompileError", "Unsupported", "UserError", "InternalTorchDynamoError",
+                        "TorchRuntimeError", "UncapturedHigherOrderOpError"}
+
+
+def configure_cache(request):
+    """Points every compile cache at request["compile_cache_dir"] ("" or absent: torch's defaults).
+
+    Sets TORCHINDUCTOR_CACHE_DIR (inductor's FX graph cache, AOTAutograd cache and
+    compiled kernels live under it) and TRITON_CACHE_DIR, turns the local FX graph
+    and AOTAutograd caches on (and the remote ones off), and clears inductor's
+    in-process memo of the old directory. Returns the directory or "".
+    """
+    directory = request.get("compile_cache_dir") or ""
+    if not directory:
+        return ""
+    directory = os.path.abspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(directory, "triton")
+    os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "1"
+    os.environ["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "1"
+    try:
+        import torch._functorch.config as functorch_config
+        import torch._inductor.config as inductor_config
+
+        inductor_config.fx_graph_cache = True
+        inductor_config.fx_graph_remote_cache = False
+        functorch_config.enable_autograd_cache = True
+        functorch_config.enable_remote_autograd_cache = False
+    except (ImportError, AttributeError):  # a torch without inductor: the env vars are all there is
+        pass
+    try:
+        from torch._inductor.utils import clear_caches
+
+        clear_caches()
+    except ImportError:
+        pass
+    return directory
+
+
+def backend_of(request, target=None):
+    """The compile backend: request["backend"], else the target profile's; "pkg.mod:fn" is imported."""
+    backend = request.get("backend") or (target.compile_backend if target is not None else "") or "inductor"
+    if ":" in backend:
+        from .target import resolve
+
+        return resolve(backend)
+    return backend
+
+
+def options_of(request, target=None):
+    """torch.compile keyword arguments: request["compile_options"], else the profile's."""
+    options = request.get("compile_options")
+    if options is None and target is not None:
+        options = target.compile_options
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(COMPILE_KWARGS))
+    if unknown:
+        raise ValueError(f"unknown compile options {unknown} (torch.compile takes {list(COMPILE_KWARGS)})")
+    return options
+
+
+def compile_callable(fn_or_module, request, target=None):
+    """torch.compile(fn_or_module) with the request's backend and options."""
+    import torch
+
+    return torch.compile(fn_or_module, backend=backend_of(request, target), **options_of(request, target))
+
+
+def reset_dynamo():
+    """Forgets compiled graphs and guards in this process (not the counters)."""
+    import torch
+
+    torch._dynamo.reset()
+
+
+def _counters():
+    from torch._dynamo.utils import counters
+
+    return counters
+
+
+class DynamoStats:
+    """Dynamo's counters since a snapshot: graph_breaks, unique_graphs, captured_calls, reasons."""
+
+    def __init__(self, stats, breaks):
+        self._stats = stats
+        self._breaks = breaks
+
+    @classmethod
+    def snapshot(cls):
+        c = _counters()
+        return cls(dict(c["stats"]), dict(c["graph_break"]))
+
+    def delta(self):
+        """The metrics dict: graph_breaks, unique_graphs, captured_calls (ints) and
+        graph_break_reasons (JSON array text of distinct reasons, bounded)."""
+        c = _counters()
+        stats = {k: v - self._stats.get(k, 0) for k, v in c["stats"].items()}
+        breaks = {k: v - self._breaks.get(k, 0) for k, v in c["graph_break"].items()}
+        breaks = {k: v for k, v in breaks.items() if v > 0}
+        reasons = []
+        for reason in sorted(breaks, key=lambda r: (-breaks[r], r)):
+            text = " ".join(str(reason).split())[:GRAPH_BREAK_REASON_CHARS]
+            if text not in reasons:
+                reasons.append(text)
+            if len(reasons) >= GRAPH_BREAK_REASONS_MAX:
+                break
+        return {
+            "graph_breaks": int(sum(breaks.values())),
+            "unique_graphs": int(stats.get("unique_graphs", 0)),
+            "captured_calls": int(stats.get("calls_captured", 0)),
+            "graph_break_reasons": json.dumps(reasons),
+        }
+
+
+def cache_counters():
+    """(hits, misses) of the FX graph cache plus the AOTAutograd cache in this process."""
+    c = _counters()
+    hits = sum(c[group][name] for group, name in CACHE_HIT_COUNTERS)
+    misses = sum(c[group][name] for group, name in CACHE_MISS_COUNTERS)
+    return int(hits), int(misses)
+
+
+def cache_counter_detail():
+    """{"inductor.fxgraph_cache_hit": n, ...}: every inductor/aot_autograd cache counter."""
+    c = _counters()
+    out = {}
+    for group in ("inductor", "aot_autograd"):
+        for name, value in c[group].items():
+            if "cache" in name:
+                out[f"{group}.{name}"] = int(value)
+    return out
+
+
+def _chain(exc):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def is_compile_error(exc):
+    """True when `exc` (raised by a compiled callable's call) is a failure to compile:
+    a dynamo, AOTAutograd, inductor or backend error (BackendCompilerFailed wraps the
+    backend's own, e.g. the ctest backend's UnsupportedOpError), not an error of
+    the compiled code running."""
+    try:
+        from torch._dynamo.exc import TorchDynamoException
+    except ImportError:
+        TorchDynamoException = ()
+    for e in _chain(exc):
+        if TorchDynamoException and isinstance(e, TorchDynamoException):
+            return True
+        if any(cls.__name__ in _COMPILE_ERROR_NAMES for cls in type(e).__mro__):
+            return True
+    return False
