@@ -162,6 +162,17 @@ def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
     return metrics
 
 
+def describe(acc):
+    """One line for status_detail: the numbers that decided a verdict."""
+    def fmt(key):
+        value = acc.get(key)
+        return "n/a" if value is None else f"{value:.3g}"
+
+    return (f"accuracy {acc.get('acc_rule')}: max abs err {fmt('acc_max_abs_err')} (atol {fmt('acc_atol')}, "
+            f"rtol {fmt('acc_rtol')}), rmse {fmt('acc_rmse')} vs eager rmse {fmt('acc_eager_rmse')} "
+            f"x{fmt('acc_multiplier')}, cosine {fmt('acc_cosine')} (min {COSINE_MIN})")
+
+
 def passed(acc):
     """True when the acc_* metrics' verdict is a pass."""
     return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine")

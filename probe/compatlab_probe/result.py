@@ -9,7 +9,7 @@ CHILD_STATUSES = (
     "pass", "fail_accuracy", "fail_to_load", "fail_to_compile", "fail_to_run",
     "oom", "skipped", "harness_error",
 )
-STAGES = ("import", "build", "prepare", "steady", "run", "harness")
+STAGES = ("import", "build", "compile", "prepare", "steady", "run", "compare", "harness")
 TRACEBACK_LIMIT = 8 * 1024
 
 

@@ -8,6 +8,7 @@ is runnable, skipped (not supported yet) or bogus (harness_error).
 import re
 
 from . import faults, forward
+from .common import dtype_of
 
 # kind name -> function
 KINDS = {
@@ -22,20 +23,19 @@ KINDS = {
     "flood": faults.flood,
     "kill-zygote": faults.kill_zygote,
 }
-# Kinds of the design that the probe does not run yet.
+# Kinds of the design that the probe does not run yet (until they are in KINDS).
 LATER_KINDS = {"generate", "train"}
 # Kinds that build a model and so care about mode, target and dtype.
-MODEL_KINDS = {"forward"}
-SUPPORTED_MODES = {"eager"}
-LATER_MODES = {"compile", "export"}
-SUPPORTED_TARGETS = {"cpu"}
+MODEL_KINDS = {"forward", "generate", "train"}
+SUPPORTED_MODES = {"eager", "compile"}
+LATER_MODES = {"export"}
 _TARGET_NAME = re.compile(r"^[a-z][a-z0-9_:-]*$")
 
 
 def check_request(request):
     """None when the request can run; else (status, detail) with status skipped or harness_error."""
     kind = request.get("kind")
-    if kind in LATER_KINDS:
+    if kind in LATER_KINDS and kind not in KINDS:
         return "skipped", f"kind {kind} is not supported by the probe yet"
     if kind not in KINDS:
         return "harness_error", f"unknown kind {kind!r}"
@@ -49,14 +49,15 @@ def check_request(request):
     target = request.get("target", "cpu")
     if not isinstance(target, str) or not _TARGET_NAME.match(target):
         return "harness_error", f"bad target {target!r}"
-    if target not in SUPPORTED_TARGETS:
-        return "skipped", f"target {target} is not supported by the probe yet"
-    if forward.dtype_of(request.get("dtype", "float32")) is None:
+    profile = request.get("target_profile")
+    if profile is not None and (not isinstance(profile, dict) or not profile.get("device")):
+        return "harness_error", f"bad target_profile {profile!r:.200}"
+    if dtype_of(request.get("dtype", "float32")) is None:
         return "harness_error", f"unknown dtype {request.get('dtype')!r}"
     for key in ("batch_size", "seq_len"):
         value = request.get(key, 1)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             return "harness_error", f"bad {key} {value!r}"
     if not request.get("model_type") and not request.get("model_path"):
-        return "harness_error", "a forward test needs model_type or model_path"
+        return "harness_error", f"a {kind} test needs model_type or model_path"
     return None

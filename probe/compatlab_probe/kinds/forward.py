@@ -1,110 +1,198 @@
-"""Kind `forward`: build a model, call it once (prepare), then measure steady-state calls.
+"""Kind `forward`: build a model on the target, call it once (prepare), measure steady-state
+calls, audit CPU fallbacks, and compare the output with a CPU float64 reference.
+
+Modes: `eager`, and `compile` (torch.compile with the request's backend and
+options; the eager model's calls are timed interleaved with the compiled ones).
 
 Stages and statuses:
-  import   resolving and importing the modelling class       -> fail_to_load
-  build    config reduction, construction, inputs             -> fail_to_load
-  prepare  the first forward call                             -> fail_to_run
-  steady   warm-up and measured forward calls                 -> fail_to_run
-A MemoryError anywhere (an allocation refused under an rlimit) -> oom. A
-registered model type with no modelling class at all (a configuration-only
-entry) is skipped.
+  import   resolving and importing the modelling class          -> fail_to_load
+  build    config reduction, construction, inputs, to device     -> fail_to_load
+  prepare  the first (eager) forward call                        -> fail_to_run
+  compile  compile mode: the first compiled call raising a dynamo,
+           inductor or backend error                             -> fail_to_compile
+           (another error of that call: fail_to_run at prepare;
+           dynamo capturing no graph: harness_error at compile)
+  steady   warm-up and measured calls                            -> fail_to_run
+  compare  the output against the reference                      -> fail_accuracy
+A MemoryError anywhere (an allocation refused under an rlimit) -> oom. Skipped:
+a target that cannot run here, a configuration-only model type, a seq_len the
+architecture cannot take, a seq_len other than 32 for inputs without a sequence.
+
+Order in one child (doc/probe.md): build; eager first call; [compile mode:
+first compiled call = prepare]; steady (eager mode: eager calls; compile mode:
+compiled and eager calls alternated); one un-timed audited eager call; the
+reference on the CPU. Device peak memory and host peak RSS are read before the
+audit and the reference, so neither distorts them.
 """
 
 import time
 
-from .. import factory, heads
-from ..inputs import make_inputs
+import torch
+
+from .. import accuracy, compiler
+from ..audit import OpAudit, unavailable
 from ..measure import PeakRss, measure_params, steady_state
+from ..target import Target
+from .common import (StageFailed, build_model_and_inputs, cpu_copy, dtype_of, interleaved_steady,
+                     reference_inputs, skip, stage)
 
-_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-           "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64", "fp64": "float64"}
-
-
-def dtype_of(name):
-    """The torch dtype for a request's dtype name, or None if unknown."""
-    import torch
-
-    attr = _DTYPES.get(name)
-    return getattr(torch, attr) if attr else None
-
-
-class _StageFailed(Exception):
-    """A stage failed and the result already says how."""
-
-
-def _stage(result, stage, status, fn):
-    """Runs fn(); on an exception records it in `result` and raises _StageFailed."""
-    try:
-        return fn()
-    except MemoryError as exc:
-        result.fail("oom", stage, exc)
-    except Exception as exc:
-        result.fail(status, stage, exc)
-    raise _StageFailed()
+__all__ = ["run", "dtype_of"]
 
 
 def run(request, result, context):
     try:
         _run(request, result)
-    except _StageFailed:
+    except StageFailed:
         pass
 
 
 def _run(request, result):
-    import torch
-
+    mode = request.get("mode", "eager")
     dtype = dtype_of(request.get("dtype", "float32"))
-    batch, seq_len = int(request.get("batch_size", 1)), int(request.get("seq_len", 32))
-    seed = int((request.get("kind_params") or {}).get("seed", 0))
-    model_type = request.get("model_type", "")
-    model_path = request.get("model_path", "")
-    overrides = factory.model_overrides(model_type) if model_type and not model_path else {}
+    target = Target.from_request(request)
+    reason = target.check_available()
+    if reason:
+        skip(result, reason)
     peak = PeakRss()
     peak.start()
     result.metrics["memory_method"] = peak.method
     result.metrics["torch_num_threads"] = torch.get_num_threads()
+    if mode == "compile":
+        stage(result, "compile", "harness_error", lambda: compiler.configure_cache(request))
 
-    if not model_path and not request.get("model_class") and model_type in heads.registered_model_types() \
-            and not factory.head_class_name(model_type)[0]:
-        result.set_status("skipped", f"model type {model_type} has no modelling class "
-                                     "(a configuration-only entry, e.g. a sub-model config)")
-        return
+    built = build_model_and_inputs(request, result, dtype, target.device)
+    model, inputs = built.model, built.inputs
+    grad_off = torch.inference_mode if mode == "eager" else torch.no_grad
 
-    def resolve():
-        if model_path:
-            return factory.checkpoint_class(model_path, request.get("model_class", ""))
-        class_name, head_kind = factory.head_class_name(model_type, request.get("model_class", ""))
-        if not class_name:
-            raise LookupError(f"model type {model_type!r} has no modelling class")
-        return factory.import_class(model_type, class_name), head_kind
-
-    cls, head_kind = _stage(result, "import", "fail_to_load", resolve)
-    result.model_class = cls.__name__
-
-    def build():
-        if model_path:
-            model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype).eval()
-        else:
-            model = factory.build_model(cls, factory.reduce_config(model_type, overrides), dtype, seed)
-        inputs = make_inputs(model, model.config, head_kind, batch, seq_len, seed, overrides.get("inputs"))
-        inputs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in inputs.items()}
-        return model, inputs
-
-    start = time.perf_counter()
-    model, inputs = _stage(result, "build", "fail_to_load", build)
-    result.metrics["build_s"] = time.perf_counter() - start
-    result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
-
-    def call():
-        with torch.inference_mode():
+    def eager_call():
+        with grad_off():
             return model(**inputs)
 
-    start = time.perf_counter()
-    _stage(result, "prepare", "fail_to_run", call)
-    result.metrics["prepare_s"] = time.perf_counter() - start
-
-    median, p90, iters = _stage(result, "steady", "fail_to_run",
-                                lambda: steady_state(call, measure_params(request)))
-    result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=iters)
+    target.reset_peak_memory()
+    params = measure_params(request)
+    if mode == "compile":
+        outputs, eager_outputs = _compiled_phases(request, result, target, model, inputs, eager_call, params)
+    else:
+        start = time.perf_counter()
+        outputs = stage(result, "prepare", "fail_to_run", lambda: _synced(eager_call, target))
+        result.metrics["prepare_s"] = time.perf_counter() - start
+        outputs = accuracy.as_vector(outputs)
+        median, p90, iters = stage(result, "steady", "fail_to_run",
+                                   lambda: steady_state(eager_call, params, target.sync))
+        result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=iters)
+        eager_outputs = None
+    tokens = built.tokens_per_call
+    median = result.metrics.get("steady_median_s")
+    result.metrics["tokens_per_s"] = tokens / median if tokens and median else None
     result.metrics["host_peak_rss_bytes"] = peak.read()
-    result.set_status("pass")
+    result.metrics["device_peak_bytes"] = target.peak_memory()
+    result.metrics["device_memory_method"] = target.memory_method
+
+    _audit(result, target, eager_call)
+    _compare(request, result, target, built, outputs, eager_outputs)
+
+
+def _synced(fn, target):
+    value = fn()
+    target.sync()
+    return value
+
+
+def _compiled_phases(request, result, target, model, inputs, eager_call, params):
+    """Compile mode: eager first call, compiled first call (prepare), interleaved steady.
+
+    Returns (compiled outputs, eager outputs) as CPU float64 vectors.
+    """
+    eager_outputs = accuracy.as_vector(stage(result, "prepare", "fail_to_run",
+                                             lambda: _synced(eager_call, target)))
+    compiled = stage(result, "compile", "harness_error",
+                     lambda: compiler.compile_callable(model, request, target))
+
+    def compiled_call():
+        with torch.no_grad():
+            return compiled(**inputs)
+
+    stats = compiler.DynamoStats.snapshot()
+    hits, misses = compiler.cache_counters()
+    start = time.perf_counter()
+    try:
+        outputs = _synced(compiled_call, target)
+    except MemoryError as exc:
+        result.fail("oom", "compile", exc)
+        raise StageFailed() from exc
+    except Exception as exc:
+        if compiler.is_compile_error(exc):
+            result.fail("fail_to_compile", "compile", exc)
+        else:
+            result.fail("fail_to_run", "prepare", exc)
+        raise StageFailed() from exc
+    result.metrics["prepare_s"] = time.perf_counter() - start
+    hits2, misses2 = compiler.cache_counters()
+    result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+    first = stats.delta()
+    result.metrics.update(first)
+    if first["unique_graphs"] == 0 and first["captured_calls"] == 0:
+        result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
+                                           "captured_calls 0); the test would measure eager code", "compile")
+        raise StageFailed()
+    outputs = accuracy.as_vector(outputs)
+    steady = stage(result, "steady", "fail_to_run",
+                   lambda: interleaved_steady(compiled_call, eager_call, params, target.sync))
+    result.metrics.update(steady)
+    result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
+    return outputs, eager_outputs
+
+
+def _audit(result, target, eager_call):
+    """One un-timed eager call under the fallback audit (after the measured phases)."""
+    if not target.audit_applicable:
+        result.metrics.update(OpAudit(target).metrics())
+        return
+    try:
+        with OpAudit(target) as op_audit:
+            eager_call()
+        target.sync()
+        result.metrics.update(op_audit.metrics())
+    except Exception as exc:  # noqa: BLE001 - an audit failure never fails the test
+        result.metrics.update(unavailable(f"{type(exc).__name__}: {exc}"[:300]))
+
+
+def _reference(model, inputs):
+    """(CPU outputs in float64, "float64"), or in float32 where float64 does not run."""
+    last = None
+    for dtype in (torch.float64, torch.float32):
+        try:
+            ref = cpu_copy(model, dtype)
+            with torch.inference_mode():
+                return accuracy.as_vector(ref(**reference_inputs(inputs, dtype))), accuracy.dtype_name(dtype)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - try the next precision
+            last = exc
+    raise last
+
+
+def _compare(request, result, target, built, outputs, eager_outputs):
+    """acc_* metrics against the CPU reference; fail_accuracy at stage compare."""
+    try:
+        reference, ref_dtype = _reference(built.model, built.cpu_inputs)
+        if eager_outputs is None and not target.is_cpu:
+            # Eager on a device: judged against the CPU's eager run at the same precision.
+            cpu_model = cpu_copy(built.model, built.dtype)
+            with torch.inference_mode():
+                eager_outputs = accuracy.as_vector(cpu_model(**built.cpu_inputs))
+    except MemoryError as exc:
+        result.fail("oom", "compare", exc)
+        raise StageFailed() from exc
+    except Exception as exc:  # noqa: BLE001 - the verdict is then unknown, the test's own result stands
+        result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+        result.set_status("pass", f"accuracy not measured: the CPU reference failed: {type(exc).__name__}: "
+                                  f"{str(exc)[:300]}")
+        return
+    acc = accuracy.compare(outputs, reference, eager_outputs, built.dtype, "forward")
+    acc["acc_ref_dtype"] = ref_dtype
+    result.metrics.update(acc)
+    if accuracy.passed(acc):
+        result.set_status("pass")
+        return
+    result.set_status("fail_accuracy", accuracy.describe(acc), "compare")
