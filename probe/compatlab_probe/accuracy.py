@@ -13,6 +13,11 @@ raw numbers, which are all stored (the acc_* metrics):
 
 Outputs are compared flattened: every floating tensor of the output (nested
 tuples, dicts, ModelOutput), in order, concatenated.
+
+Kind generate compares greedy tokens (compare_tokens: "tokens_match", "near_tie"
+or "failed"), kind train the loss trajectory and first-step gradient cosine
+(compare_train: "loss_and_grad" or "failed"); both use the (dtype, kind) rows of
+TOLERANCES, train also GRAD_COSINE_MIN.
 """
 
 import math
@@ -174,5 +179,99 @@ def describe(acc):
 
 
 def passed(acc):
-    """True when the acc_* metrics' verdict is a pass."""
-    return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine")
+    """True when the acc_* metrics' verdict is a pass (forward, generate or train rule)."""
+    return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine") + TOKEN_RULES + TRAIN_RULES
+
+
+# --------------------------------------------------------------------------- generate and train
+
+# The token rule's pass verdicts and the train rule's (see compare_tokens, compare_train).
+TOKEN_RULES = ("tokens_match", "near_tie")
+TRAIN_RULES = ("loss_and_grad",)
+# Minimum cosine of the first step's gradients (target vs reference), per dtype. Pinned.
+GRAD_COSINE_MIN = {"float64": 0.99999, "float32": 0.999, "bfloat16": 0.98, "float16": 0.99}
+
+
+def compare_tokens(tokens, ref_tokens, ref_scores, dtype):
+    """The gen_* / acc_* metrics of greedy tokens [batch, N] against the reference's.
+
+    `ref_scores`: the reference's processed scores at each of the N steps ([batch,
+    vocab] each; the scores greedy took the argmax of). Rule, per row: no
+    divergence -> "tokens_match"; else at the row's first divergence d (where both
+    saw the same context) the reference's score gap between its own token and the
+    target's, gap = s[ref] - s[target], must be <= multiplier * (atol + rtol *
+    max|s|) with the (dtype, "generate") tolerances -> "near_tie" (a rounding-level
+    tie flipped; later tokens cannot be compared); otherwise "failed". The row
+    with the largest gap / tolerance ratio reports gap and tolerance.
+    """
+    import torch
+
+    atol, rtol, multiplier = tolerance(dtype, "generate")
+    tokens, ref_tokens = tokens.to("cpu"), ref_tokens.to("cpu")
+    metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier,
+               "gen_first_divergence": None, "gen_divergence_logit_gap": None, "gen_tie_tolerance": None}
+    if tokens.shape != ref_tokens.shape:
+        metrics.update(gen_token_match_rate=None, acc_rule="failed")
+        return metrics
+    same = tokens == ref_tokens
+    metrics["gen_token_match_rate"] = float(same.double().mean()) if same.numel() else 1.0
+    rule, worst = "tokens_match", None
+    for row in range(tokens.shape[0]):
+        diverged = (~same[row]).nonzero()
+        if not len(diverged):
+            continue
+        d = int(diverged[0])
+        first = metrics["gen_first_divergence"]
+        metrics["gen_first_divergence"] = d if first is None else min(first, d)
+        scores = ref_scores[d][row].to(torch.float64) if d < len(ref_scores) else None
+        if scores is None:
+            rule = "failed"
+            continue
+        gap = float(scores[ref_tokens[row, d]] - scores[tokens[row, d]])
+        finite = scores[torch.isfinite(scores)]
+        tol = multiplier * (atol + rtol * (float(finite.abs().max()) if finite.numel() else 0.0))
+        if not math.isfinite(gap) or gap > tol:
+            rule = "failed"
+        elif rule == "tokens_match":
+            rule = "near_tie"
+        ratio = gap / tol if tol > 0 and math.isfinite(gap) else math.inf
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, gap, tol)
+    if worst is not None:
+        metrics["gen_divergence_logit_gap"] = _finite(worst[1])
+        metrics["gen_tie_tolerance"] = worst[2]
+    metrics["acc_rule"] = rule
+    return metrics
+
+
+def compare_train(losses, ref_losses, grad_cosine, dtype):
+    """The train accuracy metrics: loss trajectory and first-step gradient cosine.
+
+    Passes ("loss_and_grad") when every step's |loss - ref| <= multiplier * (atol +
+    rtol * |ref|) with the (dtype, "train") tolerances, every loss is finite, and
+    grad_cosine >= GRAD_COSINE_MIN[dtype]; otherwise "failed".
+    """
+    atol, rtol, multiplier = tolerance(dtype, "train")
+    cos_min = GRAD_COSINE_MIN.get(dtype_name(dtype), GRAD_COSINE_MIN["float32"])
+    metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier, "train_grad_cosine_min": cos_min}
+    ok = len(losses) == len(ref_losses) and all(math.isfinite(x) for x in losses)
+    errors = [abs(a - b) for a, b in zip(losses, ref_losses)]
+    metrics["train_loss_max_abs_err"] = _finite(max(errors)) if errors else None
+    ok = ok and all(e <= multiplier * (atol + rtol * abs(b)) for e, b in zip(errors, ref_losses))
+    ok = ok and grad_cosine is not None and math.isfinite(grad_cosine) and grad_cosine >= cos_min
+    metrics["acc_rule"] = "loss_and_grad" if ok else "failed"
+    return metrics
+
+
+def describe_tokens(acc):
+    """One line for status_detail of a failed token rule."""
+    return (f"accuracy {acc.get('acc_rule')}: token match rate {acc.get('gen_token_match_rate')}, first "
+            f"divergence at new token {acc.get('gen_first_divergence')}, reference score gap "
+            f"{acc.get('gen_divergence_logit_gap')} > tie tolerance {acc.get('gen_tie_tolerance')}")
+
+
+def describe_train(acc, losses, ref_losses, grad_cosine):
+    """One line for status_detail of a failed train rule."""
+    return (f"accuracy {acc.get('acc_rule')}: loss {losses} vs reference {ref_losses} (max abs err "
+            f"{acc.get('train_loss_max_abs_err')}, atol {acc.get('acc_atol')}, rtol {acc.get('acc_rtol')} "
+            f"x{acc.get('acc_multiplier')}), grad cosine {grad_cosine} (min {acc.get('train_grad_cosine_min')})")
