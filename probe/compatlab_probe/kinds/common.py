@@ -230,3 +230,78 @@ def interleaved_steady(compiled_fn, eager_fn, params, sync=lambda: None):
         "eager_steady_median_s": eager_median, "eager_steady_p90_s": eager_p90,
         "speedup": eager_median / median if median > 0 else None,
     }
+
+
+# --------------------------------------------------------------------------- phases shared by the kinds
+
+
+def begin(request, result):
+    """The start of a model kind: (target, peak). Skips when the target cannot run here;
+    starts the host peak-RSS phase and sets memory_method and torch_num_threads."""
+    import torch
+
+    from ..measure import PeakRss
+    from ..target import Target
+
+    target = Target.from_request(request)
+    reason = target.check_available()
+    if reason:
+        skip(result, reason)
+    peak = PeakRss()
+    peak.start()
+    result.metrics["memory_method"] = peak.method
+    result.metrics["torch_num_threads"] = torch.get_num_threads()
+    return target, peak
+
+
+def first_call(result, fn, compiling):
+    """Runs the first (preparing) call: in compile mode a dynamo/inductor/backend error is
+    fail_to_compile at stage compile; any other error fail_to_run at prepare; MemoryError oom."""
+    from ..compiler import is_compile_error
+
+    try:
+        return fn()
+    except StageFailed:
+        raise
+    except MemoryError as exc:
+        result.fail("oom", "prepare", exc)
+    except Exception as exc:
+        if compiling and is_compile_error(exc):
+            result.fail("fail_to_compile", "compile", exc)
+        else:
+            result.fail("fail_to_run", "prepare", exc)
+    raise StageFailed()
+
+
+def require_capture(result, delta):
+    """harness_error (stage compile) when a compile-mode first call captured no graph."""
+    if delta["unique_graphs"] == 0 and delta["captured_calls"] == 0:
+        result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
+                                           "captured_calls 0); the test would measure eager code", "compile")
+        raise StageFailed()
+
+
+def reference_failed(result, exc):
+    """The CPU reference could not run: the verdict is unknown and the test's own result stands."""
+    if isinstance(exc, MemoryError):
+        result.fail("oom", "compare", exc)
+        raise StageFailed() from exc
+    result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+    result.set_status("pass", f"accuracy not measured: the CPU reference failed: {type(exc).__name__}: "
+                              f"{str(exc)[:300]}")
+
+
+def audit_call(result, target, call):
+    """One un-timed call under the fallback audit; only the metrics where it does not apply."""
+    from ..audit import OpAudit, unavailable
+
+    if not target.audit_applicable:
+        result.metrics.update(OpAudit(target).metrics())
+        return
+    try:
+        with OpAudit(target) as op_audit:
+            call()
+        target.sync()
+        result.metrics.update(op_audit.metrics())
+    except Exception as exc:  # noqa: BLE001 - an audit failure never fails the test
+        result.metrics.update(unavailable(f"{type(exc).__name__}: {exc}"[:300]))
