@@ -7,12 +7,14 @@ is runnable, skipped (not supported yet) or bogus (harness_error).
 
 import re
 
-from . import faults, forward
+from . import faults, forward, generate, train
 from .common import dtype_of
 
 # kind name -> function
 KINDS = {
     "forward": forward.run,
+    "generate": generate.run,
+    "train": train.run,
     "noop": faults.noop,
     "hang": faults.hang,
     "hang-hard": faults.hang_hard,
@@ -24,7 +26,7 @@ KINDS = {
     "kill-zygote": faults.kill_zygote,
 }
 # Kinds of the design that the probe does not run yet (until they are in KINDS).
-LATER_KINDS = {"generate", "train"}
+LATER_KINDS = set()
 # Kinds that build a model and so care about mode, target and dtype.
 MODEL_KINDS = {"forward", "generate", "train"}
 SUPPORTED_MODES = {"eager", "compile"}

@@ -1,0 +1,274 @@
+"""Kind `generate`: greedy decoding of N new tokens with a static cache, compiled the way
+transformers compiles generation (doc/probe.md, "Kind generate"; doc/accuracy.md, "generate").
+
+    new_tokens   kind_params["new_tokens"], default 16: every call makes exactly N tokens
+                 (min_new_tokens = max_new_tokens = N, greedy, one beam)
+    cache        cache_implementation="static" (a StaticCache sized prompt + N)
+    mode compile the generation config's compile_config holds the request's backend and
+                 torch.compile options, with _compile_all_devices set (transformers
+                 compiles on the CPU only when told to) and disable_compile False:
+                 transformers then compiles the model's decode-step forward
+                 (get_compiled_call); the prefill runs eagerly, as in transformers
+    mode eager   disable_compile True: nothing compiles
+
+Phases: build; prepare = the first generate call (compile included); steady = whole
+generate calls (warm-up and iterations clamped, see GENERATE_MEASURE_MAX); then
+CLOCK_CALLS more calls with a logits processor that synchronises the device and
+timestamps each step: prefill = call start to the first step's logits, decode = the
+gaps between steps (each is one decode forward plus transformers' own per-step work).
+
+Accuracy: the reference greedy tokens of the same weights and inputs on the CPU in eager
+float64 (float32 when float64 fails), dynamic cache; its processed scores at each step
+decide whether a divergence is a near-tie (accuracy.compare_tokens).
+
+Statuses: skipped when the head cannot generate (encoder-only, classifiers), when the
+class has no static cache, or (compile) when new_tokens < 2 leaves no decode step to
+compile; fail_to_compile (stage compile) for a compile error in the first call;
+fail_to_run (prepare / steady); harness_error when compile mode captured nothing;
+fail_accuracy (stage compare) from the token rule.
+"""
+
+import copy
+import time
+
+from .. import accuracy
+from ..compiler import DynamoStats, backend_of, cache_counters, configure_cache, options_of
+from ..measure import measure_params, steady_state
+from . import common
+from .common import StageFailed, skip, stage
+
+DEFAULT_NEW_TOKENS = 16
+# Head kinds that generate text; any other head kind is skipped. The class must also
+# say it can generate (GenerationMixin.can_generate).
+GENERATE_HEADS = ("causal_lm", "seq2seq_lm", "speech_seq2seq", "image_text_to_text", "multimodal_lm")
+# A generate call is N forwards: the request's measure params are clamped to these.
+GENERATE_MEASURE_MAX = {"warmup": 1, "min_iters": 5}
+# Instrumented calls for the prefill / per-token decode split.
+CLOCK_CALLS = 3
+# Decoder inputs that generate makes itself.
+_DECODER_INPUTS = ("decoder_input_ids", "decoder_attention_mask")
+
+
+def run(request, result, context):
+    try:
+        _run(request, result)
+    except StageFailed:
+        pass
+
+
+def not_applicable(cls, head_kind):
+    """None when `cls` (of head kind `head_kind`) can run kind generate, else the skip reason."""
+    can = getattr(cls, "can_generate", None)
+    if head_kind not in GENERATE_HEADS or not (callable(can) and can()):
+        return f"kind generate does not apply to {head_kind} models ({cls.__name__} has no generation head)"
+    supports = getattr(cls, "_supports_default_dynamic_cache", None)
+    if callable(supports) and not supports():
+        return (f"kind generate needs a static cache, which {cls.__name__} does not support "
+                "(transformers ignores cache_implementation='static' for it)")
+    return None
+
+
+def generate_measure_params(request):
+    params = measure_params(request)
+    for key, most in GENERATE_MEASURE_MAX.items():
+        params[key] = min(params[key], most)
+    return params
+
+
+class _StepRecorder:
+    """A logits processor (last in the list) that sees each step's processed scores:
+    it timestamps them after a device sync, and keeps a CPU copy when asked."""
+
+    def __init__(self, sync=None, keep_scores=False):
+        self.sync = sync
+        self.keep_scores = keep_scores
+        self.times = []
+        self.scores = []
+
+    def __call__(self, input_ids, scores):
+        if self.sync is not None:
+            self.sync()
+            self.times.append(time.perf_counter())
+        if self.keep_scores:
+            self.scores.append(scores.detach().to("cpu").clone())
+        return scores
+
+
+def _processors(recorder):
+    from transformers import LogitsProcessorList
+
+    return LogitsProcessorList([recorder])
+
+
+def generation_config(model, new_tokens, compile_config=None):
+    """The model's generation config set for greedy, static-cache decoding of exactly N tokens."""
+    gc = copy.deepcopy(model.generation_config)
+    gc.max_new_tokens = new_tokens
+    gc.min_new_tokens = new_tokens
+    gc.max_length = None
+    gc.min_length = None
+    gc.do_sample = False
+    gc.num_beams = 1
+    gc.num_return_sequences = 1
+    gc.cache_implementation = "static"
+    gc.compile_config = compile_config
+    gc.disable_compile = compile_config is None
+    config = model.config
+    text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+    eos = gc.eos_token_id if gc.eos_token_id is not None else getattr(text, "eos_token_id", None)
+    if gc.pad_token_id is None:
+        pad = getattr(text, "pad_token_id", None)
+        if pad is None:
+            pad = eos[0] if isinstance(eos, (list, tuple)) and eos else eos
+        gc.pad_token_id = pad if pad is not None else 0
+    if getattr(config, "is_encoder_decoder", False) and gc.decoder_start_token_id is None \
+            and gc.bos_token_id is None:
+        start = getattr(config, "decoder_start_token_id", None)
+        gc.decoder_start_token_id = start if start is not None else gc.pad_token_id
+    return gc
+
+
+def compile_config_of(request, target):
+    """A transformers CompileConfig with the request's backend and torch.compile options,
+    flagged to compile on every device (the CPU included)."""
+    from transformers.generation.configuration_utils import CompileConfig
+
+    options = options_of(request, target)
+    cc = CompileConfig(fullgraph=bool(options.get("fullgraph", False)), dynamic=options.get("dynamic"),
+                       backend=backend_of(request, target), mode=options.get("mode"),
+                       options=options.get("options"))
+    cc._compile_all_devices = True
+    return cc
+
+
+def _new_tokens(output, n):
+    """The last n tokens of each row of generate's output, on the CPU."""
+    sequences = output.sequences if hasattr(output, "sequences") else output
+    return sequences[:, -n:].to("cpu")
+
+
+def _run(request, result):
+    target, peak = common.begin(request, result)
+    compiling = request.get("mode", "eager") == "compile"
+    dtype = common.dtype_of(request.get("dtype", "float32"))
+    new_tokens = common.kind_param(request, "new_tokens", DEFAULT_NEW_TOKENS)
+    if new_tokens < 1:
+        result.set_status("harness_error", f"bad new_tokens {new_tokens}", "harness")
+        return
+    seq_len = int(request.get("seq_len", common.DEFAULT_SEQ_LEN))
+    result.metrics["gen_new_tokens"] = new_tokens
+
+    cls, head_kind = common.resolve_class(request, result)
+    reason = not_applicable(cls, head_kind)
+    if reason:
+        skip(result, reason)
+    if compiling and new_tokens < 2:
+        skip(result, "kind generate in compile mode needs new_tokens >= 2 "
+                     "(transformers compiles the decode steps only; one token is the prefill alone)")
+    if compiling:
+        stage(result, "compile", "harness_error", lambda: configure_cache(request))
+    target.reset_peak_memory()
+    built = common.build_model_and_inputs(request, result, dtype, target.device,
+                                          positions_needed=seq_len + new_tokens)
+    model = built.model
+    inputs = {k: v for k, v in built.inputs.items() if k not in _DECODER_INPUTS}
+    cc = stage(result, "compile", "fail_to_compile", lambda: compile_config_of(request, target)) \
+        if compiling else None
+    gc = generation_config(model, new_tokens, cc)
+    gc_eager = copy.deepcopy(gc)
+    gc_eager.compile_config, gc_eager.disable_compile = None, True
+
+    def generate(config, recorder=None):
+        kwargs = {"logits_processor": _processors(recorder)} if recorder is not None else {}
+        out = model.generate(**inputs, generation_config=config, **kwargs)
+        target.sync()
+        return out
+
+    stats = DynamoStats.snapshot() if compiling else None
+    hits, misses = cache_counters()
+    start = time.perf_counter()
+    output = common.first_call(result, lambda: generate(gc), compiling)
+    result.metrics["prepare_s"] = time.perf_counter() - start
+    if getattr(model, "_previous_max_cache_length", None) is None:
+        skip(result, f"transformers did not give {cls.__name__} a static cache "
+                     "(cache_implementation='static' was ignored)")
+    if compiling:
+        result.metrics.update(stats.delta())
+        common.require_capture(result, stats.delta())
+    tokens = _new_tokens(output, new_tokens)
+
+    params = generate_measure_params(request)
+    if compiling:
+        steady = stage(result, "steady", "fail_to_run",
+                       lambda: common.interleaved_steady(lambda: generate(gc), lambda: generate(gc_eager),
+                                                         params, target.sync))
+    else:
+        median, p90, iters = stage(result, "steady", "fail_to_run",
+                                   lambda: steady_state(lambda: generate(gc), params, target.sync))
+        steady = {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": iters}
+    result.metrics.update(steady)
+
+    def clocked():
+        prefill, gaps = [], []
+        for _ in range(CLOCK_CALLS):
+            recorder = _StepRecorder(sync=target.sync)
+            begin = time.perf_counter()
+            generate(gc, recorder)
+            if recorder.times:
+                prefill.append(recorder.times[0] - begin)
+                gaps.extend(b - a for a, b in zip(recorder.times, recorder.times[1:]))
+        return prefill, gaps
+
+    prefill, gaps = stage(result, "steady", "fail_to_run", clocked)
+    result.metrics["gen_prefill_s"] = common.percentiles(prefill)[0] if prefill else None
+    decode = common.percentiles(gaps)[0] if gaps else None
+    result.metrics["gen_decode_token_s"] = decode
+    batch = int(tokens.shape[0])
+    result.metrics["tokens_per_s"] = batch / decode if decode else None
+    if compiling:
+        result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
+        hits2, misses2 = cache_counters()
+        result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+    result.metrics["device_peak_bytes"] = target.peak_memory()
+    result.metrics["device_memory_method"] = target.memory_method
+    result.metrics["host_peak_rss_bytes"] = peak.read()
+    common.audit_call(result, target, lambda: generate(gc_eager))
+
+    try:
+        acc = _compare(model, inputs, gc, tokens, dtype)
+    except Exception as exc:  # noqa: BLE001 - MemoryError: oom; else the verdict is unknown
+        common.reference_failed(result, exc)
+        return
+    result.metrics.update(acc)
+    if not accuracy.passed(acc):
+        result.set_status("fail_accuracy", accuracy.describe_tokens(acc), "compare")
+        return
+    result.set_status("pass")
+
+
+def _compare(model, inputs, gc, tokens, dtype):
+    """The token metrics against the CPU eager reference (float64, else float32)."""
+    import torch
+
+    ref_gc = copy.deepcopy(gc)
+    ref_gc.cache_implementation = None
+    ref_gc.compile_config, ref_gc.disable_compile = None, True
+    n = int(tokens.shape[1])
+    error = None
+    for ref_dtype in (torch.float64, torch.float32):
+        try:
+            ref = common.cpu_copy(model, ref_dtype)
+            recorder = _StepRecorder(keep_scores=True)
+            out = ref.generate(**common.reference_inputs(inputs, ref_dtype), generation_config=ref_gc,
+                               logits_processor=_processors(recorder))
+            ref_tokens = _new_tokens(out, n)
+            break
+        except Exception as exc:  # noqa: BLE001 - float64 unsupported somewhere: float32
+            error = exc
+            ref = None
+    else:
+        raise error
+    del ref
+    acc = accuracy.compare_tokens(tokens, ref_tokens, recorder.scores[-n:], dtype)
+    acc["acc_ref_dtype"] = accuracy.dtype_name(ref_dtype)
+    return acc

@@ -1,0 +1,337 @@
+"""Kind `train`: K steps of forward, loss, backward and an AdamW step on seeded random data
+with dropout off (doc/probe.md, "Kind train"; doc/accuracy.md, "train").
+
+    steps       kind_params["steps"], default 3
+    optimizer   torch.optim.AdamW(lr=LR), its defaults otherwise (foreach as torch picks)
+    data        the request's seeded inputs plus labels made for the head kind (LABELS)
+    dropout     model.train(), every dropout probability 0: nn.Dropout modules' p, and
+                float config/module attributes named like dropout, layerdrop, jitter noise
+    mode compile the model is torch.compile'd with the request's backend and options
+                (forward and backward compile; the optimizer step stays eager)
+
+Phases: build; prepare = step 1 (compile included); steady = steps 2..K (compile mode:
+each interleaved with an eager step of a copy of the model with its own optimizer).
+Metrics: train_steps, train_first_step_s (= prepare_s), train_steady_step_s (= steady
+median), train_loss (JSON array), tokens_per_s (batch * seq_len / steady step).
+
+Accuracy: the same initial weights (a CPU copy taken before step 1) and data on the CPU in
+eager float64 (float32 when float64 fails), K steps of the same optimizer: train_ref_loss,
+train_grad_cosine (step 1's gradients, before any update, where both start from the same
+weights), train_grad_cosine_last (step K's, informative); verdict accuracy.compare_train.
+
+Skipped: a head kind that gives no loss from labels (base models, ...), a model whose
+forward returns no loss; otherwise statuses and stages as kind forward.
+"""
+
+import copy
+import json
+import math
+import time
+
+from .. import accuracy
+from ..compiler import DynamoStats, cache_counters, compile_callable, configure_cache
+from . import common
+from .common import StageFailed, skip, stage
+
+DEFAULT_STEPS = 3
+LR = 1e-4
+# Head kinds whose class computes a loss from labels; how the labels are made is in _labels.
+LABELS = {
+    "causal_lm": "labels = input_ids (the model shifts them)",
+    "masked_lm": "labels = input_ids (every position)",
+    "image_text_to_text": "labels = input_ids",
+    "multimodal_lm": "labels = input_ids",
+    "seq2seq_lm": "labels = decoder_input_ids (teacher forcing with the given decoder inputs)",
+    "speech_seq2seq": "labels = decoder_input_ids",
+    "sequence_classification": "labels: [batch] class ids (float values when num_labels == 1)",
+    "image_classification": "labels: [batch] class ids",
+    "audio_classification": "labels: [batch] class ids",
+    "video_classification": "labels: [batch] class ids",
+    "token_classification": "labels: [batch, seq_len] class ids",
+    "question_answering": "start_positions, end_positions: [batch] positions",
+}
+# Float attributes (of configs and modules) that are dropout-like probabilities.
+_DROPOUT_WORDS = ("dropout", "pdrop", "layerdrop", "drop_path", "drop_rate", "jitter_noise")
+
+
+def run(request, result, context):
+    try:
+        _run(request, result)
+    except StageFailed:
+        pass
+
+
+class _NoLoss(Exception):
+    """The model returned no loss for the labels given."""
+
+
+def not_applicable(head_kind):
+    if head_kind not in LABELS:
+        return (f"kind train does not apply to {head_kind} models: the head computes no loss from labels "
+                "(no generic loss is made up)")
+    return None
+
+
+def _is_dropout_name(name):
+    return any(word in name for word in _DROPOUT_WORDS)
+
+
+def dropout_off(model):
+    """Sets every dropout probability of `model` (modules and config tree) to 0; returns how many."""
+    import torch
+
+    changed = 0
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd) and module.p:
+            module.p = 0.0
+            changed += 1
+        for name, value in list(vars(module).items()):
+            if isinstance(value, float) and value and _is_dropout_name(name):
+                setattr(module, name, 0.0)
+                changed += 1
+
+    def walk(cfg, depth):
+        nonlocal changed
+        if depth > 4:
+            return
+        for name, value in list(vars(cfg).items()):
+            if hasattr(value, "to_dict") and hasattr(value, "model_type"):
+                walk(value, depth + 1)
+            elif isinstance(value, float) and value and _is_dropout_name(name):
+                setattr(cfg, name, 0.0)
+                changed += 1
+
+    walk(model.config, 0)
+    return changed
+
+
+def labels_for(head_kind, config, inputs, seed):
+    """{name: tensor} of the label arguments for `head_kind` (CPU tensors), from the inputs."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed + 1)
+    ids = inputs.get("input_ids")
+    batch = next(iter(inputs.values())).shape[0]
+    if head_kind in ("causal_lm", "masked_lm", "image_text_to_text", "multimodal_lm"):
+        if ids is None:
+            raise ValueError(f"a {head_kind} model without input_ids")
+        return {"labels": ids.clone()}
+    if head_kind in ("seq2seq_lm", "speech_seq2seq"):
+        dec = inputs.get("decoder_input_ids")
+        if dec is None:
+            raise ValueError(f"a {head_kind} model without decoder_input_ids")
+        return {"labels": dec.clone()}
+    num_labels = int(getattr(config, "num_labels", 2) or 2)
+    if head_kind == "token_classification":
+        return {"labels": torch.randint(0, num_labels, tuple(ids.shape), generator=gen)}
+    if head_kind == "question_answering":
+        length = ids.shape[1]
+        return {"start_positions": torch.randint(0, length, (batch,), generator=gen),
+                "end_positions": torch.randint(0, length, (batch,), generator=gen)}
+    if num_labels == 1:
+        return {"labels": torch.randn(batch, generator=gen)}
+    return {"labels": torch.randint(0, num_labels, (batch,), generator=gen)}
+
+
+def _loss(output):
+    loss = output.get("loss") if isinstance(output, dict) else getattr(output, "loss", None)
+    if loss is None:
+        raise _NoLoss()
+    return loss
+
+
+class _Trainer:
+    """One model, its AdamW and the batch: step() runs one training step."""
+
+    def __init__(self, model, batch, fwd=None):
+        import torch
+
+        self.model = model
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.params, lr=LR)
+        self.batch = batch
+        self.fwd = fwd if fwd is not None else model
+        self.losses = []
+        self.grads = {}  # step number -> [grad tensors on the CPU]
+
+    def step(self, keep_grads=False):
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = _loss(self.fwd(**self.batch))
+        loss.backward()
+        if keep_grads:
+            self.grads[len(self.losses) + 1] = [None if p.grad is None else p.grad.detach().to("cpu", copy=True)
+                                                for p in self.params]
+        self.optimizer.step()
+        self.losses.append(float(loss.detach()))
+
+
+def grad_cosine(a, b):
+    """Cosine of two gradient lists (same parameter order), as float64; None-grads count as zeros."""
+    import torch
+
+    dot = na = nb = 0.0
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            continue
+        x = torch.zeros(0, dtype=torch.float64) if x is None else x.to(torch.float64).reshape(-1)
+        y = torch.zeros(0, dtype=torch.float64) if y is None else y.to(torch.float64).reshape(-1)
+        if x.numel() != y.numel():
+            x, y = (x, torch.zeros_like(x)) if y.numel() == 0 else (torch.zeros_like(y), y)
+        dot += float(torch.dot(x, y))
+        na += float(torch.dot(x, x))
+        nb += float(torch.dot(y, y))
+    if na == 0.0 and nb == 0.0:
+        return 1.0
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    value = dot / math.sqrt(na * nb)
+    return value if math.isfinite(value) else None
+
+
+def _timed_step(trainer, target, keep_grads=False):
+    start = time.perf_counter()
+    trainer.step(keep_grads)
+    target.sync()
+    return time.perf_counter() - start
+
+
+def _run(request, result):
+    target, peak = common.begin(request, result)
+    compiling = request.get("mode", "eager") == "compile"
+    dtype = common.dtype_of(request.get("dtype", "float32"))
+    steps = common.kind_param(request, "steps", DEFAULT_STEPS)
+    if steps < 1:
+        result.set_status("harness_error", f"bad steps {steps}", "harness")
+        return
+    result.metrics["train_steps"] = steps
+
+    cls, head_kind = common.resolve_class(request, result)
+    reason = not_applicable(head_kind)
+    if reason:
+        skip(result, reason)
+    if compiling:
+        stage(result, "compile", "harness_error", lambda: configure_cache(request))
+    target.reset_peak_memory()
+    built = common.build_model_and_inputs(request, result, dtype, target.device)
+    model = built.model
+
+    def prepare_data():
+        labels = labels_for(head_kind, model.config, built.cpu_inputs, built.seed)
+        if "labels" in labels and labels["labels"].is_floating_point():
+            labels["labels"] = labels["labels"].to(dtype)
+        cpu_batch = dict(built.cpu_inputs, **labels)
+        dropout_off(model)
+        model.train()
+        return cpu_batch, {k: v.to(target.device) for k, v in cpu_batch.items()}
+
+    cpu_batch, batch = stage(result, "build", "fail_to_load", prepare_data)
+    initial = stage(result, "build", "fail_to_load", lambda: common.cpu_copy(model))  # the reference's start
+    fwd = stage(result, "compile", "harness_error", lambda: compile_callable(model, request, target)) \
+        if compiling else model
+    trainer = _Trainer(model, batch, fwd)
+
+    stats = DynamoStats.snapshot() if compiling else None
+    hits, misses = cache_counters()
+    def first_step():
+        try:
+            return _timed_step(trainer, target, keep_grads=True)
+        except _NoLoss:
+            skip(result, f"kind train: {cls.__name__} returned no loss for the labels given "
+                         f"({LABELS.get(head_kind, head_kind)})")
+
+    first = common.first_call(result, first_step, compiling)
+    result.metrics.update(prepare_s=first, train_first_step_s=first)
+    if compiling:
+        result.metrics.update(stats.delta())
+        common.require_capture(result, stats.delta())
+    # Memory through build and step 1 (optimizer state included), before compile mode's eager copy.
+    result.metrics["device_peak_bytes"] = target.peak_memory()
+    result.metrics["device_memory_method"] = target.memory_method
+    result.metrics["host_peak_rss_bytes"] = peak.read()
+
+    if steps > 1:
+        stage(result, "steady", "fail_to_run", lambda: _steady(result, trainer, steps, compiling, initial,
+                                                                 cpu_batch, target))
+    if compiling:
+        result.metrics.update(stats.delta())
+        hits2, misses2 = cache_counters()
+        result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+    median = result.metrics.get("steady_median_s")
+    result.metrics["train_steady_step_s"] = median
+    tokens = built.tokens_per_call
+    result.metrics["tokens_per_s"] = tokens / median if tokens and median else None
+    result.metrics["train_loss"] = json.dumps(trainer.losses)
+    common.audit_call(result, target, lambda: _Trainer(initial_copy(initial, target), trainer.batch).step())
+    _compare(result, trainer, initial, cpu_batch, steps, dtype)
+
+
+def _steady(result, trainer, steps, compiling, initial, cpu_batch, target):
+    """Steps 2..K: their times (compile mode: alternated with an eager copy's steps)."""
+    last = steps
+
+    def compiled_step():
+        trainer.step(keep_grads=len(trainer.losses) + 1 == last)
+
+    if compiling:
+        eager_model = initial_copy(initial, target)
+        eager = _Trainer(eager_model, trainer.batch)
+        eager.step()  # its own first step (optimizer state), not timed
+        target.sync()
+        result.metrics.update(common.interleaved_steady(
+            compiled_step, eager.step, {"warmup": 0, "min_iters": steps - 1, "min_time_s": 0.0}, target.sync))
+        del eager, eager_model
+        return
+    times = []
+    for _ in range(steps - 1):
+        start = time.perf_counter()
+        compiled_step()
+        target.sync()
+        times.append(time.perf_counter() - start)
+    median, p90 = common.percentiles(times)
+    result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=len(times))
+
+
+def initial_copy(initial, target, dtype=None):
+    """A training copy of the initial weights on the target (or the CPU in `dtype`)."""
+    model = copy.deepcopy(initial)
+    model = model.to(dtype) if dtype is not None else model.to(target.device)
+    dropout_off(model)
+    return model.train()
+
+
+def _reference(initial, cpu_batch, steps):
+    """(losses, grads of step 1, grads of step K, dtype name) of K steps on the CPU."""
+    import torch
+
+    last = None
+    for dtype in (torch.float64, torch.float32):
+        try:
+            model = initial_copy(initial, None, dtype)
+            trainer = _Trainer(model, common.reference_inputs(cpu_batch, dtype))
+            for k in range(1, steps + 1):
+                trainer.step(keep_grads=k in (1, steps))
+            return trainer.losses, trainer.grads[1], trainer.grads[steps], accuracy.dtype_name(dtype)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - float64 unsupported somewhere: float32
+            last = exc
+    raise last
+
+
+def _compare(result, trainer, initial, cpu_batch, steps, dtype):
+    try:
+        ref_losses, ref_first, ref_last, ref_dtype = _reference(initial, cpu_batch, steps)
+    except Exception as exc:  # noqa: BLE001 - MemoryError: oom; else the verdict is unknown
+        common.reference_failed(result, exc)
+        return
+    cos_first = grad_cosine(trainer.grads.get(1, []), ref_first)
+    cos_last = grad_cosine(trainer.grads[steps], ref_last) if steps in trainer.grads else None
+    acc = accuracy.compare_train(trainer.losses, ref_losses, cos_first, dtype)
+    acc.update(acc_ref_dtype=ref_dtype, train_ref_loss=json.dumps(ref_losses), train_grad_cosine=cos_first,
+               train_grad_cosine_last=cos_last)
+    result.metrics.update(acc)
+    if accuracy.passed(acc):
+        result.set_status("pass")
+        return
+    result.set_status("fail_accuracy", accuracy.describe_train(acc, trainer.losses, ref_losses, cos_first),
+                      "compare")
