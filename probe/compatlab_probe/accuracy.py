@@ -129,8 +129,8 @@ def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
     """The acc_* metrics of `outputs` (the target's) against `reference` (float64 CPU).
 
     `eager_outputs`: the eager run in the target's dtype the rmse-ratio rule judges
-    against (None: the target's own outputs, so the rule reduces to allclose-or-cosine
-    in effect). Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse,
+    against; None when there is no other run to judge against (eager mode on the
+    cpu): acc_eager_rmse is then acc_rmse and the rmse-ratio rule does not apply. Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse,
     acc_cosine, acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the
     caller's). NaN/inf in the target output fail every rule.
     """
@@ -157,7 +157,8 @@ def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
         rule = "failed"
     elif torch.allclose(res, ref, atol=atol, rtol=rtol):
         rule = "allclose"
-    elif math.isfinite(eager_rmse) and res_rmse <= multiplier * eager_rmse + atol / 10.0:
+    elif eager_outputs is not None and math.isfinite(eager_rmse) \
+            and res_rmse <= multiplier * eager_rmse + atol / 10.0:
         rule = "rmse_ratio"
     elif cos >= COSINE_MIN:
         rule = "cosine"

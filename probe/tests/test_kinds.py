@@ -35,11 +35,11 @@ def test_raise_is_fail_to_run_with_traceback():
     assert "Traceback" in result["error_traceback"] and "raise" in result["error_traceback"]
 
 
-def test_later_kinds_and_modes_are_skipped_with_reason():
-    assert run_test({"kind": "generate", "model_type": "llama"})["status"] == "skipped"
-    result = forward("llama", mode="compile")
-    assert result["status"] == "skipped" and "compile" in result["status_detail"]
-    assert forward("llama", target="cuda")["status"] == "skipped"
+def test_later_modes_and_unavailable_targets_are_skipped_with_reason():
+    result = forward("llama", mode="export")
+    assert result["status"] == "skipped" and "export" in result["status_detail"]
+    result = forward("llama", target="no-such-device")
+    assert result["status"] == "skipped" and "no-such-device" in result["status_detail"]
 
 
 def test_bogus_input_is_harness_error():
@@ -83,7 +83,7 @@ def test_steady_honours_min_time():
 
 def test_forward_passes_for_several_architectures():
     for model_type in ("bert", "t5", "vit", "whisper", "wav2vec2", "qwen3_moe", "llava", "clip"):
-        result = forward(model_type)
+        result = forward(model_type, seq_len=32 if model_type in ("vit", "clip") else 16)  # image-only heads
         assert result["status"] == "pass", (model_type, result["stage"], result["error_message"])
 
 

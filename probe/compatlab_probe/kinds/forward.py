@@ -30,11 +30,9 @@ import time
 import torch
 
 from .. import accuracy, compiler
-from ..audit import OpAudit, unavailable
-from ..measure import PeakRss, measure_params, steady_state
-from ..target import Target
-from .common import (StageFailed, build_model_and_inputs, cpu_copy, dtype_of, interleaved_steady,
-                     reference_inputs, skip, stage)
+from ..measure import measure_params, steady_state
+from .common import (StageFailed, audit_call, begin, build_model_and_inputs, cpu_copy, dtype_of, first_call,
+                     interleaved_steady, reference_failed, reference_inputs, require_capture, stage)
 
 __all__ = ["run", "dtype_of"]
 
@@ -49,14 +47,7 @@ def run(request, result, context):
 def _run(request, result):
     mode = request.get("mode", "eager")
     dtype = dtype_of(request.get("dtype", "float32"))
-    target = Target.from_request(request)
-    reason = target.check_available()
-    if reason:
-        skip(result, reason)
-    peak = PeakRss()
-    peak.start()
-    result.metrics["memory_method"] = peak.method
-    result.metrics["torch_num_threads"] = torch.get_num_threads()
+    target, peak = begin(request, result)
     if mode == "compile":
         stage(result, "compile", "harness_error", lambda: compiler.configure_cache(request))
 
@@ -88,7 +79,7 @@ def _run(request, result):
     result.metrics["device_peak_bytes"] = target.peak_memory()
     result.metrics["device_memory_method"] = target.memory_method
 
-    _audit(result, target, eager_call)
+    audit_call(result, target, eager_call)
     _compare(request, result, target, built, outputs, eager_outputs)
 
 
@@ -115,46 +106,19 @@ def _compiled_phases(request, result, target, model, inputs, eager_call, params)
     stats = compiler.DynamoStats.snapshot()
     hits, misses = compiler.cache_counters()
     start = time.perf_counter()
-    try:
-        outputs = _synced(compiled_call, target)
-    except MemoryError as exc:
-        result.fail("oom", "compile", exc)
-        raise StageFailed() from exc
-    except Exception as exc:
-        if compiler.is_compile_error(exc):
-            result.fail("fail_to_compile", "compile", exc)
-        else:
-            result.fail("fail_to_run", "prepare", exc)
-        raise StageFailed() from exc
+    outputs = first_call(result, lambda: _synced(compiled_call, target), compiling=True)
     result.metrics["prepare_s"] = time.perf_counter() - start
     hits2, misses2 = compiler.cache_counters()
     result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
     first = stats.delta()
     result.metrics.update(first)
-    if first["unique_graphs"] == 0 and first["captured_calls"] == 0:
-        result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
-                                           "captured_calls 0); the test would measure eager code", "compile")
-        raise StageFailed()
+    require_capture(result, first)
     outputs = accuracy.as_vector(outputs)
     steady = stage(result, "steady", "fail_to_run",
                    lambda: interleaved_steady(compiled_call, eager_call, params, target.sync))
     result.metrics.update(steady)
     result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
     return outputs, eager_outputs
-
-
-def _audit(result, target, eager_call):
-    """One un-timed eager call under the fallback audit (after the measured phases)."""
-    if not target.audit_applicable:
-        result.metrics.update(OpAudit(target).metrics())
-        return
-    try:
-        with OpAudit(target) as op_audit:
-            eager_call()
-        target.sync()
-        result.metrics.update(op_audit.metrics())
-    except Exception as exc:  # noqa: BLE001 - an audit failure never fails the test
-        result.metrics.update(unavailable(f"{type(exc).__name__}: {exc}"[:300]))
 
 
 def _reference(model, inputs):
@@ -181,13 +145,8 @@ def _compare(request, result, target, built, outputs, eager_outputs):
             cpu_model = cpu_copy(built.model, built.dtype)
             with torch.inference_mode():
                 eager_outputs = accuracy.as_vector(cpu_model(**built.cpu_inputs))
-    except MemoryError as exc:
-        result.fail("oom", "compare", exc)
-        raise StageFailed() from exc
-    except Exception as exc:  # noqa: BLE001 - the verdict is then unknown, the test's own result stands
-        result.metrics.update(acc_ref_dtype=None, acc_rule=None)
-        result.set_status("pass", f"accuracy not measured: the CPU reference failed: {type(exc).__name__}: "
-                                  f"{str(exc)[:300]}")
+    except Exception as exc:  # noqa: BLE001 - MemoryError included: reference_failed decides
+        reference_failed(result, exc)
         return
     acc = accuracy.compare(outputs, reference, eager_outputs, built.dtype, "forward")
     acc["acc_ref_dtype"] = ref_dtype

@@ -1,0 +1,253 @@
+"""Issue 3, forward: compile mode, accuracy, fallback audit, target profiles, seq_len rules.
+
+Most tests run in-process through child.run_test and compile with aot_eager;
+exactly one (cold -> warm compile cache) compiles with inductor, in two
+run_one processes sharing a cache directory.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compatlab_probe import accuracy, audit, compiler, factory, target
+from compatlab_probe.child import run_test
+
+QUICK = {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}
+PERTURB = "compatlab_testdevice.backends:perturb"
+ROOT = target.ROOT
+TESTDEVICE_DIR = os.path.join(ROOT, "testdevice")
+CTEST_LIB = os.path.join(ROOT, "build", "testdevice", "compatlab_testdevice.so")
+if TESTDEVICE_DIR not in sys.path:
+    sys.path.insert(0, TESTDEVICE_DIR)
+
+needs_ctest = pytest.mark.skipif(not os.path.isfile(CTEST_LIB) and not os.environ.get("COMPATLAB_TESTDEVICE_LIB"),
+                                 reason="ctest library not built (make testdevice)")
+
+
+def forward(model_type="llama", **extra):
+    request = {"kind": "forward", "mode": "eager", "target": "cpu", "model_type": model_type,
+               "dtype": "float32", "batch_size": 1, "seq_len": 8, "measure": QUICK}
+    request.update(extra)
+    return run_test(request)
+
+
+def compiled(model_type="llama", backend="aot_eager", **extra):
+    return forward(model_type, mode="compile", backend=backend, **extra)
+
+
+def ctest_profile():
+    return target.load_profile("ctest")
+
+
+# ---------------------------------------------------------------- compile mode, accuracy
+
+
+def test_compiled_aot_eager_passes_accuracy_with_counters():
+    result = compiled()
+    assert result["status"] == "pass", (result["stage"], result["error_message"], result["status_detail"])
+    m = result["metrics"]
+    assert m["unique_graphs"] >= 1 and m["captured_calls"] > 0 and m["graph_breaks"] == 0
+    assert json.loads(m["graph_break_reasons"]) == []
+    assert m["prepare_s"] > 0 and m["steady_median_s"] > 0 and m["eager_steady_median_s"] > 0
+    assert m["speedup"] == pytest.approx(m["eager_steady_median_s"] / m["steady_median_s"])
+    assert m["steady_iters"] >= 2 and m["tokens_per_s"] > 0
+    assert m["cache_hits"] == 0  # aot_eager uses no inductor cache
+    assert m["acc_rule"] == "allclose" and m["acc_ref_dtype"] == "float64"
+    assert m["acc_cosine"] > 0.999999 and m["acc_max_abs_err"] < 1e-4
+    assert m["fallback_audit"] == "not_applicable"
+    assert m["device_peak_bytes"] is None and m["device_memory_method"] is None
+
+
+def test_perturbing_backend_is_fail_accuracy_with_numbers():
+    result = compiled(backend=PERTURB)
+    assert result["status"] == "fail_accuracy" and result["stage"] == "compare", result["error_message"]
+    m = result["metrics"]
+    assert m["acc_rule"] == "failed"
+    assert m["acc_cosine"] < accuracy.COSINE_MIN
+    assert m["acc_rmse"] > m["acc_multiplier"] * m["acc_eager_rmse"]
+    for key in ("acc_max_abs_err", "acc_max_rel_err", "acc_atol", "acc_rtol", "acc_ref_dtype"):
+        assert m[key] is not None, key
+    assert "cosine" in result["status_detail"]
+
+
+def test_graph_breaks_are_counted_with_reasons(monkeypatch):
+    import torch
+
+    real = compiler.compile_callable
+
+    def with_break(model, request, target=None):
+        forward_fn = model.forward
+
+        def broken(*args, **kwargs):
+            torch._dynamo.graph_break()
+            return forward_fn(*args, **kwargs)
+
+        model.forward = broken
+        return real(model, request, target)
+
+    monkeypatch.setattr(compiler, "compile_callable", with_break)
+    result = compiled()
+    assert result["status"] == "pass", result["error_message"]
+    assert result["metrics"]["graph_breaks"] >= 1
+    assert json.loads(result["metrics"]["graph_break_reasons"])
+
+
+def test_compile_capturing_nothing_is_harness_error(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(compiler, "compile_callable",
+                        lambda model, request, target=None: torch._dynamo.disable(model))
+    result = compiled()
+    assert result["status"] == "harness_error" and result["stage"] == "compile"
+    assert "captured no graph" in result["status_detail"]
+
+
+def test_bad_compile_option_is_harness_error():
+    result = compiled(compile_options={"fullgraph": False, "warp_speed": True})
+    assert result["status"] == "harness_error" and "warp_speed" in result["error_message"]
+
+
+# ---------------------------------------------------------------- the test device
+
+
+@needs_ctest
+def test_ctest_eager_audit_names_fallen_back_ops_not_whitelisted_ones():
+    import compatlab_testdevice as ctest
+
+    result = forward(target="ctest", target_profile=ctest_profile())
+    assert result["status"] == "pass", (result["stage"], result["error_message"])
+    m = result["metrics"]
+    assert m["fallback_audit"] == "audited" and m["ops_executed"] > 0
+    fallen = json.loads(m["fallback_ops"])
+    backend = json.loads(m["backend_fallback_counts"])
+    assert "aten::rsqrt" in fallen and "aten::silu" in fallen and "aten::index_select" in fallen
+    assert not set(fallen) & ctest.registered_kernels()  # whitelisted ops never appear
+    for op in ("aten::mm", "aten::add.Tensor", "aten::mul.Tensor", "aten::addmm", "aten::view"):
+        assert op not in fallen
+    assert backend.get("aten::rsqrt.out", 0) >= 1
+    assert m["device_peak_bytes"] > 0 and m["device_memory_method"] == "ctest_allocator"
+    assert m["acc_rule"] in ("allclose", "rmse_ratio")
+
+
+@needs_ctest
+def test_audit_classifies_by_dispatch_tables():
+    import compatlab_testdevice as ctest
+
+    ctest.load()
+    assert audit.classify("aten::mm", "PrivateUse1") == "kernel"
+    assert audit.classify("aten::tanh", "PrivateUse1") == "fallback"
+    assert audit.classify("aten::t", "PrivateUse1") == "composite"
+    assert audit.classify("aten::embedding", "PrivateUse1") == "composite"
+
+
+@needs_ctest
+def test_ctest_compile_refuses_non_whitelisted_ops():
+    result = compiled(backend="ctest", target="ctest", target_profile=ctest_profile())
+    assert result["status"] == "fail_to_compile" and result["stage"] == "compile"
+    assert result["error_type"] == "BackendCompilerFailed"
+    assert "UnsupportedOpError" in result["error_message"] and "aten::rsqrt" in result["error_message"]
+
+
+# ---------------------------------------------------------------- target profiles
+
+
+def test_shipped_profiles_are_well_formed():
+    for name in ("cpu", "cuda", "neuron", "ctest"):
+        profile = target.load_profile(name)
+        assert profile["name"] == name and profile["device"] and "compile" in profile
+    neuron = target.load_profile("neuron")
+    assert neuron["verified"] is False and neuron["compile"]["backend"] == "neuron"
+    assert neuron["compile"]["options"] == {"dynamic": False, "fullgraph": True}
+    assert target.Target.from_request({}).name == "cpu"
+
+
+def test_unavailable_targets_are_skipped_with_the_reason():
+    result = forward(target="neuron", target_profile=target.load_profile("neuron"))
+    assert result["status"] == "skipped" and "torch_neuronx" in result["status_detail"]
+    import torch
+
+    if not torch.cuda.is_available():
+        result = forward(target="cuda", target_profile=target.load_profile("cuda"))
+        assert result["status"] == "skipped" and "not available" in result["status_detail"]
+
+
+def test_resolve_function_references():
+    import torch
+
+    assert target.resolve("torch.cuda.is_available") is torch.cuda.is_available
+    assert target.resolve("compatlab_probe.accuracy:cosine") is accuracy.cosine
+    with pytest.raises(ImportError):
+        target.resolve("no_such_module_xyz:f")
+
+
+# ---------------------------------------------------------------- seq_len
+
+
+def test_seq_len_beyond_positions_is_raised_where_the_architecture_allows():
+    assert factory.reduce_config("gpt2").n_positions < 1100
+    result = forward("gpt2", seq_len=1100)
+    assert result["status"] == "pass", (result["stage"], result["error_message"])
+
+
+def test_seq_len_beyond_a_fixed_limit_is_skipped(monkeypatch):
+    monkeypatch.setattr(factory, "model_overrides", lambda model_type: {"max_positions": 16})
+    result = forward("llama", seq_len=32)
+    assert result["status"] == "skipped" and "position limit 16" in result["status_detail"]
+
+
+def test_seq_len_does_not_apply_to_image_inputs():
+    result = forward("vit", seq_len=16)
+    assert result["status"] == "skipped"
+    assert result["status_detail"].startswith("seq_len does not apply to image inputs")
+    assert forward("vit", seq_len=32)["status"] == "pass"
+
+
+# ---------------------------------------------------------------- accuracy rules
+
+
+def test_accuracy_rules_in_order():
+    import torch
+
+    ref = torch.linspace(-1, 1, 1000, dtype=torch.float64)
+    exact = accuracy.compare(ref.float(), ref, None, torch.float32)
+    assert exact["acc_rule"] == "allclose"
+    eager = ref + 1e-3
+    close = accuracy.compare(ref + 1.5e-3, ref, eager, torch.float32)
+    assert close["acc_rule"] == "rmse_ratio"
+    noisy = ref + 0.05 * torch.sin(ref * 50)
+    assert accuracy.compare(noisy, ref, ref + 1e-6, torch.float32)["acc_rule"] == "cosine"
+    wrong = accuracy.compare(-ref, ref, None, torch.float32)
+    assert wrong["acc_rule"] == "failed" and not accuracy.passed(wrong)
+    nan = accuracy.compare(ref * float("nan"), ref, None, torch.float32)
+    assert nan["acc_rule"] == "failed"
+
+
+# ---------------------------------------------------------------- inductor, cold -> warm cache
+
+
+def _run_one(request):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "probe"), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-m", "compatlab_probe.run_one"], input=json.dumps(request),
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_inductor_cold_then_warm_cache_in_two_processes(tmp_path):
+    """The one inductor test: a warm process sharing the cache directory hits it."""
+    request = {"kind": "forward", "mode": "compile", "backend": "inductor", "target": "cpu",
+               "model_type": "llama", "dtype": "float32", "batch_size": 1, "seq_len": 8,
+               "compile_cache_dir": str(tmp_path / "cache"), "cache_phase": "cold",
+               "torch_num_threads": 1, "measure": QUICK}
+    cold = _run_one(request)
+    assert cold["status"] == "pass", (cold["stage"], cold["error_message"][-2000:])
+    warm = _run_one(dict(request, cache_phase="warm"))
+    assert warm["status"] == "pass", (warm["stage"], warm["error_message"][-2000:])
+    assert cold["metrics"]["cache_hits"] == 0 and cold["metrics"]["cache_misses"] > 0
+    assert warm["metrics"]["cache_hits"] > 0
+    assert warm["metrics"]["prepare_s"] < cold["metrics"]["prepare_s"]
+    assert warm["metrics"]["acc_rule"] == "allclose"
+    assert os.listdir(tmp_path / "cache")
