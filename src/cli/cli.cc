@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "plan/plan.h"
 #include "plan/suite.h"
+#include "plan/target.h"
 #include "query/text_table.h"
 #include "store/record_json.h"
 #include "store/store.h"
@@ -63,7 +64,12 @@ int RunSuites(const SuitesFlags& flags) {
     if (!loaded.ok()) return Fail(kExitFailure, loaded.status());
     catalog = std::move(*loaded);
   }
-  auto plan = ExpandPlan(*suite, {}, catalog ? &*catalog : nullptr);
+  std::vector<std::string> targets = suite->targets;
+  auto profiles = LoadTargetProfiles(&targets, ProjectHome() / "targets");
+  if (!profiles.ok()) return Fail(kExitBadInput, profiles.status());
+  PlanOverrides overrides;
+  overrides.targets = targets;
+  auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr, *profiles);
   if (!plan.ok()) return Fail(kExitBadInput, plan.status());
   if (flags.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -120,6 +126,25 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--model-path", sweep.model_path, "a local checkpoint directory as the model");
   sweep_cmd->add_option("--kinds", sweep.kinds, "test kinds (forward, generate, train)")
       ->delimiter(',');
+  sweep_cmd->add_option("--targets", sweep.targets,
+                        "target profiles by name (targets/NAME.json) or file, overriding the "
+                        "suite's")
+      ->delimiter(',');
+  sweep_cmd->add_option("--modes", sweep.modes, "eager, compile")->delimiter(',');
+  sweep_cmd->add_option("--backend", sweep.backend,
+                        "compile backend instead of the profile's (inductor, aot_eager, "
+                        "or module:function)");
+  sweep_cmd->add_option("--dtypes", sweep.dtypes, "float32, bfloat16, float16, float64")
+      ->delimiter(',');
+  sweep_cmd->add_option("--batch-sizes", sweep.batch_sizes, "batch sizes, e.g. 1,4")
+      ->delimiter(',');
+  sweep_cmd->add_option("--seq-lens", sweep.seq_lens, "sequence lengths, e.g. 128,512,2048")
+      ->delimiter(',');
+  sweep_cmd->add_option("--new-tokens", sweep.new_tokens, "generate: new tokens (default 16)");
+  sweep_cmd->add_option("--train-steps", sweep.train_steps, "train: optimizer steps (default 3)");
+  sweep_cmd->add_flag("--warm", sweep.warm,
+                      "compile mode: rerun each compiled test in a second process on the same "
+                      "compile cache and record warm preparation");
   sweep_cmd->add_option("--timeout", sweep.timeout_s, "per-test deadline in seconds");
   sweep_cmd->add_option("--mem-limit", sweep.mem_limit, "per-test memory limit (e.g. 8G, 512M)")
       ->capture_default_str();

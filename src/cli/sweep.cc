@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
@@ -15,6 +18,8 @@
 #include "plan/catalog.h"
 #include "plan/plan.h"
 #include "plan/suite.h"
+#include "plan/target.h"
+#include "query/error_signature.h"
 #include "query/runs_format.h"
 #include "runner/guardian.h"
 #include "runner/memlimit.h"
@@ -90,11 +95,18 @@ int RunSweep(const SweepFlags& flags) {
   if (*mem_limit < (int64_t{64} << 20)) return Fail(kExitBadInput, "--mem-limit must be at least 64M");
   auto limiter = MakeMemoryLimiter(flags.mem_limit_method);
   if (!limiter.ok()) return Fail(kExitBadInput, limiter.status());
-  if (flags.resume && (!flags.suite.empty() || !flags.models.empty() || !flags.model_path.empty() ||
-                       !flags.kinds.empty())) {
+  bool plan_flags = !flags.suite.empty() || !flags.models.empty() || !flags.model_path.empty() ||
+                    !flags.kinds.empty() || !flags.targets.empty() || !flags.modes.empty() ||
+                    !flags.backend.empty() || !flags.dtypes.empty() ||
+                    !flags.batch_sizes.empty() || !flags.seq_lens.empty() ||
+                    flags.new_tokens.has_value() || flags.train_steps.has_value();
+  if (flags.resume && plan_flags) {
     return Fail(kExitBadInput, "--resume continues a stored plan; it takes no --suite, --models, "
-                               "--model-path or --kinds");
+                               "--model-path, --kinds, --targets, --modes, --backend, --dtypes, "
+                               "--batch-sizes, --seq-lens, --new-tokens or --train-steps");
   }
+  const fs::path targets_dir = ProjectHome() / "targets";
+  std::map<std::string, TargetProfile> profiles;
   ProbeEnv probe = ResolveProbeEnv(flags.python);
   if (access(probe.python.c_str(), X_OK) != 0) {
     return Fail(kExitBadInput, absl::StrCat("no Python interpreter at ", probe.python,
@@ -135,6 +147,16 @@ int RunSweep(const SweepFlags& flags) {
     if (flags.timeout_s.has_value()) {
       for (TestSpec& s : pending) s.timeout_s = *flags.timeout_s;
     }
+    std::vector<std::string> targets;
+    for (const TestSpec& s : pending) {
+      if (s.model_id != "none" &&
+          std::find(targets.begin(), targets.end(), s.target) == targets.end()) {
+        targets.push_back(s.target);
+      }
+    }
+    auto loaded = LoadTargetProfiles(&targets, targets_dir);
+    if (!loaded.ok()) return Fail(kExitBadInput, loaded.status());
+    profiles = std::move(*loaded);
     std::fprintf(stderr, "compatlab: resuming sweep %s: %zu of %lld tests left\n", sweep_id.c_str(),
                  pending.size(), static_cast<long long>(planned));
   } else {
@@ -151,6 +173,18 @@ int RunSweep(const SweepFlags& flags) {
     overrides.models = flags.models;
     overrides.kinds = flags.kinds;
     overrides.timeout_s = flags.timeout_s;
+    overrides.modes = flags.modes;
+    overrides.backend = flags.backend;
+    overrides.dtypes = flags.dtypes;
+    overrides.batch_sizes = flags.batch_sizes;
+    overrides.seq_lens = flags.seq_lens;
+    overrides.new_tokens = flags.new_tokens;
+    overrides.train_steps = flags.train_steps;
+    overrides.targets = flags.targets;
+    overrides.targets = PlanTargets(*suite, overrides);
+    auto loaded = LoadTargetProfiles(&overrides.targets, targets_dir);
+    if (!loaded.ok()) return Fail(kExitBadInput, loaded.status());
+    profiles = std::move(*loaded);
     if (!flags.model_path.empty()) {
       fs::path dir = fs::absolute(flags.model_path, ec);
       if (!fs::is_directory(dir, ec)) {
@@ -173,7 +207,7 @@ int RunSweep(const SweepFlags& flags) {
       if (!loaded.ok()) return Fail(kExitFailure, loaded.status());
       catalog = std::move(*loaded);
     }
-    auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr);
+    auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr, profiles);
     if (!plan.ok()) return Fail(kExitBadInput, plan.status());
     if (store == nullptr) {  // created only once the plan is known to be good
       auto opened = Store::Open(db_path, OpenMode::kReadWriteCreate);
@@ -201,9 +235,26 @@ int RunSweep(const SweepFlags& flags) {
   if (!guardian.ok()) return Fail(kExitFailure, guardian.status());
   ZygoteOptions zopts;
   zopts.preload = PlanModelTypes(pending);  // before the specs move into the jobs
+  // Every shape compiles on its own when the plan has several (cost curves).
+  std::set<std::pair<int64_t, int64_t>> shapes;
+  for (const TestSpec& s : pending) {
+    if (s.model_id != "none") shapes.insert({s.batch_size, s.seq_len});
+  }
   std::vector<TestJob> jobs;
   jobs.reserve(pending.size());
-  for (TestSpec& s : pending) jobs.push_back({RandomHex(16), std::move(s)});
+  for (TestSpec& s : pending) {
+    TestJob job{RandomHex(16), std::move(s), "", ""};
+    if (auto it = profiles.find(job.spec.target);
+        it != profiles.end() && job.spec.model_id != "none") {
+      job.target_profile_json = it->second.json;
+      if (job.spec.mode == "compile") {
+        job.compile_options_json = shapes.size() > 1
+                                       ? WithStaticShapes(it->second.compile_options_json)
+                                       : it->second.compile_options_json;
+      }
+    }
+    jobs.push_back(std::move(job));
+  }
   zopts.python = probe.python;
   zopts.probe_dir = probe.probe_dir;
   zopts.log_path = (fs::temp_directory_path() / absl::StrCat("compatlab-", sweep_id, ".zygote.log")).string();
@@ -214,6 +265,11 @@ int RunSweep(const SweepFlags& flags) {
   sopts.grace_s = flags.grace_s;
   sopts.mem_limit_bytes = *mem_limit;
   sopts.torch_num_threads = std::max(1, UsableCores() / flags.jobs);
+  // Per-test compile caches live here; whatever a killed sweep left is removed.
+  const fs::path cache_root = fs::temp_directory_path() / absl::StrCat("compatlab-cache-", sweep_id);
+  fs::remove_all(cache_root, ec);
+  sopts.compile_cache_root = cache_root.string();
+  sopts.warm = flags.warm;
   Supervisor supervisor(sopts, &launcher, limiter->get(), &*guardian);
 
   bool live = isatty(fileno(stderr)) != 0;
@@ -230,6 +286,10 @@ int RunSweep(const SweepFlags& flags) {
     rec.test_id = o.job->spec.TestId();
     rec.spec = o.job->spec;
     rec.result = o.result;
+    rec.result.compile_options = o.job->compile_options_json;
+    if (rec.result.status != TestStatus::kPass && rec.result.status != TestStatus::kSkipped) {
+      rec.result.error_signature = ErrorSignature(rec.result.error_type, rec.result.error_message);
+    }
     if (!rec.result.torch_num_threads.has_value() && o.job->spec.model_id != "none") {
       rec.result.torch_num_threads = sopts.torch_num_threads;
     }
@@ -255,6 +315,7 @@ int RunSweep(const SweepFlags& flags) {
   double start = MonotonicSeconds();
   absl::Status run = jobs.empty() ? absl::OkStatus() : supervisor.Run(jobs, callbacks);
   progress.Close();
+  fs::remove_all(cache_root, ec);
   double wall = MonotonicSeconds() - start;
   if (absl::IsCancelled(run)) {
     std::fprintf(stderr, "compatlab: %s after %lld of %lld tests; resume with: compatlab sweep --db %s --resume %s\n",

@@ -14,6 +14,15 @@ struct SweepFlags {
   std::vector<std::string> models;
   std::string model_path;
   std::vector<std::string> kinds;
+  std::vector<std::string> targets;
+  std::vector<std::string> modes;
+  std::string backend;
+  std::vector<std::string> dtypes;
+  std::vector<int64_t> batch_sizes;
+  std::vector<int64_t> seq_lens;
+  std::optional<int64_t> new_tokens;
+  std::optional<int64_t> train_steps;
+  bool warm = false;
   std::optional<double> timeout_s;
   std::string mem_limit = "8G";
   std::string mem_limit_method;  // "" = best available

@@ -97,6 +97,58 @@ struct RunResult {
   std::string transformers_version;
   std::string python_version;
   std::string resolved_model_class;    // the class the probe actually built
+
+  // --- Schema version 2: compile mode, generate/train, accuracy, audit. ---
+  // The probe's metric keys are these member names (doc/worker-protocol.md).
+  std::string compile_options;         // JSON object text passed to torch.compile; "" in eager
+  std::optional<double> eager_steady_median_s;  // compile mode: eager calls in the same child
+  std::optional<double> eager_steady_p90_s;
+  std::optional<double> speedup;       // eager_steady_median_s / steady_median_s
+  std::optional<double> tokens_per_s;
+  std::optional<int64_t> device_peak_bytes;
+  std::string device_memory_method;
+  // Accuracy against the CPU eager float64 reference (doc/accuracy.md).
+  std::string acc_ref_dtype;
+  std::optional<double> acc_max_abs_err;
+  std::optional<double> acc_max_rel_err;
+  std::optional<double> acc_rmse;
+  std::optional<double> acc_eager_rmse;
+  std::optional<double> acc_cosine;
+  std::optional<double> acc_atol;
+  std::optional<double> acc_rtol;
+  std::optional<double> acc_multiplier;
+  std::string acc_rule;                // allclose, rmse_ratio, cosine, failed; "" if not compared
+  // Kind generate.
+  std::optional<int64_t> gen_new_tokens;
+  std::optional<double> gen_prefill_s;
+  std::optional<double> gen_decode_token_s;
+  std::optional<double> gen_token_match_rate;
+  std::optional<int64_t> gen_first_divergence;
+  // Kind train.
+  std::optional<int64_t> train_steps;
+  std::optional<double> train_first_step_s;
+  std::optional<double> train_steady_step_s;
+  std::string train_loss;              // JSON array text
+  std::string train_ref_loss;          // JSON array text
+  std::optional<double> train_grad_cosine;
+  // CPU-fallback audit and dynamo counters.
+  std::string fallback_audit;          // not_applicable, audited, unavailable: ...
+  std::optional<int64_t> ops_executed;
+  std::string fallback_ops;            // JSON object text {op: count}
+  std::string backend_fallback_counts; // JSON object text from the backend's own counters
+  std::optional<int64_t> graph_breaks;
+  std::optional<int64_t> unique_graphs;
+  std::optional<int64_t> captured_calls;
+  std::string graph_break_reasons;     // JSON array text
+  // Compile cache: this run (cold) and the warm rerun in a second process.
+  std::optional<int64_t> cache_hits;
+  std::optional<int64_t> cache_misses;
+  std::string warm_state;              // "" (no warm run), warm, no_cache_hits, failed: STATUS
+  std::optional<double> warm_prepare_s;
+  std::optional<int64_t> warm_cache_hits;
+  std::optional<int64_t> warm_cache_misses;
+  // Normalised signature of the failure (query/error_signature); "" for a pass.
+  std::string error_signature;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
@@ -54,13 +55,32 @@ std::unique_ptr<Store> StoreWith(const fs::path& path, const std::vector<RunReco
 }
 
 // The Parquet file `bytes` re-written without its last column.
-std::string WithoutLastColumn(const std::string& bytes) {
+// The Parquet file `bytes` without the columns of `fields`; with
+// `schema_version` > 0 its schema-version metadata says that version.
+std::string WithoutColumns(const std::string& bytes, const std::set<std::string>& fields,
+                           int schema_version = 0) {
   auto input = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
   auto reader = *parquet::arrow::OpenFile(input, arrow::default_memory_pool());
   auto table = *reader->ReadTable();
-  table = *table->RemoveColumn(table->num_columns() - 1);
+  for (int i = table->num_columns() - 1; i >= 0; --i) {
+    if (fields.count(table->field(i)->name())) table = *table->RemoveColumn(i);
+  }
+  if (schema_version > 0) {
+    auto metadata = table->schema()->metadata() ? table->schema()->metadata()->Copy()
+                                                : std::make_shared<arrow::KeyValueMetadata>();
+    EXPECT_TRUE(
+        metadata->Set(std::string(kParquetSchemaVersionKey), std::to_string(schema_version)).ok());
+    table = table->ReplaceSchemaMetadata(metadata);
+  }
   auto sink = *arrow::io::BufferOutputStream::Create();
-  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink).ok());
+  // store_schema: the writer keeps the schema's metadata (the version) only then.
+  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink,
+                                         parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
+                                         parquet::default_writer_properties(),
+                                         parquet::ArrowWriterProperties::Builder()
+                                             .store_schema()
+                                             ->build())
+                  .ok());
   return (*sink->Finish())->ToString();
 }
 
@@ -155,9 +175,9 @@ TEST(ImportTest, RejectsWrongSchemaWithoutImporting) {
   ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path() / "good").ok());
   const std::string good =
       *ReadFile(temp.path() / "good" / "torch-2.12.0" / "transformers-5.23.0.parquet");
-  // A Parquet file of another schema: a good file without its last column.
+  // A Parquet file of another schema: a good file without one of its columns.
   const fs::path bad = temp.path() / "good" / "zz-bad.parquet";
-  ASSERT_TRUE(WriteFileAtomic(bad, WithoutLastColumn(good)).ok());
+  ASSERT_TRUE(WriteFileAtomic(bad, WithoutColumns(good, {"compatlab_version"})).ok());
   const fs::path truncated = temp.path() / "truncated.parquet";
   ASSERT_TRUE(WriteFileAtomic(truncated, good.substr(0, good.size() - 10)).ok());
 
@@ -181,6 +201,45 @@ TEST(ImportTest, RejectsWrongSchemaWithoutImporting) {
   EXPECT_EQ(imported->merged.inserted, 0);
   EXPECT_EQ(*(*store)->CountRuns({}), 0);
   EXPECT_TRUE((*store)->ListSweeps()->empty());
+}
+
+TEST(ImportTest, AFileOfAnOlderSchemaImportsWithTheLaterFieldsAtTheirDefaults) {
+  ScopedTempDir temp;
+  ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path() / "good").ok());
+  const std::string good =
+      *ReadFile(temp.path() / "good" / "torch-2.12.0" / "transformers-5.23.0.parquet");
+  std::set<std::string> later;
+  for (const FieldDef& f : ResultFields()) {
+    if (f.since_version > 1) later.insert(std::string(f.name));
+  }
+  ASSERT_FALSE(later.empty());
+  fs::create_directories(temp.path() / "v1");
+  ASSERT_TRUE(WriteFileAtomic(temp.path() / "v1" / "old.parquet", WithoutColumns(good, later, 1)).ok());
+  // The same file claiming the current version is refused: it lacks columns.
+  ASSERT_TRUE(WriteFileAtomic(temp.path() / "v2.parquet",
+                              WithoutColumns(good, later, kSchemaVersion)).ok());
+
+  auto store = Store::Open(temp.path() / "target.db", OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(store.ok());
+  auto files = CollectParquetFiles({temp.path() / "v2.parquet"});
+  ASSERT_TRUE(files.ok());
+  auto imported = ImportFiles(**store, *files, "x");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  ASSERT_EQ(imported->rejected.size(), 1u);
+  EXPECT_NE(std::string(imported->rejected[0].message()).find("no column"), std::string::npos);
+
+  files = CollectParquetFiles({temp.path() / "v1"});
+  ASSERT_TRUE(files.ok());
+  imported = ImportFiles(**store, *files, "x");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_TRUE(imported->rejected.empty());
+  EXPECT_GT(imported->merged.inserted, 0);
+  auto runs = (*store)->QueryRuns({});
+  ASSERT_TRUE(runs.ok());
+  for (const RunRecord& r : *runs) {
+    EXPECT_FALSE(r.result.speedup.has_value());
+    EXPECT_EQ(r.result.acc_rule, "");
+  }
 }
 
 TEST(ImportTest, AConflictImportsNothing) {

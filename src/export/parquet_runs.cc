@@ -313,9 +313,13 @@ absl::StatusOr<FileContents> ReadTable(std::string_view bytes, const std::string
   return contents;
 }
 
+// Checks the file's columns against the field table. A file that states an
+// older schema version may lack the fields added since; `*version` is set to
+// the stated version (kSchemaVersion when the file states none).
 absl::Status CheckSchema(const arrow::Schema& schema,
                          const std::shared_ptr<const arrow::KeyValueMetadata>& metadata,
-                         const std::string& name) {
+                         const std::string& name, int* file_version) {
+  *file_version = kSchemaVersion;
   if (metadata != nullptr) {
     const int index = metadata->FindKey(std::string(kParquetSchemaVersionKey));
     if (index >= 0) {
@@ -330,12 +334,14 @@ absl::Status CheckSchema(const arrow::Schema& schema,
                                          "compatlab's ({}); use a newer compatlab",
                                          version, kSchemaVersion));
       }
+      *file_version = version;
     }
   }
   std::set<std::string> known;
   for (const FieldDef& field : ResultFields()) {
     known.insert(std::string(field.name));
     const std::vector<int> indices = schema.GetAllFieldIndices(std::string(field.name));
+    if (indices.empty() && field.since_version > *file_version) continue;  // added later
     if (indices.empty()) {
       return Invalid(name, fmt::format("not a compatlab runs file: no column {}", field.name));
     }
@@ -359,14 +365,20 @@ absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const s
   auto contents = ReadTable(bytes, name);
   if (!contents.ok()) return contents.status();
   const std::shared_ptr<arrow::Table>& table = contents->table;
-  if (absl::Status s = CheckSchema(*table->schema(), contents->metadata, name); !s.ok()) {
+  int file_version = 0;
+  if (absl::Status s = CheckSchema(*table->schema(), contents->metadata, name, &file_version);
+      !s.ok()) {
     return s;
   }
   const std::vector<FieldDef>& fields = ResultFields();
-  std::vector<std::shared_ptr<arrow::Array>> columns;
+  std::vector<std::shared_ptr<arrow::Array>> columns;  // null: the file predates the field
   const int64_t rows = table->num_rows();
   for (const FieldDef& field : fields) {
     auto column = table->GetColumnByName(std::string(field.name));
+    if (column == nullptr) {
+      columns.push_back(nullptr);
+      continue;
+    }
     if (rows > 0 && column->num_chunks() != 1) {
       return Invalid(name, fmt::format("column {}: unexpected chunking", field.name));
     }
@@ -378,6 +390,7 @@ absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const s
   for (int64_t row = 0; row < rows; ++row) {
     RunRecord& record = runs.emplace_back();
     for (size_t f = 0; f < fields.size(); ++f) {
+      if (columns[f] == nullptr) continue;  // keeps the default of a field added later
       absl::StatusOr<FieldValue> value = ValueAt(fields[f], *columns[f], row);
       absl::Status status = value.ok() ? fields[f].set(*value, record) : value.status();
       if (!status.ok()) {

@@ -14,15 +14,60 @@ struct ModelChoice {
   std::string model_path;
 };
 
+const std::set<std::string> kModes = {"eager", "compile"};
+const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "float64"};
+
+template <typename T>
+const std::vector<T>& Either(const std::vector<T>& override_list, const std::vector<T>& suite_list) {
+  return override_list.empty() ? suite_list : override_list;
+}
+
 }  // namespace
+
+std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides) {
+  return Either(overrides.targets, suite.targets);
+}
 
 bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides) {
   if (overrides.checkpoint.has_value()) return false;
   return suite.all_models || !suite.models.empty() || !overrides.models.empty();
 }
 
-absl::StatusOr<std::vector<TestSpec>> ExpandPlan(const Suite& suite, const PlanOverrides& overrides,
-                                                 const ModelCatalog* catalog) {
+absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
+    const Suite& suite, const PlanOverrides& overrides, const ModelCatalog* catalog,
+    const std::map<std::string, TargetProfile>& profiles) {
+  const std::vector<std::string>& targets = Either(overrides.targets, suite.targets);
+  const std::vector<std::string>& modes = Either(overrides.modes, suite.modes);
+  const std::vector<std::string>& dtypes = Either(overrides.dtypes, suite.dtypes);
+  const std::vector<int64_t>& batch_sizes = Either(overrides.batch_sizes, suite.batch_sizes);
+  const std::vector<int64_t>& seq_lens = Either(overrides.seq_lens, suite.seq_lens);
+  for (const std::string& t : targets) {
+    if (!profiles.count(t)) return absl::InternalError(absl::StrCat("no profile for target ", t));
+  }
+  for (const std::string& m : modes) {
+    if (!kModes.count(m)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown mode '", m, "' (eager, compile)"));
+    }
+  }
+  for (const std::string& d : dtypes) {
+    if (!kDtypes.count(d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown dtype '", d, "' (float32, bfloat16, float16, float64)"));
+    }
+  }
+  for (const std::vector<int64_t>* sizes : {&batch_sizes, &seq_lens}) {
+    for (int64_t v : *sizes) {
+      if (v < 1 || v > (int64_t{1} << 20)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("batch sizes and sequence lengths must be from 1 to 1048576, not ", v));
+      }
+    }
+  }
+  for (const std::optional<int64_t>& n : {overrides.new_tokens, overrides.train_steps}) {
+    if (n.has_value() && (*n < 1 || *n > 4096)) {
+      return absl::InvalidArgumentError("--new-tokens and --train-steps must be from 1 to 4096");
+    }
+  }
   std::vector<ModelChoice> models;
   if (overrides.checkpoint.has_value()) {
     models.push_back({absl::StrCat("ckpt:", overrides.checkpoint_hash),
@@ -68,12 +113,12 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(const Suite& suite, const PlanO
   std::set<std::string> seen_types;
   for (const ModelChoice& m : models) {
     if (!seen_types.insert(m.model_id).second) continue;  // --models llama,llama
-    for (const std::string& target : suite.targets) {
-      for (const std::string& mode : suite.modes) {
+    for (const std::string& target : targets) {
+      for (const std::string& mode : modes) {
         for (const std::string& kind : kinds) {
-          for (const std::string& dtype : suite.dtypes) {
-            for (int64_t batch : suite.batch_sizes) {
-              for (int64_t seq : suite.seq_lens) {
+          for (const std::string& dtype : dtypes) {
+            for (int64_t batch : batch_sizes) {
+              for (int64_t seq : seq_lens) {
                 TestSpec s;
                 s.model_id = m.model_id;
                 s.model_type = m.model_type;
@@ -81,7 +126,18 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(const Suite& suite, const PlanO
                 s.model_path = m.model_path;
                 s.target = target;
                 s.mode = mode;
+                if (mode == "compile") {
+                  s.backend = overrides.backend.empty() ? profiles.at(target).backend
+                                                        : overrides.backend;
+                }
                 s.kind = kind;
+                if (kind == "generate") {
+                  s.kind_params["new_tokens"] =
+                      std::to_string(overrides.new_tokens.value_or(kDefaultNewTokens));
+                } else if (kind == "train") {
+                  s.kind_params["steps"] =
+                      std::to_string(overrides.train_steps.value_or(kDefaultTrainSteps));
+                }
                 s.dtype = dtype;
                 s.batch_size = batch;
                 s.seq_len = seq;

@@ -3,6 +3,7 @@
 #ifndef COMPATLAB_PLAN_PLAN_H_
 #define COMPATLAB_PLAN_PLAN_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,12 +12,22 @@
 #include "core/records.h"
 #include "plan/catalog.h"
 #include "plan/suite.h"
+#include "plan/target.h"
 
 namespace compatlab {
 
 struct PlanOverrides {
   std::vector<std::string> models;  // model types replacing the suite's list
   std::vector<std::string> kinds;   // model kinds replacing the suite's list
+  // Each, when not empty, replaces the suite's list.
+  std::vector<std::string> targets;
+  std::vector<std::string> modes;
+  std::vector<std::string> dtypes;
+  std::vector<int64_t> batch_sizes;
+  std::vector<int64_t> seq_lens;
+  std::string backend;              // compile backend instead of the profiles' ("" = theirs)
+  std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
+  std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)
   std::optional<double> timeout_s;  // every test's deadline
   // A local checkpoint replacing the suite's models: its directory, content
   // hash and what the probe read from its config.
@@ -25,15 +36,24 @@ struct PlanOverrides {
   std::optional<CheckpointInfo> checkpoint;
 };
 
+inline constexpr int64_t kDefaultNewTokens = 16;
+inline constexpr int64_t kDefaultTrainSteps = 3;
+
+// The target names of the plan, in order (overrides first, else the suite's).
+std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides);
+
 // True when planning `suite` with `overrides` needs the model catalog.
 bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides);
 
 // Expands the matrix in a fixed order: models, then targets, modes, kinds,
 // dtypes, batch sizes, sequence lengths; harness tests after. `catalog` may
-// be null when PlanNeedsCatalog() is false. Errors name the bad input
-// (unknown model type, a kind that is not a model kind, a duplicate test).
-absl::StatusOr<std::vector<TestSpec>> ExpandPlan(const Suite& suite, const PlanOverrides& overrides,
-                                                 const ModelCatalog* catalog);
+// be null when PlanNeedsCatalog() is false. `profiles` holds the profile of
+// every name PlanTargets() returns (compile mode takes its backend from it).
+// Errors name the bad input (unknown model type, a kind that is not a model
+// kind, an unknown mode or dtype, a duplicate test).
+absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
+    const Suite& suite, const PlanOverrides& overrides, const ModelCatalog* catalog,
+    const std::map<std::string, TargetProfile>& profiles);
 
 // Distinct model types of a plan, in first-seen order (the zygote preloads them).
 std::vector<std::string> PlanModelTypes(const std::vector<TestSpec>& plan);

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace compatlab {
@@ -16,13 +17,25 @@ ModelCatalog TestCatalog() {
   return *c;
 }
 
+std::map<std::string, TargetProfile> Profiles() {
+  std::map<std::string, TargetProfile> profiles;
+  for (const char* name : {"cpu", "dev"}) {
+    TargetProfile p;
+    p.name = name;
+    p.device = name;
+    p.backend = std::string(name) + "-backend";
+    profiles[name] = p;
+  }
+  return profiles;
+}
+
 TEST(PlanTest, ExpandsTheMatrixInOrderWithHeadClasses) {
   Suite suite;
   suite.name = "t";
   suite.models = {"llama", "bert"};
   suite.seq_lens = {32, 64};
   ModelCatalog catalog = TestCatalog();
-  auto plan = ExpandPlan(suite, {}, &catalog);
+  auto plan = ExpandPlan(suite, {}, &catalog, Profiles());
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->size(), 4u);
   EXPECT_EQ((*plan)[0].model_id, "hf:llama");
@@ -41,7 +54,7 @@ TEST(PlanTest, OverridesReplaceModelsKindsAndTimeout) {
   o.models = {"bert"};
   o.kinds = {"forward", "train"};
   o.timeout_s = 7;
-  auto plan = ExpandPlan(suite, o, &catalog);
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->size(), 2u);
   EXPECT_EQ((*plan)[1].kind, "train");
@@ -54,7 +67,7 @@ TEST(PlanTest, UnknownModelTypeIsAnError) {
   suite.name = "t";
   suite.models = {"llama", "gpt-17"};
   ModelCatalog catalog = TestCatalog();
-  auto plan = ExpandPlan(suite, {}, &catalog);
+  auto plan = ExpandPlan(suite, {}, &catalog, Profiles());
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(std::string(plan.status().message()).find("gpt-17"), std::string::npos);
 }
@@ -64,7 +77,7 @@ TEST(PlanTest, AllModelsTakesEveryRegisteredType) {
   suite.name = "t";
   suite.all_models = true;
   ModelCatalog catalog = TestCatalog();
-  auto plan = ExpandPlan(suite, {}, &catalog);
+  auto plan = ExpandPlan(suite, {}, &catalog, Profiles());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->size(), 3u);
 }
@@ -75,7 +88,7 @@ TEST(PlanTest, RepeatedHarnessTestsHaveDistinctIds) {
   suite.tests.push_back({"noop", std::nullopt, 300, {}});
   suite.tests.push_back({"hang", 2.0, 1, {}});
   EXPECT_FALSE(PlanNeedsCatalog(suite, {}));
-  auto plan = ExpandPlan(suite, {}, nullptr);
+  auto plan = ExpandPlan(suite, {}, nullptr, Profiles());
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->size(), 301u);
   std::set<std::string> ids;
@@ -94,11 +107,61 @@ TEST(PlanTest, CheckpointReplacesTheSuiteModels) {
   o.checkpoint_dir = "/tmp/ckpt";
   o.checkpoint_hash = "abc";
   EXPECT_FALSE(PlanNeedsCatalog(suite, o));
-  auto plan = ExpandPlan(suite, o, nullptr);
+  auto plan = ExpandPlan(suite, o, nullptr, Profiles());
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->size(), 1u);
   EXPECT_EQ((*plan)[0].model_id, "ckpt:abc");
   EXPECT_EQ((*plan)[0].model_path, "/tmp/ckpt");
+}
+
+TEST(PlanTest, CompileModeTakesTheProfilesBackendAndKindsGetTheirParameters) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides o;
+  o.targets = {"cpu", "dev"};
+  o.modes = {"eager", "compile"};
+  o.kinds = {"generate", "train"};
+  o.seq_lens = {128, 512};
+  o.new_tokens = 4;
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 2u * 2 * 2 * 2);
+  std::set<std::string> seen;
+  for (const TestSpec& s : *plan) {
+    seen.insert(absl::StrCat(s.target, "/", s.mode, "/", s.backend));
+    if (s.kind == "generate") {
+      EXPECT_EQ(s.kind_params.at("new_tokens"), "4");
+    } else {
+      EXPECT_EQ(s.kind_params.at("steps"), "3");
+    }
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"cpu/eager/", "cpu/compile/cpu-backend", "dev/eager/",
+                                         "dev/compile/dev-backend"}));
+  o.backend = "aot_eager";
+  plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok());
+  for (const TestSpec& s : *plan) EXPECT_EQ(s.backend, s.mode == "compile" ? "aot_eager" : "");
+}
+
+TEST(PlanTest, RefusesUnknownModesDtypesAndShapes) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides o;
+  o.modes = {"export"};
+  EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+  o = {};
+  o.dtypes = {"int8"};
+  EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+  o = {};
+  o.seq_lens = {0};
+  EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+  o = {};
+  o.new_tokens = 0;
+  EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
 }
 
 }  // namespace

@@ -28,6 +28,15 @@ struct LaunchRequest {
   int64_t torch_num_threads = 1;
   const MemoryLimit* limit = nullptr;  // not owned; outlives the test
   MeasureOptions measure;
+  // The target profile (targets/NAME.json) as JSON object text, passed to the
+  // probe as "target_profile"; "" lets the probe use its built-in cpu profile.
+  std::string target_profile_json;
+  // torch.compile options as JSON object text; "" in eager mode.
+  std::string compile_options_json;
+  // Compile-cache directory of the test ("" = torch's default) and whether
+  // this is its first (cold) or a second (warm) process on it.
+  std::string compile_cache_dir;
+  std::string cache_phase;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

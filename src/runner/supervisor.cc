@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "runner/protocol.h"
@@ -64,10 +67,44 @@ absl::StatusOr<Pipe> MakePipe() {
   return Pipe{fds[0], fds[1]};
 }
 
+// A warm rerun waiting for a free slot: the cold run's result and start.
+struct WarmPending {
+  const TestJob* job;
+  RunResult cold;
+  std::string started_at;
+  double start;
+};
+
+void RemoveCacheDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
 }  // namespace
+
+void MergeWarmResult(const RunResult& warm, RunResult* cold) {
+  cold->warm_prepare_s = warm.prepare_s;
+  cold->warm_cache_hits = warm.cache_hits;
+  cold->warm_cache_misses = warm.cache_misses;
+  if (warm.status != TestStatus::kPass && warm.status != TestStatus::kFailAccuracy) {
+    cold->warm_state = absl::StrCat("failed: ", std::string(TestStatusName(warm.status)));
+    if (!warm.error_message.empty()) {
+      absl::StrAppend(&cold->warm_state, " (", warm.error_message.substr(0, 200), ")");
+    }
+  } else if (warm.cache_hits.value_or(0) > 0) {
+    cold->warm_state = "warm";
+  } else {
+    cold->warm_state = "no_cache_hits";
+  }
+}
 
 struct Supervisor::Running {
   const TestJob* job = nullptr;
+  std::string cache_phase;            // "", cold or warm
+  std::string cache_dir;              // removed when the test is reported
+  std::optional<RunResult> cold;      // warm phase: the cold run's result
+  double cold_start = 0;
   pid_t pid = -1;
   int fds[3] = {-1, -1, -1};  // stdout, stderr, result (read ends)
   Tail out, err;
@@ -128,6 +165,7 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
   }
 
   std::map<pid_t, std::unique_ptr<Running>> running;
+  std::deque<WarmPending> warm_queue;
   size_t next = 0;
   bool stopping = false;
   absl::Status stop_status = absl::OkStatus();
@@ -168,19 +206,50 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
     report(job, std::move(result), started_at);
   };
 
-  auto start_one = [&](const TestJob& job) {
+  // Starts `job`, or with `warm` its warm rerun (on_start is not called again).
+  auto start_one = [&](const TestJob& job, WarmPending* warm) {
     double start = MonotonicSeconds();
     std::string started_at = UtcNowIso8601();
-    if (callbacks.on_start) callbacks.on_start(job);
+    if (callbacks.on_start && warm == nullptr) callbacks.on_start(job);
     auto r = std::make_unique<Running>(options_.tail_bytes);
     r->job = &job;
     r->start = start;
     r->started_at = started_at;
+    if (warm != nullptr) {
+      r->cold = std::move(warm->cold);
+      r->started_at = warm->started_at;
+      r->cold_start = warm->start;
+    }
+    // No process started: a cold or plain test is reported as a launch
+    // failure; a warm rerun's failure is recorded in its cold result.
+    auto fail_start = [&](const std::string& message) {
+      RemoveCacheDir(r->cache_dir);
+      if (!r->cold) {
+        report_unstarted(job, message, start, started_at);
+        return;
+      }
+      RunResult failed;
+      failed.status = TestStatus::kHarnessError;
+      failed.error_message = message;
+      MergeWarmResult(failed, &*r->cold);
+      report(job, std::move(*r->cold), r->started_at);
+    };
+    if (job.spec.mode == "compile" && !options_.compile_cache_root.empty()) {
+      r->cache_dir = (std::filesystem::path(options_.compile_cache_root) / job.run_id).string();
+      r->cache_phase = warm != nullptr ? "warm" : "cold";
+      std::error_code ec;
+      if (warm == nullptr) std::filesystem::remove_all(r->cache_dir, ec);
+      std::filesystem::create_directories(r->cache_dir, ec);
+      if (ec) {
+        fail_start(absl::StrCat("compile cache directory ", r->cache_dir, ": ", ec.message()));
+        return;
+      }
+    }
     absl::StatusOr<std::unique_ptr<MemoryLimit>> limit = limiter_->Create(
         absl::StrCat(options_.limit_prefix, "-", getpid(), "-", ++limit_counter_),
         options_.mem_limit_bytes);
     if (!limit.ok()) {
-      report_unstarted(job, std::string(limit.status().message()), start, started_at);
+      fail_start(std::string(limit.status().message()));
       return;
     }
     r->limit = std::move(*limit);
@@ -193,13 +262,16 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
           if (q.read_fd >= 0) close(q.read_fd);
           if (q.write_fd >= 0) close(q.write_fd);
         }
-        report_unstarted(job, std::string(made.status().message()), start, started_at);
+        fail_start(std::string(made.status().message()));
         return;
       }
       p = *made;
     }
-    LaunchRequest request{job.run_id, job.spec, options_.torch_num_threads, r->limit.get(),
-                          options_.measure};
+    LaunchRequest request{job.run_id,          job.spec,
+                          options_.torch_num_threads, r->limit.get(),
+                          options_.measure,     job.target_profile_json,
+                          job.compile_options_json, r->cache_dir,
+                          r->cache_phase};
     absl::StatusOr<pid_t> pid =
         launcher_->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
     for (Pipe& p : pipes) close(p.write_fd);
@@ -208,7 +280,7 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       if (guardian_ != nullptr && !r->limit->Dir().empty()) {
         guardian_->UntrackCgroup(r->limit->Dir());
       }
-      report_unstarted(job, std::string(pid.status().message()), start, started_at);
+      fail_start(std::string(pid.status().message()));
       return;
     }
     r->pid = *pid;
@@ -292,6 +364,17 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       result.transformers_version = stack.transformers_version;
     }
     r.limit.reset();  // removes the cgroup
+    if (r.cache_phase == "cold" && options_.warm && !stopping &&
+        (result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy)) {
+      warm_queue.push_back({r.job, std::move(result), r.started_at, r.start});
+      return;  // the cache directory stays for the warm rerun
+    }
+    RemoveCacheDir(r.cache_dir);
+    if (r.cold) {
+      MergeWarmResult(result, &*r.cold);
+      report(*r.job, std::move(*r.cold), r.started_at);
+      return;
+    }
     report(*r.job, std::move(result), r.started_at);
   };
 
@@ -315,10 +398,18 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
   };
 
   while (true) {
-    while (!stopping && next < jobs.size() && static_cast<int>(running.size()) < options_.jobs) {
-      start_one(jobs[next++]);
+    // Warm reruns first: their cold results wait for them to be reported.
+    while (!stopping && static_cast<int>(running.size()) < options_.jobs &&
+           (!warm_queue.empty() || next < jobs.size())) {
+      if (!warm_queue.empty()) {
+        WarmPending warm = std::move(warm_queue.front());
+        warm_queue.pop_front();
+        start_one(*warm.job, &warm);
+      } else {
+        start_one(jobs[next++], nullptr);
+      }
     }
-    if (running.empty() && (stopping || next >= jobs.size())) break;
+    if (running.empty() && (stopping || (next >= jobs.size() && warm_queue.empty()))) break;
 
     double now = MonotonicSeconds();
     double wake = now + 1.0;
@@ -373,6 +464,11 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       callbacks.on_tick();
     }
   }
+  // A stopped run reports nothing more; its tests run again on resume.
+  for (const WarmPending& warm : warm_queue) {
+    RemoveCacheDir((std::filesystem::path(options_.compile_cache_root) / warm.job->run_id).string());
+  }
+  for (auto& [pid, r] : running) RemoveCacheDir(r->cache_dir);
   close(sfd);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   if (!stop_status.ok()) return stop_status;

@@ -27,12 +27,27 @@ struct SupervisorOptions {
   MeasureOptions measure;
   size_t tail_bytes = 64 * 1024;            // kept per stream
   std::string limit_prefix = "compatlab";   // prefix of per-test cgroup names
+  // Compile mode: each test gets the empty directory <root>/<run_id> as its
+  // compile cache (cold), removed when the test is reported. "" = no cache
+  // directories (torch's defaults).
+  std::string compile_cache_root;
+  // Compile mode: after a cold run that compiled (pass or fail_accuracy), run
+  // the test again in a new process on the same cache directory and record
+  // the warm figures (warm_*) in the cold run's result.
+  bool warm = false;
 };
 
 struct TestJob {
   std::string run_id;
   TestSpec spec;
+  std::string target_profile_json;   // see LaunchRequest
+  std::string compile_options_json;  // see LaunchRequest
 };
+
+// Folds the warm rerun's result into the cold run's: warm_prepare_s,
+// warm_cache_hits/misses and warm_state (warm when the rerun passed with
+// cache hits, no_cache_hits when it had none, "failed: STATUS" otherwise).
+void MergeWarmResult(const RunResult& warm, RunResult* cold);
 
 // A finished test: the job, what happened, and when (UTC).
 struct TestOutcome {

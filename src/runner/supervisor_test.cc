@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "gtest/gtest.h"
 #include "runner/fake_launcher.h"
 
@@ -47,6 +49,58 @@ class SupervisorTest : public ::testing::Test {
   FakeLauncher launcher_;
   std::unique_ptr<MemoryLimiter> limiter_;
 };
+
+TestJob CompiledJob(const std::string& run_id) {
+  TestJob job = Job("compile-cache");
+  job.run_id = run_id;
+  job.spec.mode = "compile";
+  return job;
+}
+
+TEST_F(SupervisorTest, WarmRerunSharesTheColdCacheDirectoryAndIsFoldedIntoOneResult) {
+  const std::filesystem::path root =
+      std::filesystem::path(::testing::TempDir()) / ("cache-" + std::to_string(getpid()));
+  SupervisorOptions options;
+  options.compile_cache_root = root.string();
+  options.warm = true;
+  options.jobs = 2;
+  std::vector<TestJob> jobs = {CompiledJob("a"), CompiledJob("b"), Job("noop")};
+  std::vector<RunResult> r = RunAll(jobs, options);
+  for (int i : {0, 1}) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(r[i].status, TestStatus::kPass);
+    EXPECT_DOUBLE_EQ(r[i].prepare_s.value_or(-1), 5.0);   // the cold run's
+    EXPECT_EQ(r[i].cache_hits.value_or(-1), 0);
+    EXPECT_DOUBLE_EQ(r[i].warm_prepare_s.value_or(-1), 1.0);
+    EXPECT_EQ(r[i].warm_cache_hits.value_or(-1), 2);
+    EXPECT_EQ(r[i].warm_state, "warm");
+  }
+  EXPECT_EQ(r[2].warm_state, "");  // eager tests have no warm rerun
+  EXPECT_FALSE(std::filesystem::exists(root / "a"));
+  EXPECT_FALSE(std::filesystem::exists(root / "b"));
+
+  options.warm = false;
+  r = RunAll({CompiledJob("c")}, options);
+  EXPECT_EQ(r[0].status, TestStatus::kPass);  // it had a cache directory
+  EXPECT_EQ(r[0].warm_state, "");
+  EXPECT_FALSE(std::filesystem::exists(root / "c"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {
+  RunResult cold;
+  RunResult warm;
+  warm.status = TestStatus::kPass;
+  warm.prepare_s = 3;
+  warm.cache_hits = 0;
+  MergeWarmResult(warm, &cold);
+  EXPECT_EQ(cold.warm_state, "no_cache_hits");
+  EXPECT_DOUBLE_EQ(*cold.warm_prepare_s, 3);
+  warm.status = TestStatus::kFailToCompile;
+  warm.error_message = "backend refused";
+  MergeWarmResult(warm, &cold);
+  EXPECT_EQ(cold.warm_state, "failed: fail_to_compile (backend refused)");
+}
 
 TEST_F(SupervisorTest, TakesStatusAndMetricsFromChildResult) {
   std::vector<RunResult> r = RunAll({Job("noop"), Job("fail")});

@@ -8,16 +8,17 @@
 namespace compatlab {
 namespace {
 
-// The result fields of a hypothetical schema version 2 that adds a nullable
-// metric and a text field with a default.
-std::vector<FieldDef> FieldsOfVersion2() {
+// The result fields of a hypothetical next schema version that adds a
+// nullable metric and a text field with a default.
+constexpr int kNext = kSchemaVersion + 1;
+std::vector<FieldDef> FieldsOfNextVersion() {
   std::vector<FieldDef> fields = ResultFields();
-  FieldDef metric{"compile_cache_hits", FieldGroup::kResult, FieldType::kInteger, true, "",
-                  "Compile cache hits.", 2,
+  FieldDef metric{"next_metric", FieldGroup::kResult, FieldType::kInteger, true, "",
+                  "A metric.", kNext,
                   [](const RunRecord&) -> FieldValue { return std::monostate{}; },
                   [](const FieldValue&, RunRecord&) { return absl::OkStatus(); }};
   FieldDef text{"device_name", FieldGroup::kContext, FieldType::kText, false, "",
-                "Device name.", 2,
+                "Device name.", kNext,
                 [](const RunRecord&) -> FieldValue { return std::string("it's none"); },
                 [](const FieldValue&, RunRecord&) { return absl::OkStatus(); }};
   fields.push_back(metric);
@@ -46,43 +47,55 @@ TEST(MigrationsTest, VersionOneCreatesTablesWithResultColumns) {
   bool has_runs = false;
   for (const std::string& s : sql) has_runs |= absl::StrContains(s, "CREATE TABLE runs");
   EXPECT_TRUE(has_runs);
-  EXPECT_TRUE(MigrationStatements(2, ResultFields()).empty());
+  EXPECT_TRUE(MigrationStatements(kNext, ResultFields()).empty());
+}
+
+TEST(MigrationsTest, VersionTwoAddsItsFieldsToAVersionOneStore) {
+  test::ScopedTempDir dir;
+  auto db = OpenDb(dir.path() / "m.db");
+  ASSERT_TRUE(Migrate(*db, 1, ResultFields()).ok());
+  size_t v1_columns = RunColumns(*db).size();
+  ASSERT_TRUE(Migrate(*db, 2, ResultFields()).ok());
+  std::vector<std::string> columns = RunColumns(*db);
+  ASSERT_EQ(columns.size(), ResultFields().size());
+  EXPECT_LT(v1_columns, columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(columns[i], ResultFields()[i].name);
 }
 
 TEST(MigrationsTest, LaterVersionAddsItsFieldsAsColumns) {
   test::ScopedTempDir dir;
   auto db = OpenDb(dir.path() / "m.db");
-  std::vector<FieldDef> v2 = FieldsOfVersion2();
-  ASSERT_TRUE(Migrate(*db, 1, v2).ok());
+  std::vector<FieldDef> next = FieldsOfNextVersion();
+  ASSERT_TRUE(Migrate(*db, kSchemaVersion, next).ok());
   EXPECT_EQ(RunColumns(*db).size(), ResultFields().size());
-  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), 1);
+  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), kSchemaVersion);
 
-  ASSERT_TRUE(Migrate(*db, 2, v2).ok());
+  ASSERT_TRUE(Migrate(*db, kNext, next).ok());
   std::vector<std::string> columns = RunColumns(*db);
-  ASSERT_EQ(columns.size(), v2.size());
-  EXPECT_EQ(columns[columns.size() - 2], "compile_cache_hits");
+  ASSERT_EQ(columns.size(), next.size());
+  EXPECT_EQ(columns[columns.size() - 2], "next_metric");
   EXPECT_EQ(columns.back(), "device_name");
-  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), 2);
+  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), kNext);
   EXPECT_EQ(*db->QueryInt("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"),
-            2);
+            kNext);
   EXPECT_EQ(*db->QueryInt("PRAGMA application_id"), kStoreApplicationId);
 
   // Going back is refused; staying is a no-op.
-  EXPECT_EQ(Migrate(*db, 1, v2).code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Migrate(*db, 2, v2).ok());
+  EXPECT_EQ(Migrate(*db, kSchemaVersion, next).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Migrate(*db, kNext, next).ok());
 }
 
 TEST(MigrationsTest, FailedMigrationChangesNothing) {
   test::ScopedTempDir dir;
   auto db = OpenDb(dir.path() / "m.db");
-  ASSERT_TRUE(Migrate(*db, 1, ResultFields()).ok());
-  std::vector<FieldDef> broken = FieldsOfVersion2();
+  ASSERT_TRUE(Migrate(*db, kSchemaVersion, ResultFields()).ok());
+  std::vector<FieldDef> broken = FieldsOfNextVersion();
   broken.back().name = "run_id";  // a column that exists: ALTER TABLE fails
-  EXPECT_FALSE(Migrate(*db, 2, broken).ok());
-  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), 1);
+  EXPECT_FALSE(Migrate(*db, kNext, broken).ok());
+  EXPECT_EQ(*db->QueryInt("PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(RunColumns(*db).size(), ResultFields().size());
   EXPECT_EQ(*db->QueryInt("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"),
-            1);
+            kSchemaVersion);
 }
 
 }  // namespace

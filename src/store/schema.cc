@@ -92,8 +92,10 @@ std::vector<FieldDef> MakeResultFields() {
   constexpr std::string_view kTime = "UTC ISO 8601";
   std::vector<FieldDef> fields;
   FieldGroup group = FieldGroup::kRow;
+  int version = 1;
   auto add = [&](FieldDef field) {
     field.group = group;
+    field.since_version = version;
     fields.push_back(std::move(field));
   };
   add(Member("run_id", "", "Unique id of this execution.", COMPATLAB_MEMBER(run_id)));
@@ -235,6 +237,134 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(jobs)));
   add(Member("compatlab_version", "", "Version of compatlab that ran the test.",
              COMPATLAB_MEMBER(compatlab_version)));
+
+  // Schema version 2: compile mode, generate and train, accuracy, fallback
+  // audit, dynamo counters, compile cache. Appended: ALTER TABLE adds columns
+  // at the end, so a migrated store has the same column order as a new one.
+  group = FieldGroup::kResult;
+  version = 2;
+  constexpr std::string_view kTokensPerS = "tokens/s";
+  add(Member("compile_options", "",
+             "torch.compile options as a JSON object (dynamic, fullgraph, ...); empty in eager "
+             "mode.",
+             COMPATLAB_MEMBER(result.compile_options)));
+  add(Member("eager_steady_median_s", kSeconds,
+             "Compile mode: median steady-state time of the eager model in the same process, its "
+             "calls interleaved with the compiled ones.",
+             COMPATLAB_MEMBER(result.eager_steady_median_s)));
+  add(Member("eager_steady_p90_s", kSeconds,
+             "Compile mode: 90th percentile of those eager calls.",
+             COMPATLAB_MEMBER(result.eager_steady_p90_s)));
+  add(Member("speedup", "", "Compile mode: eager_steady_median_s / steady_median_s.",
+             COMPATLAB_MEMBER(result.speedup)));
+  add(Member("tokens_per_s", kTokensPerS,
+             "Throughput in tokens per second: forward batch x seq_len per steady call, generate "
+             "new tokens per second of decoding, train tokens per steady step; null for inputs "
+             "that are not tokens.",
+             COMPATLAB_MEMBER(result.tokens_per_s)));
+  add(Member("device_peak_bytes", kBytes,
+             "Peak device memory of the measured phases from the target's allocator statistics "
+             "(reset first); null on the CPU.",
+             COMPATLAB_MEMBER(result.device_peak_bytes)));
+  add(Member("device_memory_method", "",
+             "How device_peak_bytes was measured (the profile's statistics function).",
+             COMPATLAB_MEMBER(result.device_memory_method)));
+  add(Member("acc_ref_dtype", "",
+             "dtype of the CPU eager reference (float64, or float32 where float64 failed); empty "
+             "when nothing was compared.",
+             COMPATLAB_MEMBER(result.acc_ref_dtype)));
+  add(Member("acc_max_abs_err", "", "Largest absolute difference between output and reference.",
+             COMPATLAB_MEMBER(result.acc_max_abs_err)));
+  add(Member("acc_max_rel_err", "", "Largest relative difference between output and reference.",
+             COMPATLAB_MEMBER(result.acc_max_rel_err)));
+  add(Member("acc_rmse", "", "Root mean square error of the output against the reference.",
+             COMPATLAB_MEMBER(result.acc_rmse)));
+  add(Member("acc_eager_rmse", "",
+             "Root mean square error of the eager run in the test's dtype on the target against "
+             "the reference (the baseline of the RMSE-ratio rule).",
+             COMPATLAB_MEMBER(result.acc_eager_rmse)));
+  add(Member("acc_cosine", "", "Cosine similarity of the output and the reference.",
+             COMPATLAB_MEMBER(result.acc_cosine)));
+  add(Member("acc_atol", "", "Absolute tolerance of the allclose rule used.",
+             COMPATLAB_MEMBER(result.acc_atol)));
+  add(Member("acc_rtol", "", "Relative tolerance of the allclose rule used.",
+             COMPATLAB_MEMBER(result.acc_rtol)));
+  add(Member("acc_multiplier", "", "Multiplier of the RMSE-ratio rule used.",
+             COMPATLAB_MEMBER(result.acc_multiplier)));
+  add(Member("acc_rule", "",
+             "Accuracy rule that decided: allclose, rmse_ratio, cosine, or failed "
+             "(fail_accuracy); empty when nothing was compared.",
+             COMPATLAB_MEMBER(result.acc_rule)));
+  add(Member("gen_new_tokens", "tokens", "generate: new tokens decoded per call.",
+             COMPATLAB_MEMBER(result.gen_new_tokens)));
+  add(Member("gen_prefill_s", kSeconds, "generate: time to the first new token (prefill).",
+             COMPATLAB_MEMBER(result.gen_prefill_s)));
+  add(Member("gen_decode_token_s", kSeconds, "generate: median time per decoded token.",
+             COMPATLAB_MEMBER(result.gen_decode_token_s)));
+  add(Member("gen_token_match_rate", "",
+             "generate: fraction of new tokens equal to the reference's greedy tokens.",
+             COMPATLAB_MEMBER(result.gen_token_match_rate)));
+  add(Member("gen_first_divergence", "",
+             "generate: index of the first new token that differs from the reference; null "
+             "when all match.",
+             COMPATLAB_MEMBER(result.gen_first_divergence)));
+  add(Member("train_steps", "", "train: optimizer steps run.",
+             COMPATLAB_MEMBER(result.train_steps)));
+  add(Member("train_first_step_s", kSeconds,
+             "train: the first step (forward, loss, backward, AdamW; includes compilation).",
+             COMPATLAB_MEMBER(result.train_first_step_s)));
+  add(Member("train_steady_step_s", kSeconds, "train: median time of the steps after the first.",
+             COMPATLAB_MEMBER(result.train_steady_step_s)));
+  add(Member("train_loss", "", "train: loss of each step as a JSON array.",
+             COMPATLAB_MEMBER(result.train_loss)));
+  add(Member("train_ref_loss", "", "train: loss of each step of the CPU reference (JSON array).",
+             COMPATLAB_MEMBER(result.train_ref_loss)));
+  add(Member("train_grad_cosine", "",
+             "train: cosine similarity of the gradients and the reference's gradients.",
+             COMPATLAB_MEMBER(result.train_grad_cosine)));
+  add(Member("fallback_audit", "",
+             "CPU-fallback audit: audited, not_applicable (cpu target), or unavailable: REASON; "
+             "empty when no model ran.",
+             COMPATLAB_MEMBER(result.fallback_audit)));
+  add(Member("ops_executed", "", "Distinct operator overloads the audited call executed.",
+             COMPATLAB_MEMBER(result.ops_executed)));
+  add(Member("fallback_ops", "",
+             "Executed operators with no kernel for the target's dispatch key (they ran through "
+             "the CPU fallback) as a JSON object of op name to calls.",
+             COMPATLAB_MEMBER(result.fallback_ops)));
+  add(Member("backend_fallback_counts", "",
+             "The backend's own CPU-fallback counters as a JSON object of op name to calls; "
+             "empty when it has none.",
+             COMPATLAB_MEMBER(result.backend_fallback_counts)));
+  add(Member("graph_breaks", "", "Compile mode: dynamo graph breaks.",
+             COMPATLAB_MEMBER(result.graph_breaks)));
+  add(Member("unique_graphs", "", "Compile mode: distinct graphs dynamo compiled.",
+             COMPATLAB_MEMBER(result.unique_graphs)));
+  add(Member("captured_calls", "", "Compile mode: calls dynamo captured into graphs.",
+             COMPATLAB_MEMBER(result.captured_calls)));
+  add(Member("graph_break_reasons", "",
+             "Compile mode: distinct graph-break reasons as a JSON array (bounded).",
+             COMPATLAB_MEMBER(result.graph_break_reasons)));
+  add(Member("cache_hits", "",
+             "Compile cache hits (FX graph and AOTAutograd caches) of this run; its cache "
+             "directory started empty (cold).",
+             COMPATLAB_MEMBER(result.cache_hits)));
+  add(Member("cache_misses", "", "Compile cache misses of this run.",
+             COMPATLAB_MEMBER(result.cache_misses)));
+  add(Member("warm_state", "",
+             "Warm rerun (--warm) in a second process sharing the cache directory: warm (cache "
+             "hits > 0), no_cache_hits, or failed: STATUS; empty when there was none.",
+             COMPATLAB_MEMBER(result.warm_state)));
+  add(Member("warm_prepare_s", kSeconds, "prepare_s of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_prepare_s)));
+  add(Member("warm_cache_hits", "", "Compile cache hits of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_cache_hits)));
+  add(Member("warm_cache_misses", "", "Compile cache misses of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_cache_misses)));
+  add(Member("error_signature", "",
+             "The failure's normalised signature: error type and message without numbers, "
+             "addresses, paths and model names; empty for a pass.",
+             COMPATLAB_MEMBER(result.error_signature)));
   return fields;
 }
 

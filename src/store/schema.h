@@ -26,7 +26,7 @@
 namespace compatlab {
 
 // The schema version this build reads and writes (PRAGMA user_version of a store).
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 // The PRAGMA application_id that marks a SQLite file as a compatlab store ("clab").
 inline constexpr int32_t kStoreApplicationId = 0x636c6162;
 

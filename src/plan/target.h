@@ -1,0 +1,52 @@
+// Target profiles: data files under targets/ that say how to run on a device
+// (doc/targets.md). The core reads only what planning needs (name, compile
+// backend and options, verified); the whole profile travels to the probe as
+// JSON, which owns what the device-specific fields mean.
+#ifndef COMPATLAB_PLAN_TARGET_H_
+#define COMPATLAB_PLAN_TARGET_H_
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace compatlab {
+
+struct TargetProfile {
+  std::string name;          // "cpu", "cuda", ...; equals the file's stem for a named profile
+  std::string description;
+  bool verified = false;     // false: shipped but never run on the real device
+  std::string device;        // torch device string
+  std::string backend;       // default torch.compile backend (compile.backend)
+  std::string compile_options_json;  // compile.options as canonical JSON object text
+  std::string json;          // the whole profile as canonical JSON object text
+};
+
+// Parses and checks profile JSON text; `origin` names the file in errors.
+// Strict: unknown keys, wrong types and missing required keys are errors.
+absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
+                                                 const std::string& origin);
+
+// Loads `name_or_path`: a path to a .json file, or the name of a profile in
+// `targets_dir` (`<targets_dir>/<name>.json`).
+absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& name_or_path,
+                                                const std::filesystem::path& targets_dir);
+
+// Loads every profile of `names_or_paths` and rewrites each entry into its
+// profile's name; the result maps names to profiles. Two entries with the
+// same name are an error.
+absl::StatusOr<std::map<std::string, TargetProfile>> LoadTargetProfiles(
+    std::vector<std::string>* names_or_paths, const std::filesystem::path& targets_dir);
+
+// Names of the profiles in `targets_dir`, sorted.
+std::vector<std::string> ListTargetNames(const std::filesystem::path& targets_dir);
+
+// `options_json` (a JSON object) with "dynamic" set to false: every shape of a
+// cost curve compiles on its own (issue: one preparation per shape).
+std::string WithStaticShapes(const std::string& options_json);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_PLAN_TARGET_H_
