@@ -172,7 +172,7 @@ def _run(request, result):
                                           positions_needed=seq_len + new_tokens)
     model = built.model
     inputs = {k: v for k, v in built.inputs.items() if k not in _DECODER_INPUTS}
-    cc = stage(result, "compile", "fail_to_compile", lambda: compile_config_of(request, target)) \
+    cc = stage(result, "compile", "harness_error", lambda: compile_config_of(request, target)) \
         if compiling else None
     gc = generation_config(model, new_tokens, cc)
     gc_eager = copy.deepcopy(gc)
@@ -193,7 +193,8 @@ def _run(request, result):
         skip(result, f"transformers did not give {cls.__name__} a static cache "
                      "(cache_implementation='static' was ignored)")
     if compiling:
-        result.metrics.update(stats.delta())
+        hits2, misses2 = cache_counters()
+        result.metrics.update(stats.delta(), cache_hits=hits2 - hits, cache_misses=misses2 - misses)
         common.require_capture(result, stats.delta())
     tokens = _new_tokens(output, new_tokens)
 
@@ -227,8 +228,6 @@ def _run(request, result):
     result.metrics["tokens_per_s"] = batch / decode if decode else None
     if compiling:
         result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
-        hits2, misses2 = cache_counters()
-        result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
     result.metrics["device_peak_bytes"] = target.peak_memory()
     result.metrics["device_memory_method"] = target.memory_method
     result.metrics["host_peak_rss_bytes"] = peak.read()

@@ -50,6 +50,8 @@ LABELS = {
     "token_classification": "labels: [batch, seq_len] class ids",
     "question_answering": "start_positions, end_positions: [batch] positions",
 }
+# Heads whose loss picks its problem type from the labels (transformers' ForSequenceClassificationLoss).
+_CLASSIFIERS = ("sequence_classification", "image_classification", "audio_classification", "video_classification")
 # Float attributes (of configs and modules) that are dropout-like probabilities.
 _DROPOUT_WORDS = ("dropout", "pdrop", "layerdrop", "drop_path", "drop_rate", "jitter_noise")
 
@@ -131,6 +133,24 @@ def labels_for(head_kind, config, inputs, seed):
     if num_labels == 1:
         return {"labels": torch.randn(batch, generator=gen)}
     return {"labels": torch.randint(0, num_labels, (batch,), generator=gen)}
+
+
+def settle_problem_type(config, labels):
+    """Sets a classifier config's problem_type as its loss would on the first call.
+
+    transformers' classification losses write config.problem_type when it is None;
+    left to the first step, that write fails a dynamo guard and step 2 recompiles.
+    """
+    target = labels.get("labels")
+    if target is None or getattr(config, "problem_type", "unset") is not None:
+        return
+    num_labels = int(getattr(config, "num_labels", 2) or 2)
+    if num_labels == 1:
+        config.problem_type = "regression"
+    elif not target.is_floating_point():
+        config.problem_type = "single_label_classification"
+    else:
+        config.problem_type = "multi_label_classification"
 
 
 def _loss(output):
@@ -220,6 +240,8 @@ def _run(request, result):
         if "labels" in labels and labels["labels"].is_floating_point():
             labels["labels"] = labels["labels"].to(dtype)
         cpu_batch = dict(built.cpu_inputs, **labels)
+        if head_kind in _CLASSIFIERS:
+            settle_problem_type(model.config, labels)
         dropout_off(model)
         model.train()
         return cpu_batch, {k: v.to(target.device) for k, v in cpu_batch.items()}
@@ -242,7 +264,8 @@ def _run(request, result):
     first = common.first_call(result, first_step, compiling)
     result.metrics.update(prepare_s=first, train_first_step_s=first)
     if compiling:
-        result.metrics.update(stats.delta())
+        hits2, misses2 = cache_counters()
+        result.metrics.update(stats.delta(), cache_hits=hits2 - hits, cache_misses=misses2 - misses)
         common.require_capture(result, stats.delta())
     # Memory through build and step 1 (optimizer state included), before compile mode's eager copy.
     result.metrics["device_peak_bytes"] = target.peak_memory()
@@ -253,9 +276,7 @@ def _run(request, result):
         stage(result, "steady", "fail_to_run", lambda: _steady(result, trainer, steps, compiling, initial,
                                                                  cpu_batch, target))
     if compiling:
-        result.metrics.update(stats.delta())
-        hits2, misses2 = cache_counters()
-        result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+        result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
     median = result.metrics.get("steady_median_s")
     result.metrics["train_steady_step_s"] = median
     tokens = built.tokens_per_call

@@ -1,0 +1,27 @@
+"""Shared by the model-kind tests: quick measure params, the test-only perturbing backend
+(testdevice/ put on sys.path) and a request builder that runs in-process."""
+
+import os
+import sys
+
+from compatlab_probe import target
+from compatlab_probe.child import run_test
+
+QUICK = {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}
+PERTURB = "compatlab_testdevice.backends:perturb"
+TESTDEVICE_DIR = os.path.join(target.ROOT, "testdevice")
+if TESTDEVICE_DIR not in sys.path:
+    sys.path.insert(0, TESTDEVICE_DIR)
+
+
+def run_kind(kind, model_type, mode="eager", kind_params=None, **extra):
+    """run_test of a cpu float32 request, batch 1, seq_len 8; compile mode with aot_eager."""
+    request = {"kind": kind, "mode": mode, "backend": "aot_eager" if mode == "compile" else "",
+               "target": "cpu", "model_type": model_type, "dtype": "float32", "batch_size": 1, "seq_len": 8,
+               "kind_params": {k: str(v) for k, v in (kind_params or {}).items()}, "measure": QUICK}
+    request.update(extra)
+    return run_test(request)
+
+
+def assert_pass(result):
+    assert result["status"] == "pass", (result["stage"], result["status_detail"], result["error_message"])
