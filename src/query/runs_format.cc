@@ -28,24 +28,45 @@ std::string StatusCell(const RunResult& result) {
   return status;
 }
 
+// Number of ops that ran through the CPU fallback; "n/a" where the audit
+// does not apply (the cpu target), "-" where there was none.
+std::string FallbackCell(const RunResult& result) {
+  if (result.fallback_audit == "not_applicable") return "n/a";
+  if (result.fallback_audit != "audited") return "-";
+  nlohmann::json ops = nlohmann::json::parse(result.fallback_ops, nullptr, false);
+  return ops.is_object() ? fmt::format("{}", ops.size()) : "?";
+}
+
 }  // namespace
 
 std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableOptions& options) {
   using C = TextTable::Column;
-  TextTable table({C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
-                   C{"mode", TextTable::kLeft}, C{"kind", TextTable::kLeft},
-                   C{"status", TextTable::kLeft}, C{"build_s", TextTable::kRight},
-                   C{"prepare_s", TextTable::kRight}, C{"steady_ms", TextTable::kRight},
-                   C{"rss_mib", TextTable::kRight}, C{"wall_s", TextTable::kRight},
+  TextTable table({C{"model", TextTable::kLeft},     C{"target", TextTable::kLeft},
+                   C{"mode", TextTable::kLeft},      C{"kind", TextTable::kLeft},
+                   C{"shape", TextTable::kRight},    C{"status", TextTable::kLeft},
+                   C{"build_s", TextTable::kRight},  C{"prepare_s", TextTable::kRight},
+                   C{"warm_s", TextTable::kRight},   C{"steady_ms", TextTable::kRight},
+                   C{"speedup", TextTable::kRight},  C{"mem_mib", TextTable::kRight},
+                   C{"accuracy", TextTable::kLeft},  C{"breaks", TextTable::kRight},
+                   C{"fallback", TextTable::kRight}, C{"wall_s", TextTable::kRight},
                    C{"error", TextTable::kLeft}});
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
-    std::optional<double> rss;
-    if (r.host_peak_rss_bytes) rss = static_cast<double>(*r.host_peak_rss_bytes);
+    // Device memory where the target has statistics, else the host's peak RSS.
+    std::optional<double> mem;
+    if (r.device_peak_bytes) {
+      mem = static_cast<double>(*r.device_peak_bytes);
+    } else if (r.host_peak_rss_bytes) {
+      mem = static_cast<double>(*r.host_peak_rss_bytes);
+    }
     table.AddRow({Truncate(run.spec.model_id, options.max_model_width), run.spec.target,
-                  run.spec.mode, run.spec.kind, Truncate(StatusCell(r), options.max_error_width),
-                  Number(r.build_s, 3), Number(r.prepare_s, 3),
-                  Number(r.steady_median_s, 3, 1000.0), Number(rss, 0, 1.0 / kMiB),
+                  run.spec.mode, run.spec.kind,
+                  fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
+                  Truncate(StatusCell(r), options.max_error_width), Number(r.build_s, 3),
+                  Number(r.prepare_s, 3), Number(r.warm_prepare_s, 3),
+                  Number(r.steady_median_s, 3, 1000.0), Number(r.speedup, 2),
+                  Number(mem, 0, 1.0 / kMiB), r.acc_rule.empty() ? "-" : r.acc_rule,
+                  r.graph_breaks ? fmt::format("{}", *r.graph_breaks) : "-", FallbackCell(r),
                   Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
   }
   return table.Render();
