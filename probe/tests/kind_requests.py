@@ -25,3 +25,9 @@ def run_kind(kind, model_type, mode="eager", kind_params=None, **extra):
 
 def assert_pass(result):
     assert result["status"] == "pass", (result["stage"], result["status_detail"], result["error_message"])
+REFUSING = "kind_requests:refusing_backend"
+
+
+def refusing_backend(gm, example_inputs):
+    """A torch.compile backend that refuses every graph (a compile error, not a run error)."""
+    raise RuntimeError("refusing_backend refuses every graph")

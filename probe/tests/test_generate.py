@@ -5,7 +5,7 @@ In-process through child.run_test; compile mode uses aot_eager (never inductor h
 
 import pytest
 import torch
-from kind_requests import PERTURB, assert_pass, run_kind
+from kind_requests import PERTURB, REFUSING, assert_pass, run_kind
 
 from compatlab_probe import accuracy
 
@@ -55,6 +55,12 @@ def test_perturbing_backend_is_fail_accuracy_at_compare():
     assert m["gen_first_divergence"] >= 1
     assert m["gen_divergence_logit_gap"] > m["gen_tie_tolerance"]
     assert "first divergence" in result["status_detail"]
+
+
+def test_a_backend_refusing_the_decode_graph_is_fail_to_compile():
+    result = generate("llama", mode="compile", backend=REFUSING)
+    assert result["status"] == "fail_to_compile" and result["stage"] == "compile", result["error_message"]
+    assert "refuses every graph" in result["error_message"]
 
 
 @pytest.mark.parametrize("model_type, head", [("bert", "masked_lm"), ("vit", "image_classification")])

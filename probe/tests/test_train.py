@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from kind_requests import PERTURB, assert_pass, run_kind
+from kind_requests import PERTURB, REFUSING, assert_pass, run_kind
 
 from compatlab_probe import accuracy, factory
 from compatlab_probe.kinds import train
@@ -49,6 +49,14 @@ def test_masked_lm_bert_trains_with_dropout_off():
     assert result["metrics"]["train_grad_cosine"] > 0.99999
 
 
+def test_image_classifier_trains_compiled_without_recompiling_step_two():
+    # The classification loss writes config.problem_type on its first call; train settles it
+    # beforehand, else that write fails a guard and step 2 recompiles.
+    result = run_train("vit", mode="compile", seq_len=32)
+    assert_pass(result)
+    assert result["metrics"]["unique_graphs"] == 1 and result["metrics"]["tokens_per_s"] is None
+
+
 def test_perturbing_backend_is_fail_accuracy_at_compare():
     result = run_train("llama", mode="compile", steps=2, backend=PERTURB)
     assert result["status"] == "fail_accuracy" and result["stage"] == "compare", result["error_message"]
@@ -57,6 +65,11 @@ def test_perturbing_backend_is_fail_accuracy_at_compare():
     assert m["train_grad_cosine"] < m["train_grad_cosine_min"] or \
         m["train_loss_max_abs_err"] > m["acc_atol"]
     assert json.loads(m["train_ref_loss"]) and "grad cosine" in result["status_detail"]
+
+
+def test_a_backend_refusing_the_graph_is_fail_to_compile():
+    result = run_train("llama", mode="compile", steps=1, backend=REFUSING)
+    assert result["status"] == "fail_to_compile" and result["stage"] == "compile", result["error_message"]
 
 
 def test_a_head_without_a_loss_is_skipped():
