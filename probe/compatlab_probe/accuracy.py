@@ -179,6 +179,29 @@ def describe(acc):
             f"x{fmt('acc_multiplier')}, cosine {fmt('acc_cosine')} (min {COSINE_MIN})")
 
 
+def repeatable(first, again, dtype, kind="forward"):
+    """True when two eager runs of the same model on the same inputs agree within the
+    tolerance: the model computes a function of its inputs (no random op in its forward)."""
+    import torch
+
+    a, b = as_vector(first), as_vector(again)
+    if a.numel() != b.numel():
+        return False
+    atol, rtol, _ = tolerance(dtype, kind)
+    return bool(torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
+
+
+def not_comparable(result, first, again):
+    """Records that the output is random (two eager runs differ): accuracy is not measured,
+    the test's own status stands."""
+    a, b = as_vector(first), as_vector(again)
+    diff = float((a - b).abs().max()) if a.numel() == b.numel() and a.numel() else None
+    result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+    shown = "n/a" if diff is None else f"{diff:.3g}"
+    result.set_status(result.status, f"accuracy not measured: the output is random (two eager calls on the same "
+                                     f"inputs differ, max abs diff {shown})", result.stage)
+
+
 def passed(acc):
     """True when the acc_* metrics' verdict is a pass (forward, generate or train rule)."""
     return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine") + TOKEN_RULES + TRAIN_RULES
