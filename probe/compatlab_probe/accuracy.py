@@ -130,9 +130,10 @@ def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
 
     `eager_outputs`: the eager run in the target's dtype the rmse-ratio rule judges
     against; None when there is no other run to judge against (eager mode on the
-    cpu): acc_eager_rmse is then acc_rmse and the rmse-ratio rule does not apply. Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse,
-    acc_cosine, acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the
-    caller's). NaN/inf in the target output fail every rule.
+    cpu): acc_eager_rmse is then acc_rmse and the rmse-ratio rule does not apply.
+    Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse, acc_cosine,
+    acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the caller's).
+    NaN/inf in the target output fail every rule.
     """
     import torch
 

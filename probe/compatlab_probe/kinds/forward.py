@@ -87,7 +87,7 @@ def _run(request, result):
     if not accuracy.repeatable(first, again, dtype, "forward"):
         accuracy.not_comparable(result, first, again)
         return
-    _compare(request, result, target, built, outputs, eager_outputs)
+    _compare(result, target, built, outputs, eager_outputs)
 
 
 def _synced(fn, target):
@@ -143,7 +143,7 @@ def _reference(model, inputs):
     raise last
 
 
-def _compare(request, result, target, built, outputs, eager_outputs):
+def _compare(result, target, built, outputs, eager_outputs):
     """acc_* metrics against the CPU reference; fail_accuracy at stage compare."""
     try:
         reference, ref_dtype = _reference(built.model, built.cpu_inputs)
