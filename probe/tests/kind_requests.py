@@ -4,6 +4,8 @@
 import os
 import sys
 
+import pytest
+
 from compatlab_probe import target
 from compatlab_probe.child import run_test
 
@@ -12,6 +14,14 @@ PERTURB = "compatlab_testdevice.backends:perturb"
 TESTDEVICE_DIR = os.path.join(target.ROOT, "testdevice")
 if TESTDEVICE_DIR not in sys.path:
     sys.path.insert(0, TESTDEVICE_DIR)
+CTEST_LIB = os.path.join(target.ROOT, "build", "testdevice", "compatlab_testdevice.so")
+needs_ctest = pytest.mark.skipif(not os.path.isfile(CTEST_LIB) and not os.environ.get("COMPATLAB_TESTDEVICE_LIB"),
+                                 reason="ctest library not built (make testdevice)")
+
+
+def on_ctest():
+    """Request fields of the test device target (targets/ctest.json)."""
+    return {"target": "ctest", "target_profile": target.load_profile("ctest")}
 
 
 def run_kind(kind, model_type, mode="eager", kind_params=None, **extra):

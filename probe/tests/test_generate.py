@@ -5,7 +5,7 @@ In-process through child.run_test; compile mode uses aot_eager (never inductor h
 
 import pytest
 import torch
-from kind_requests import PERTURB, REFUSING, assert_pass, run_kind
+from kind_requests import PERTURB, REFUSING, assert_pass, needs_ctest, on_ctest, run_kind
 
 from compatlab_probe import accuracy
 
@@ -61,6 +61,17 @@ def test_a_backend_refusing_the_decode_graph_is_fail_to_compile():
     result = generate("llama", mode="compile", backend=REFUSING)
     assert result["status"] == "fail_to_compile" and result["stage"] == "compile", result["error_message"]
     assert "refuses every graph" in result["error_message"]
+
+
+@needs_ctest
+def test_on_the_test_device_eager_passes_and_compile_is_refused():
+    result = generate("llama", **on_ctest())
+    assert_pass(result)
+    assert result["metrics"]["fallback_audit"] == "audited"
+    assert "aten::argmax" in result["metrics"]["fallback_ops"]  # greedy's argmax has no ctest kernel
+    result = generate("llama", mode="compile", backend="", **on_ctest())  # the profile's ctest backend
+    assert result["status"] == "fail_to_compile" and result["stage"] == "compile"
+    assert "UnsupportedOpError" in result["error_message"]
 
 
 @pytest.mark.parametrize("model_type, head", [("bert", "masked_lm"), ("vit", "image_classification")])

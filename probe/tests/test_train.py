@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from kind_requests import PERTURB, REFUSING, assert_pass, run_kind
+from kind_requests import PERTURB, REFUSING, assert_pass, needs_ctest, on_ctest, run_kind
 
 from compatlab_probe import accuracy, factory
 from compatlab_probe.kinds import train
@@ -70,6 +70,18 @@ def test_perturbing_backend_is_fail_accuracy_at_compare():
 def test_a_backend_refusing_the_graph_is_fail_to_compile():
     result = run_train("llama", mode="compile", steps=1, backend=REFUSING)
     assert result["status"] == "fail_to_compile" and result["stage"] == "compile", result["error_message"]
+
+
+@needs_ctest
+def test_on_the_test_device_backward_and_optimizer_fallbacks_are_named():
+    result = run_train("llama", steps=2, **on_ctest())
+    assert_pass(result)
+    m = result["metrics"]
+    assert m["fallback_audit"] == "audited" and m["device_memory_method"] == "ctest_allocator"
+    fallen = json.loads(m["fallback_ops"])
+    assert "aten::nll_loss_backward" in fallen and "aten::addcdiv_" in fallen  # backward, AdamW
+    assert "aten::mm" not in fallen  # whitelisted: a ctest kernel
+    assert m["device_peak_bytes"] > 0 and m["acc_rule"] == "loss_and_grad"
 
 
 def test_a_head_without_a_loss_is_skipped():
