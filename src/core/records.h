@@ -124,13 +124,18 @@ struct RunResult {
   std::optional<double> gen_decode_token_s;
   std::optional<double> gen_token_match_rate;
   std::optional<int64_t> gen_first_divergence;
+  std::optional<double> gen_divergence_logit_gap;  // reference's top-2 logit gap there
+  std::optional<double> gen_tie_tolerance;         // largest gap still counted as a tie
   // Kind train.
   std::optional<int64_t> train_steps;
   std::optional<double> train_first_step_s;
   std::optional<double> train_steady_step_s;
   std::string train_loss;              // JSON array text
   std::string train_ref_loss;          // JSON array text
-  std::optional<double> train_grad_cosine;
+  std::optional<double> train_grad_cosine;       // step 1's
+  std::optional<double> train_grad_cosine_last;  // step K's
+  std::optional<double> train_grad_cosine_min;   // threshold of the rule
+  std::optional<double> train_loss_max_abs_err;
   // CPU-fallback audit and dynamo counters.
   std::string fallback_audit;          // not_applicable, audited, unavailable: ...
   std::optional<int64_t> ops_executed;

@@ -100,6 +100,11 @@ constexpr std::pair<const char*, RealMetric> kRealMetrics[] = {
     {"train_first_step_s", &RunResult::train_first_step_s},
     {"train_steady_step_s", &RunResult::train_steady_step_s},
     {"train_grad_cosine", &RunResult::train_grad_cosine},
+    {"train_grad_cosine_last", &RunResult::train_grad_cosine_last},
+    {"train_grad_cosine_min", &RunResult::train_grad_cosine_min},
+    {"train_loss_max_abs_err", &RunResult::train_loss_max_abs_err},
+    {"gen_divergence_logit_gap", &RunResult::gen_divergence_logit_gap},
+    {"gen_tie_tolerance", &RunResult::gen_tie_tolerance},
 };
 constexpr std::pair<const char*, IntMetric> kIntMetrics[] = {
     {"steady_iters", &RunResult::steady_iters},

@@ -292,7 +292,8 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("acc_multiplier", "", "Multiplier of the RMSE-ratio rule used.",
              COMPATLAB_MEMBER(result.acc_multiplier)));
   add(Member("acc_rule", "",
-             "Accuracy rule that decided: allclose, rmse_ratio, cosine, or failed "
+             "Accuracy rule that decided (doc/accuracy.md): allclose, rmse_ratio or cosine "
+             "(forward), tokens_match or near_tie (generate), loss_and_grad (train), or failed "
              "(fail_accuracy); empty when nothing was compared.",
              COMPATLAB_MEMBER(result.acc_rule)));
   add(Member("gen_new_tokens", "tokens", "generate: new tokens decoded per call.",
@@ -308,6 +309,13 @@ std::vector<FieldDef> MakeResultFields() {
              "generate: index of the first new token that differs from the reference; null "
              "when all match.",
              COMPATLAB_MEMBER(result.gen_first_divergence)));
+  add(Member("gen_divergence_logit_gap", "",
+             "generate: at the first divergence, the reference's gap between its top two "
+             "logits (a near-tie explains a divergence).",
+             COMPATLAB_MEMBER(result.gen_divergence_logit_gap)));
+  add(Member("gen_tie_tolerance", "",
+             "generate: largest logit gap the rule still counts as a tie for the test's dtype.",
+             COMPATLAB_MEMBER(result.gen_tie_tolerance)));
   add(Member("train_steps", "", "train: optimizer steps run.",
              COMPATLAB_MEMBER(result.train_steps)));
   add(Member("train_first_step_s", kSeconds,
@@ -320,8 +328,17 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("train_ref_loss", "", "train: loss of each step of the CPU reference (JSON array).",
              COMPATLAB_MEMBER(result.train_ref_loss)));
   add(Member("train_grad_cosine", "",
-             "train: cosine similarity of the gradients and the reference's gradients.",
+             "train: cosine similarity of the first step's gradients and the reference's (before "
+             "any update).",
              COMPATLAB_MEMBER(result.train_grad_cosine)));
+  add(Member("train_grad_cosine_last", "",
+             "train: the same for the last step's gradients.",
+             COMPATLAB_MEMBER(result.train_grad_cosine_last)));
+  add(Member("train_grad_cosine_min", "", "train: gradient cosine the rule requires.",
+             COMPATLAB_MEMBER(result.train_grad_cosine_min)));
+  add(Member("train_loss_max_abs_err", "",
+             "train: largest absolute difference between the losses and the reference's.",
+             COMPATLAB_MEMBER(result.train_loss_max_abs_err)));
   add(Member("fallback_audit", "",
              "CPU-fallback audit: audited, not_applicable (cpu target), or unavailable: REASON; "
              "empty when no model ran.",

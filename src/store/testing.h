@@ -101,12 +101,17 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.gen_decode_token_s = 0.01;
   r.gen_token_match_rate = 0.75;
   r.gen_first_divergence = 12;
+  r.gen_divergence_logit_gap = 0.001;
+  r.gen_tie_tolerance = 0.01;
   r.train_steps = 3;
   r.train_first_step_s = 9.5;
   r.train_steady_step_s = 0.5;
   r.train_loss = "[10.5,10.25,10.0]";
   r.train_ref_loss = "[10.5,10.25,10.01]";
   r.train_grad_cosine = 0.9999;
+  r.train_grad_cosine_last = 0.999;
+  r.train_grad_cosine_min = 0.99;
+  r.train_loss_max_abs_err = 0.01;
   r.fallback_audit = "audited";
   r.ops_executed = 42;
   r.fallback_ops = R"({"aten::tanh":3})";
