@@ -1,6 +1,8 @@
-"""Dev tool: run `forward` (eager, cpu) for every registered model type and summarise.
+"""Dev tool: run `forward` (cpu; eager, or compiled with --mode compile) for every registered
+model type and summarise.
 
     PYTHONPATH=probe .venv/bin/python probe/tools/scan.py --out /tmp/scan.json [--jobs 2] [--only a,b]
+        [--mode compile --backend aot_eager]
 
 Like the zygote, the scanner imports torch and transformers once and forks one
 child per model type, which runs the same code as run_one (child.run_test)
@@ -30,13 +32,16 @@ from compatlab_probe import heads  # noqa: E402
 from compatlab_probe.child import Context, prepare_process, run_test  # noqa: E402
 
 SCAN_MEASURE = {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}
+# Metrics kept in the scan's rows besides the status (accuracy verdict, compile counters).
+SCAN_METRICS = ("acc_rule", "acc_cosine", "acc_max_abs_err", "graph_breaks", "unique_graphs", "speedup")
 
 
 def request_for(model_type, args):
     return {
         "run_id": f"scan-{model_type}", "test_id": "", "model_id": f"hf:{model_type}",
         "model_type": model_type, "model_class": "", "model_path": "", "target": "cpu",
-        "mode": "eager", "backend": "", "kind": "forward", "dtype": "float32",
+        "mode": args.mode, "backend": args.backend if args.mode == "compile" else "", "kind": "forward",
+        "dtype": "float32",
         "batch_size": 1, "seq_len": args.seq_len, "kind_params": {}, "timeout_s": args.timeout,
         "torch_num_threads": 1,
         "memory_limit": {"method": "rlimit", "bytes": args.mem_gb << 30},
@@ -239,6 +244,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--seq-len", type=int, default=32)
+    parser.add_argument("--mode", default="eager", choices=["eager", "compile"])
+    parser.add_argument("--backend", default="aot_eager", help="compile backend of --mode compile")
     parser.add_argument("--mem-gb", type=int, default=8)
     parser.add_argument("--only", default="", help="comma-separated model types")
     parser.add_argument("--resume", action="store_true", help="keep rows already in --out; rerun failures")
@@ -270,6 +277,7 @@ def main():
             "error_message": (result.get("error_message") or "")[:500],
             "model_class": result.get("model_class") or head_class, "head_kind": head_kind,
             "wall_s": round(elapsed, 2), "param_count": (result.get("metrics") or {}).get("param_count"),
+            **{k: v for k, v in (result.get("metrics") or {}).items() if k in SCAN_METRICS},
         }
         print(f"{len(rows):4d} {model_type:40s} {rows[model_type]['status']:14s} {elapsed:6.1f}s "
               f"{rows[model_type]['stage']} {normalise(rows[model_type]['error_message'])[:120]}", flush=True)
