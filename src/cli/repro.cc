@@ -6,10 +6,12 @@
 #include "core/records.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "plan/target.h"
 #include "query/error_kb.h"
 #include "runner/protocol.h"
 #include "store/record_json.h"
 #include "store/store.h"
+#include "util/fs.h"
 #include "util/subprocess.h"
 
 namespace compatlab {
@@ -38,11 +40,14 @@ std::string FirstLine(const std::string& text) {
 
 }  // namespace
 
-std::string ReproInputJson(const RunRecord& record, const KnownError* known) {
+std::string ReproInputJson(const RunRecord& record, const KnownError* known,
+                           const std::string& target_profile_json) {
   LaunchRequest launch;
   launch.run_id = record.run_id;
   launch.spec = record.spec;
   launch.torch_num_threads = record.result.torch_num_threads.value_or(0);
+  launch.target_profile_json = target_profile_json;
+  launch.compile_options_json = record.result.compile_options;
   ordered_json request = ordered_json::parse(TestRequestJson(launch, 0));
 
   const ordered_json row = RunRecordToJson(record);
@@ -88,9 +93,20 @@ int RunRepro(const ReproFlags& flags) {
   }
   const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
 
+  // The run's target profile as this checkout has it (the probe's built-in cpu
+  // profile when the file is gone).
+  std::string profile_json;
+  if (absl::StatusOr<TargetProfile> profile =
+          LoadTargetProfile(run.spec.target, ProjectHome() / "targets");
+      profile.ok()) {
+    profile_json = profile->json;
+  } else if (run.spec.target != "cpu") {
+    std::cerr << "compatlab: warning: " << profile.status().message() << "\n";
+  }
   const ProbeEnv env = ResolveProbeEnv(flags.python);
   absl::StatusOr<CommandResult> r =
-      RunCommand({env.python, "-m", "compatlab_probe.repro", "--input", ReproInputJson(run, known)},
+      RunCommand({env.python, "-m", "compatlab_probe.repro", "--input",
+                  ReproInputJson(run, known, profile_json)},
                  {{"PYTHONPATH", env.probe_dir}}, 120);
   if (!r.ok()) {
     return Fail(kExitFailure, fmt::format("cannot run the probe with {}: {}", env.python,

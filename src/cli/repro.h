@@ -20,7 +20,10 @@ struct ReproFlags {
 // The input object of `python -m compatlab_probe.repro` for `record`: the
 // test request exactly as the supervisor sends it (runner/protocol.h), what
 // the store recorded, and the knowledge base's entry (null when none). JSON.
-std::string ReproInputJson(const RunRecord& record, const KnownError* known);
+// `target_profile_json`: the target's profile (targets/NAME.json) as JSON
+// text, or "" for the probe's built-in cpu profile.
+std::string ReproInputJson(const RunRecord& record, const KnownError* known,
+                           const std::string& target_profile_json = "");
 
 // Exit codes: 0 the script is on stdout; 1 the generator failed; 2 bad input
 // (a missing store, an unknown run id, a harness-kind run with no model).

@@ -19,7 +19,7 @@
 #include "plan/plan.h"
 #include "plan/suite.h"
 #include "plan/target.h"
-#include "query/error_signature.h"
+#include "query/error_kb.h"
 #include "query/runs_format.h"
 #include "runner/guardian.h"
 #include "runner/memlimit.h"
@@ -288,7 +288,7 @@ int RunSweep(const SweepFlags& flags) {
     rec.result = o.result;
     rec.result.compile_options = o.job->compile_options_json;
     if (rec.result.status != TestStatus::kPass && rec.result.status != TestStatus::kSkipped) {
-      rec.result.error_signature = ErrorSignature(rec.result.error_type, rec.result.error_message);
+      rec.result.error_signature = FailureSignature(rec.result);
     }
     if (!rec.result.torch_num_threads.has_value() && o.job->spec.model_id != "none") {
       rec.result.torch_num_threads = sopts.torch_num_threads;

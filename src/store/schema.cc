@@ -379,8 +379,9 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("warm_cache_misses", "", "Compile cache misses of the warm rerun.",
              COMPATLAB_MEMBER(result.warm_cache_misses)));
   add(Member("error_signature", "",
-             "The failure's normalised signature: error type and message without numbers, "
-             "addresses, paths and model names; empty for a pass.",
+             "The failure's normalised signature: error type and message (else the status "
+             "detail) without numbers, addresses, paths and model names; what errors groups by. "
+             "Empty for pass and skipped.",
              COMPATLAB_MEMBER(result.error_signature)));
   return fields;
 }

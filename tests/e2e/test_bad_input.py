@@ -17,6 +17,14 @@ BAD_COMMANDS = {
     "malformed-suite-json": ["sweep", "--suite", "{suites}/bad-json.json"],
     "suite-with-unknown-key": ["sweep", "--suite", "{suites}/unknown-key.json"],
     "resume-nothing-unfinished": ["sweep", "--resume"],
+    "resume-with-plan-flags": ["sweep", "--resume", "--targets", "cpu"],
+    "unknown-target": ["sweep", "--suite", "noop", "--targets", "cpu,tpu9"],
+    "malformed-target-file": ["sweep", "--suite", "noop", "--targets", "{suites}/bad-json.json"],
+    "unknown-mode": ["sweep", "--suite", "noop", "--modes", "eager,export"],
+    "unknown-dtype": ["sweep", "--suite", "noop", "--dtypes", "int8"],
+    "zero-seq-len": ["sweep", "--suite", "noop", "--seq-lens", "128,0"],
+    "non-numeric-batch-size": ["sweep", "--suite", "noop", "--batch-sizes", "four"],
+    "zero-new-tokens": ["sweep", "--suite", "noop", "--new-tokens", "0"],
     "errors-of-passes": ["errors", "--status", "pass"],
 }
 # Commands that read a store: bad input with every --db that is no readable store.
