@@ -35,6 +35,22 @@ struct SuitesFlags {
   std::string python;
 };
 
+// `compatlab targets`: the shipped target profiles.
+int RunTargets() {
+  const fs::path dir = ProjectHome() / "targets";
+  TextTable table({{"target", TextTable::kLeft}, {"device", TextTable::kLeft},
+                   {"backend", TextTable::kLeft}, {"compile options", TextTable::kLeft},
+                   {"verified", TextTable::kLeft}, {"description", TextTable::kLeft}});
+  for (const std::string& name : ListTargetNames(dir)) {
+    auto profile = LoadTargetProfile(name, dir);
+    if (!profile.ok()) return Fail(kExitBadInput, profile.status());
+    table.AddRow({profile->name, profile->device, profile->backend, profile->compile_options_json,
+                  profile->verified ? "yes" : "no", profile->description});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
 int RunSuites(const SuitesFlags& flags) {
   fs::path dir = ProjectHome() / "suites";
   if (flags.name.empty()) {
@@ -158,6 +174,8 @@ int RunCli(int argc, char** argv) {
                                               "continue a sweep (default: the latest unfinished)")
                             ->expected(0, 1);
 
+  CLI::App* targets_cmd = app.add_subcommand("targets", "List the target profiles (targets/)");
+
   SuitesFlags suites;
   CLI::App* suites_cmd = app.add_subcommand("suites", "List suites, or expand one into its tests");
   suites_cmd->add_option("name", suites.name, "suite to expand");
@@ -247,6 +265,7 @@ int RunCli(int argc, char** argv) {
     return RunSweep(sweep);
   }
   if (*suites_cmd) return RunSuites(suites);
+  if (*targets_cmd) return RunTargets();
   if (*query_cmd) return RunQuery(query);
   if (*export_cmd) return RunExport(export_flags);
   if (*import_cmd) return RunImport(import_flags);

@@ -61,10 +61,6 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
         if (!v.is_string() || v.get<std::string>().empty()) {
           return Bad(origin, key, "must be a list of non-empty strings");
         }
-        if (key == "pythonpath" && (v.get<std::string>().starts_with("/") ||
-                                    v.get<std::string>().find("..") != std::string::npos)) {
-          return Bad(origin, key, "holds directories relative to the project root, without '..'");
-        }
       }
     } else if (key == "setup" || key == "available" || key == "synchronize" ||
                key == "fallback_counts" || key == "reset_fallback_counts") {

@@ -23,6 +23,14 @@ def test_runs_json_keys_match_results_schema(cli, noop_store):
         assert list(row) == fields
 
 
+def test_targets_command_lists_the_profiles(cli):
+    listing = cli.run("targets")
+    assert listing.returncode == 0, listing.stderr
+    rows = {line.split()[0]: line.split() for line in listing.stdout.splitlines()[2:] if line.strip()}
+    assert {"cpu", "cuda", "neuron", "ctest"} <= set(rows)
+    assert rows["neuron"][2] == "neuron" and " no " in listing.stdout.splitlines()[2 + sorted(rows).index("neuron")]
+
+
 def test_suites_command_lists_and_expands(cli):
     listing = cli.run("suites")
     assert listing.returncode == 0, listing.stderr
