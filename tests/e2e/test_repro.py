@@ -3,8 +3,8 @@
 The reproduction scripts of a `pass` and of a real architecture's `fail_to_run`
 are run in a fresh interpreter (`python -I`, no PYTHONPATH, outside the
 repository) where compatlab_probe cannot be imported, and must print the
-recorded status and figures. fail_accuracy has no script test yet: the probe
-does not check accuracy yet (doc/repro.md).
+recorded status and figures. The fail_accuracy case (a perturbing compile
+backend) is in test_targets_and_modes.py.
 """
 
 import json
