@@ -112,14 +112,28 @@ def _counters():
 class DynamoStats:
     """Dynamo's counters since a snapshot: graph_breaks, unique_graphs, captured_calls, reasons."""
 
-    def __init__(self, stats, breaks):
+    def __init__(self, stats, breaks, skips=None):
         self._stats = stats
         self._breaks = breaks
+        self._skips = skips or {}
 
     @classmethod
     def snapshot(cls):
         c = _counters()
-        return cls(dict(c["stats"]), dict(c["graph_break"]))
+        return cls(dict(c["stats"]), dict(c["graph_break"]), dict(c["unimplemented"]))
+
+    def skipped_frames(self):
+        """{first line of the reason: count} of frames dynamo gave up on since the
+        snapshot, e.g. "Dynamo recompile limit exceeded": those calls ran eagerly
+        although the test is compiled."""
+        c = _counters()
+        out = {}
+        for reason, count in c["unimplemented"].items():
+            n = count - self._skips.get(reason, 0)
+            if n > 0:
+                first = str(reason).strip().splitlines()[0] if str(reason).strip() else "unknown"
+                out[first] = out.get(first, 0) + n
+        return out
 
     def delta(self):
         """The metrics dict: graph_breaks, unique_graphs, captured_calls (ints) and
@@ -128,7 +142,10 @@ class DynamoStats:
         stats = {k: v - self._stats.get(k, 0) for k, v in c["stats"].items()}
         breaks = {k: v - self._breaks.get(k, 0) for k, v in c["graph_break"].items()}
         breaks = {k: v for k, v in breaks.items() if v > 0}
-        reasons = []
+        # Frames dynamo gave up on (recompile limit, ...) come first: from then
+        # on those calls run eagerly, which a compiled result must say.
+        reasons = [f"frame run eagerly ({n}x): {first}"[:GRAPH_BREAK_REASON_CHARS]
+                   for first, n in sorted(self.skipped_frames().items())]
         for reason in sorted(breaks, key=lambda r: (-breaks[r], r)):
             text = " ".join(str(reason).split())[:GRAPH_BREAK_REASON_CHARS]
             if text not in reasons:

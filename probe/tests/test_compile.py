@@ -259,3 +259,24 @@ def test_random_forward_is_not_compared():
     assert result["status"] == "pass", (result["stage"], result["error_message"])
     assert result["metrics"]["acc_rule"] is None
     assert result["status_detail"].startswith("accuracy not measured: the output is random")
+
+
+def test_frames_dynamo_gives_up_on_are_named_in_the_reasons():
+    # A function recompiled for every new Python int exceeds a recompile
+    # limit of 2: the later calls run eagerly, and the stats must say so.
+    import torch
+    import torch._dynamo
+
+    def fn(x, n):
+        return x * n
+
+    compiled = torch.compile(fn, backend="eager", dynamic=False)
+    before = compiler.DynamoStats.snapshot()
+    with torch._dynamo.config.patch(recompile_limit=2, automatic_dynamic_shapes=False):
+        for n in range(5):
+            compiled(torch.ones(2), n)
+    delta = before.delta()
+    reasons = json.loads(delta["graph_break_reasons"])
+    assert any("recompile limit" in r and r.startswith("frame run eagerly") for r in reasons), reasons
+    assert delta["unique_graphs"] == 2
+    torch._dynamo.reset()

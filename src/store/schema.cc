@@ -360,7 +360,8 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("captured_calls", "", "Compile mode: calls dynamo captured into graphs.",
              COMPATLAB_MEMBER(result.captured_calls)));
   add(Member("graph_break_reasons", "",
-             "Compile mode: distinct graph-break reasons as a JSON array (bounded).",
+             "Compile mode: distinct graph-break reasons as a JSON array (bounded); frames dynamo "
+             "gave up on (its recompile limit), whose calls then ran eagerly, come first.",
              COMPATLAB_MEMBER(result.graph_break_reasons)));
   add(Member("cache_hits", "",
              "Compile cache hits (FX graph and AOTAutograd caches) of this run; its cache "
