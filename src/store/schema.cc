@@ -162,8 +162,8 @@ std::vector<FieldDef> MakeResultFields() {
              "Signal name for crash, reason for skipped, otherwise a detail or empty.",
              COMPATLAB_MEMBER(result.status_detail)));
   add(Member("stage", "",
-             "Stage that failed: import, build, prepare, steady, run or harness; empty "
-             "on pass.",
+             "Stage that failed: import, build, compile, prepare, steady, run, compare (accuracy) "
+             "or harness; empty on pass.",
              COMPATLAB_MEMBER(result.stage)));
   add(Member("error_type", "", "Exception type of the failure (RuntimeError); empty if none.",
              COMPATLAB_MEMBER(result.error_type)));
