@@ -62,6 +62,12 @@ def run_test(request, context=None):
             result.set_status(status, detail, "harness" if status == "harness_error" else "")
             return result.to_dict()
         kinds.KINDS[request["kind"]](request, result, context or Context())
+        eager_frames = result.metrics.get("frames_run_eagerly") or 0
+        if result.status == "pass" and eager_frames > 0:
+            # A compiled pass with frames dynamo gave up on: say so next to the status.
+            note = f"{eager_frames} frame(s) ran eagerly (see graph_break_reasons)"
+            detail = f"{result.status_detail}; {note}" if result.status_detail else note
+            result.set_status("pass", detail, result.stage)
     except MemoryError as exc:
         result.fail("oom", "run", exc)
     except Exception as exc:

@@ -153,6 +153,7 @@ class DynamoStats:
             if len(reasons) >= GRAPH_BREAK_REASONS_MAX:
                 break
         return {
+            "frames_run_eagerly": int(sum(self.skipped_frames().values())),
             "graph_breaks": int(sum(breaks.values())),
             "unique_graphs": int(stats.get("unique_graphs", 0)),
             "captured_calls": int(stats.get("calls_captured", 0)),

@@ -1,5 +1,6 @@
 """Timing and memory measurement of the test phases (build, prepare, steady)."""
 
+import math
 import statistics
 import time
 
@@ -40,9 +41,16 @@ def steady_state(fn, params, sync=lambda: None):
         fn()
         sync()
         times.append(time.perf_counter() - start)
-    times.sort()
-    p90 = times[min(len(times) - 1, max(0, int(round(0.9 * len(times))) - 1))]
-    return statistics.median(times), p90, len(times)
+    median, p90 = percentiles(times)
+    return median, p90, len(times)
+
+
+def percentiles(times):
+    """(median, nearest-rank p90) of a non-empty list of seconds: the p90 is the
+    smallest value with at least 90% of the values at or below it."""
+    times = sorted(times)
+    p90 = times[min(len(times) - 1, max(0, math.ceil(0.9 * len(times)) - 1))]
+    return statistics.median(times), p90
 
 
 class PeakRss:

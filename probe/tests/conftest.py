@@ -13,3 +13,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 for path in (PROBE_DIR, HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
+
+# torch's autograd engine sizes its per-device queues at its first backward: a
+# test process that ran a CPU backward before loading the ctest device would then
+# fail a ctest backward ("device_ready_queues_" assert). A test child never does
+# (the zygote runs no torch op; the child loads its target first), so the probe
+# tests load the test device, when it is built, before any test runs.
+_CTEST_LIB = os.path.join(os.path.dirname(PROBE_DIR), "build", "testdevice", "compatlab_testdevice.so")
+if os.path.isfile(_CTEST_LIB) or os.environ.get("COMPATLAB_TESTDEVICE_LIB"):
+    sys.path.insert(0, os.path.join(os.path.dirname(PROBE_DIR), "testdevice"))
+    import compatlab_testdevice
+
+    compatlab_testdevice.load()

@@ -116,3 +116,12 @@ def test_configuration_only_model_type_is_skipped():
 def test_unknown_model_type_is_fail_to_load_at_import():
     result = forward("no_such_model_type")
     assert result["status"] == "fail_to_load" and result["stage"] == "import"
+
+
+def test_p90_is_nearest_rank():
+    from compatlab_probe.measure import percentiles
+
+    assert percentiles([1, 2, 3, 4, 5]) == (3, 5)
+    assert percentiles(list(range(1, 11))) == (5.5, 9)
+    assert percentiles([6, 5, 4, 3, 2, 1]) == (3.5, 6)
+    assert percentiles([7]) == (7, 7)

@@ -144,6 +144,7 @@ struct RunResult {
   std::optional<int64_t> graph_breaks;
   std::optional<int64_t> unique_graphs;
   std::optional<int64_t> captured_calls;
+  std::optional<int64_t> frames_run_eagerly;  // frames dynamo gave up on (recompile limit)
   std::string graph_break_reasons;     // JSON array text
   // Compile cache: this run (cold) and the warm rerun in a second process.
   std::optional<int64_t> cache_hits;

@@ -57,7 +57,7 @@ TEST(TargetTest, RefusesBadProfilesNamingTheKey) {
   EXPECT_FALSE(ParseTargetProfile("{", "a.json").ok());
 }
 
-TEST(TargetTest, ShippedProfilesLoadAndNeuronIsUnverified) {
+TEST(TargetTest, ShippedProfilesLoadAndUnrunOnesAreUnverified) {
   const auto dir = ProjectHome() / "targets";
   std::vector<std::string> names = ListTargetNames(dir);
   for (const char* want : {"cpu", "cuda", "neuron"}) {
@@ -71,7 +71,8 @@ TEST(TargetTest, ShippedProfilesLoadAndNeuronIsUnverified) {
   EXPECT_EQ(neuron["dynamic"], false);
   EXPECT_EQ(neuron["fullgraph"], true);
   EXPECT_TRUE(profiles->at("cpu").verified);
-  EXPECT_TRUE(profiles->at("cuda").verified);
+  // cuda stays unverified until a run on a GPU machine (no GPU was lent so far).
+  EXPECT_FALSE(profiles->at("cuda").verified);
 
   auto unknown = LoadTargetProfile("tpu9", dir);
   ASSERT_FALSE(unknown.ok());

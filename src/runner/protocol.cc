@@ -119,6 +119,7 @@ constexpr std::pair<const char*, IntMetric> kIntMetrics[] = {
     {"graph_breaks", &RunResult::graph_breaks},
     {"unique_graphs", &RunResult::unique_graphs},
     {"captured_calls", &RunResult::captured_calls},
+    {"frames_run_eagerly", &RunResult::frames_run_eagerly},
     {"cache_hits", &RunResult::cache_hits},
     {"cache_misses", &RunResult::cache_misses},
 };

@@ -187,12 +187,13 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("param_count", "", "Number of model parameters.",
              COMPATLAB_MEMBER(result.param_count)));
   add(Member("host_peak_rss_bytes", kBytes,
-             "Peak resident set size of the test process on the host during the "
-             "measured phases.",
+             "Peak resident set size of the test process on the host during the measured phases "
+             "(after the build: first call, steady state, and the kind's own steps).",
              COMPATLAB_MEMBER(result.host_peak_rss_bytes)));
   add(Member("memory_method", "",
-             "How host_peak_rss_bytes was measured (rusage_maxrss_after_clear_refs); "
-             "empty if not measured.",
+             "How host_peak_rss_bytes was measured: vmhwm_after_clear_refs (the kernel's "
+             "high-water mark reset after the build), else vmhwm_since_process_start; empty if "
+             "not measured.",
              COMPATLAB_MEMBER(result.memory_method)));
   add(Member("torch_num_threads", "", "torch intra-op threads in the test process.",
              COMPATLAB_MEMBER(result.torch_num_threads)));
@@ -310,8 +311,8 @@ std::vector<FieldDef> MakeResultFields() {
              "when all match.",
              COMPATLAB_MEMBER(result.gen_first_divergence)));
   add(Member("gen_divergence_logit_gap", "",
-             "generate: at the first divergence, the reference's gap between its top two "
-             "logits (a near-tie explains a divergence).",
+             "generate: at the first divergence, the reference's score of its own token minus its "
+             "score of the target's token (a near-tie explains a divergence).",
              COMPATLAB_MEMBER(result.gen_divergence_logit_gap)));
   add(Member("gen_tie_tolerance", "",
              "generate: largest logit gap the rule still counts as a tie for the test's dtype.",
@@ -359,6 +360,10 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(result.unique_graphs)));
   add(Member("captured_calls", "", "Compile mode: calls dynamo captured into graphs.",
              COMPATLAB_MEMBER(result.captured_calls)));
+  add(Member("frames_run_eagerly", "",
+             "Compile mode: frames dynamo gave up on (its recompile limit) whose calls then ran "
+             "eagerly; a pass with some says so in status_detail.",
+             COMPATLAB_MEMBER(result.frames_run_eagerly)));
   add(Member("graph_break_reasons", "",
              "Compile mode: distinct graph-break reasons as a JSON array (bounded); frames dynamo "
              "gave up on (its recompile limit), whose calls then ran eagerly, come first.",

@@ -66,7 +66,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.steady_iters = 250;
   r.param_count = 123456789012;
   r.host_peak_rss_bytes = int64_t{5} << 33;
-  r.memory_method = "rusage_maxrss_after_clear_refs";
+  r.memory_method = "vmhwm_after_clear_refs";
   r.torch_num_threads = 2;
   r.wall_s = 4.75;
   r.exit_code = 0;
@@ -119,6 +119,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.graph_breaks = 1;
   r.unique_graphs = 2;
   r.captured_calls = 100;
+  r.frames_run_eagerly = 1;
   r.graph_break_reasons = R"(["call to a C function"])";
   r.cache_hits = 1;
   r.cache_misses = 4;

@@ -8,6 +8,8 @@ probe's one inductor test): fast, and it runs on every target.
 
 import json
 import pathlib
+import subprocess
+import tempfile
 
 import pytest
 
@@ -70,7 +72,9 @@ def test_warm_rerun_is_recorded_and_the_cache_directories_are_removed(matrix):
     if compiled["warm_state"] == "no_cache_hits":
         assert compiled["warm_cache_hits"] == 0
     assert rows[("cpu", "eager")]["warm_state"] == ""
-    leftovers = list(pathlib.Path("/tmp").glob(f"compatlab-cache-{sweep_id}*"))
+    # Per-test directories go as each test is reported (SupervisorTest); the
+    # sweep's cache root goes at its end.
+    leftovers = list(pathlib.Path(tempfile.gettempdir()).glob(f"compatlab-cache-{sweep_id}*"))
     assert leftovers == []
 
 
@@ -136,7 +140,6 @@ def test_perturbed_backend_is_fail_accuracy_per_shape_and_its_script_reproduces(
     assert script.returncode == 0, script.stderr
     (tmp_path / "repro.py").write_text(script.stdout)
     env = dict(cli.env, PYTHONPATH=str(REPO / "testdevice"))
-    import subprocess
     proc = subprocess.run([venv_python, str(tmp_path / "repro.py")], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert "recorded: fail_accuracy" in proc.stdout, proc.stdout + proc.stderr[-2000:]

@@ -9,11 +9,11 @@ its inputs for a request, a CPU reference copy, and interleaved steady-state tim
 """
 
 import copy
-import statistics
 import time
 
 from .. import factory, heads
 from ..inputs import make_inputs
+from ..measure import percentiles
 
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64", "fp64": "float64"}
@@ -195,13 +195,6 @@ def reference_inputs(inputs, dtype):
     return {k: (v.to("cpu").to(dtype) if v.is_floating_point() else v.to("cpu")) for k, v in inputs.items()}
 
 
-def percentiles(times):
-    """(median, nearest-rank p90) of a list of seconds."""
-    times = sorted(times)
-    p90 = times[min(len(times) - 1, max(0, int(round(0.9 * len(times))) - 1))]
-    return statistics.median(times), p90
-
-
 def interleaved_steady(compiled_fn, eager_fn, params, sync=lambda: None):
     """Steady state of a compiled and an eager callable of the same model, calls alternated.
 
@@ -237,7 +230,8 @@ def interleaved_steady(compiled_fn, eager_fn, params, sync=lambda: None):
 
 def begin(request, result):
     """The start of a model kind: (target, peak). Skips when the target cannot run here;
-    starts the host peak-RSS phase and sets memory_method and torch_num_threads."""
+    starts the host peak-RSS phase (the kinds restart it after the build, with the device
+    peak) and sets memory_method and torch_num_threads."""
     import torch
 
     from ..measure import PeakRss

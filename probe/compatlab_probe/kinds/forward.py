@@ -60,6 +60,7 @@ def _run(request, result):
             return model(**inputs)
 
     target.reset_peak_memory()
+    peak.start()  # host high-water mark from here: the measured phases, not the build
     params = measure_params(request)
     if mode == "compile":
         outputs, eager_outputs = _compiled_phases(request, result, target, model, inputs, eager_call, params)

@@ -168,6 +168,7 @@ def _run(request, result):
     if compiling:
         stage(result, "compile", "harness_error", lambda: configure_cache(request))
     target.reset_peak_memory()
+    peak.start()  # host high-water mark from here: the measured phases, not the build
     built = common.build_model_and_inputs(request, result, dtype, target.device,
                                           positions_needed=seq_len + new_tokens)
     model = built.model

@@ -172,17 +172,26 @@ class _Trainer:
         self.batch = batch
         self.fwd = fwd if fwd is not None else model
         self.losses = []
-        self.grads = {}  # step number -> [grad tensors on the CPU]
+        # step number -> [grad tensors]: references kept during the timed step
+        # (no copy inside the timing: optimizer.step does not change .grad and
+        # zero_grad(set_to_none) gives the next step new tensors); cpu_grads()
+        # copies them once timing is over.
+        self.grads = {}
 
     def step(self, keep_grads=False):
         self.optimizer.zero_grad(set_to_none=True)
         loss = _loss(self.fwd(**self.batch))
         loss.backward()
         if keep_grads:
-            self.grads[len(self.losses) + 1] = [None if p.grad is None else p.grad.detach().to("cpu", copy=True)
+            self.grads[len(self.losses) + 1] = [None if p.grad is None else p.grad.detach()
                                                 for p in self.params]
         self.optimizer.step()
         self.losses.append(float(loss.detach()))
+
+
+def cpu_grads(grads):
+    """A step's kept gradients as CPU copies (after timing)."""
+    return [None if g is None else g.to("cpu", copy=True) for g in grads]
 
 
 def grad_cosine(a, b):
@@ -232,6 +241,7 @@ def _run(request, result):
     if compiling:
         stage(result, "compile", "harness_error", lambda: configure_cache(request))
     target.reset_peak_memory()
+    peak.start()  # host high-water mark from here: the measured phases, not the build
     built = common.build_model_and_inputs(request, result, dtype, target.device)
     model = built.model
 
@@ -331,7 +341,8 @@ def _reference(initial, cpu_batch, steps):
             trainer = _Trainer(model, common.reference_inputs(cpu_batch, dtype))
             for k in range(1, steps + 1):
                 trainer.step(keep_grads=k in (1, steps))
-            return trainer.losses, trainer.grads[1], trainer.grads[steps], accuracy.dtype_name(dtype)
+            return (trainer.losses, cpu_grads(trainer.grads[1]), cpu_grads(trainer.grads[steps]),
+                    accuracy.dtype_name(dtype))
         except MemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - float64 unsupported somewhere: float32
@@ -345,8 +356,8 @@ def _compare(result, trainer, initial, cpu_batch, steps, dtype):
     except Exception as exc:  # noqa: BLE001 - MemoryError: oom; else the verdict is unknown
         common.reference_failed(result, exc)
         return
-    cos_first = grad_cosine(trainer.grads.get(1, []), ref_first)
-    cos_last = grad_cosine(trainer.grads[steps], ref_last) if steps in trainer.grads else None
+    cos_first = grad_cosine(cpu_grads(trainer.grads.get(1, [])), ref_first)
+    cos_last = grad_cosine(cpu_grads(trainer.grads[steps]), ref_last) if steps in trainer.grads else None
     acc = accuracy.compare_train(trainer.losses, ref_losses, cos_first, dtype)
     acc.update(acc_ref_dtype=ref_dtype, train_ref_loss=json.dumps(ref_losses), train_grad_cosine=cos_first,
                train_grad_cosine_last=cos_last)
