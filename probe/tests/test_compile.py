@@ -254,8 +254,9 @@ def test_inductor_cold_then_warm_cache_in_two_processes(tmp_path):
     warm = _run_one(dict(request, cache_phase="warm"))
     assert warm["status"] == "pass", (warm["stage"], warm["error_message"][-2000:])
     assert cold["metrics"]["cache_hits"] == 0 and cold["metrics"]["cache_misses"] > 0
-    assert warm["metrics"]["cache_hits"] > 0
-    assert warm["metrics"]["prepare_s"] < cold["metrics"]["prepare_s"]
+    # Facts, not timings (the warm/cold times are measured by real sweeps, not tests).
+    assert warm["metrics"]["cache_hits"] >= cold["metrics"]["cache_misses"]
+    assert warm["metrics"]["cache_misses"] == 0
     assert warm["metrics"]["acc_rule"] == "allclose"
     assert os.listdir(tmp_path / "cache")
 
