@@ -46,7 +46,7 @@ def test_checkpoint_runs_through_model_path(cli, db, tmp_path, venv_python):
     subprocess.run([venv_python, "-c", SAVE_TINY_LLAMA, str(ckpt)], env=cli.env, check=True,
                    capture_output=True, timeout=120)
 
-    cli.sweep("--model-path", ckpt, "--db", db)
+    cli.sweep("--model-path", ckpt, "--modes", "eager", "--db", db)
 
     [row] = cli.runs(db)
     assert row["status"] == "pass", row["error_message"]

@@ -31,7 +31,8 @@ def store(compatlab_bin, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("repro-store")
     cli = Compatlab(compatlab_bin, tmp)
     db = tmp / "store.db"
-    cli.sweep("--models", ",".join([PASSING, *FAILING_CANDIDATES]), "--db", db, "--timeout", "300")
+    cli.sweep("--models", ",".join([PASSING, *FAILING_CANDIDATES]), "--modes", "eager", "--db", db,
+              "--timeout", "300")
     return cli, db, {row["model_type"]: row for row in cli.runs(db)}
 
 
