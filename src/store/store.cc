@@ -122,6 +122,22 @@ absl::Status BindAllValues(sqlite::Statement& statement, const std::vector<Field
   return absl::OkStatus();
 }
 
+// The result fields of the current row of `select`, every field of schema.h
+// in order from column `first`. DataLoss when a stored value does not parse.
+absl::StatusOr<RunRecord> ReadRunRow(sqlite::Statement& select, int first,
+                                     const std::string& path) {
+  const std::vector<FieldDef>& fields = ResultFields();
+  RunRecord record;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    absl::Status status = fields[i].set(select.Column(first + static_cast<int>(i)), record);
+    if (!status.ok()) {
+      return absl::DataLossError(fmt::format("{}: run {}: {}", path, select.ColumnText(first),
+                                             std::string(status.message())));
+    }
+  }
+  return record;
+}
+
 // The sweeps selected by `tail` ("WHERE ... ORDER BY ..."), bound to `params`.
 absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const std::string& tail,
                                                     const std::vector<FieldValue>& params) {
@@ -521,20 +537,12 @@ absl::StatusOr<std::vector<RunRecord>> Store::QueryRuns(const RunFilter& filter)
   }
   STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
   STORE_RETURN_IF_ERROR(BindAllValues(select, where.params));
-  const std::vector<FieldDef>& fields = ResultFields();
   std::vector<RunRecord> runs;
   while (true) {
     STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
     if (!row) break;
-    RunRecord& record = runs.emplace_back();
-    for (size_t i = 0; i < fields.size(); ++i) {
-      absl::Status status = fields[i].set(select.Column(static_cast<int>(i)), record);
-      if (!status.ok()) {
-        return absl::DataLossError(fmt::format("{}: run {}: {}", path_.string(),
-                                               select.ColumnText(0),
-                                               std::string(status.message())));
-      }
-    }
+    STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(select, 0, path_.string()));
+    runs.push_back(std::move(record));
   }
   return runs;
 }
@@ -546,6 +554,70 @@ absl::StatusOr<int64_t> Store::CountRuns(const RunFilter& filter) {
   STORE_RETURN_IF_ERROR(BindAllValues(count, where.params));
   STORE_RETURN_IF_ERROR(count.Step().status());
   return count.ColumnInt(0);
+}
+
+absl::Status Store::ScanFields(
+    const std::vector<std::string>& fields, int64_t after_rowid,
+    const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
+  std::vector<std::string_view> columns = {"rowid"};
+  for (const std::string& name : fields) {
+    // Only schema field names reach the SQL text: they are fixed identifiers.
+    const FieldDef* field = FindResultField(name);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
+    }
+    columns.push_back(field->name);
+  }
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement select,
+      db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid > ? ORDER BY rowid",
+                               fmt::join(columns, ", "))));
+  STORE_RETURN_IF_ERROR(select.BindAll(after_rowid));
+  std::vector<FieldValue> values(fields.size());
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
+    if (!more) break;
+    for (size_t i = 0; i < fields.size(); ++i) values[i] = select.Column(static_cast<int>(i) + 1);
+    row(select.ColumnInt(0), values);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int64_t>& rowids,
+                                                          bool with_outputs) {
+  static const std::set<std::string_view> kOutputs = {"stdout_tail", "stderr_tail",
+                                                      "error_traceback"};
+  std::vector<std::string> columns = {"rowid"};
+  for (const FieldDef& field : ResultFields()) {
+    columns.push_back(!with_outputs && kOutputs.contains(field.name)
+                          ? fmt::format("'' AS {}", field.name)
+                          : std::string(field.name));
+  }
+  std::map<int64_t, RunRecord> found;
+  constexpr size_t kChunk = 500;  // parameters per statement
+  for (size_t start = 0; start < rowids.size(); start += kChunk) {
+    const size_t n = std::min(kChunk, rowids.size() - start);
+    std::vector<std::string_view> marks(n, "?");
+    STORE_ASSIGN_OR_RETURN(sqlite::Statement select,
+                           db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid IN ({})",
+                                                    fmt::join(columns, ", "),
+                                                    fmt::join(marks, ", "))));
+    for (size_t i = 0; i < n; ++i) {
+      STORE_RETURN_IF_ERROR(select.Bind(static_cast<int>(i) + 1, rowids[start + i]));
+    }
+    while (true) {
+      STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
+      if (!more) break;
+      STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(select, 1, path_.string()));
+      found.emplace(select.ColumnInt(0), std::move(record));
+    }
+  }
+  std::vector<RunRecord> runs;
+  runs.reserve(found.size());
+  for (int64_t rowid : rowids) {
+    if (auto it = found.find(rowid); it != found.end()) runs.push_back(std::move(it->second));
+  }
+  return runs;
 }
 
 }  // namespace compatlab

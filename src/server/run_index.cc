@@ -1,0 +1,389 @@
+#include "server/run_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "query/errors_report.h"
+#include "store/schema.h"
+
+namespace compatlab {
+namespace {
+
+constexpr float kNull = std::numeric_limits<float>::quiet_NaN();
+
+// The columns the index reads, after model_id, model_type and seq_len.
+const char* const kColumnFields[] = {"sweep_id", "target", "mode", "kind", "status",
+                                     "dtype", "torch_version", "transformers_version"};
+
+std::string Text(const FieldValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  return "";
+}
+
+float Number(const FieldValue& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<float>(*i);
+  if (const auto* d = std::get_if<double>(&value)) return static_cast<float>(*d);
+  return kNull;
+}
+
+// Nearest-rank percentile of sorted `values`.
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+MetricStats Stats(std::vector<double> values) {
+  MetricStats stats;
+  stats.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return stats;
+  std::sort(values.begin(), values.end());
+  stats.p50 = Percentile(values, 0.5);
+  stats.p90 = Percentile(values, 0.9);
+  stats.max = values.back();
+  double log_sum = 0;
+  int64_t positive = 0;
+  for (double v : values) {
+    if (v > 0) {
+      log_sum += std::log(v);
+      ++positive;
+    }
+  }
+  if (positive > 0) stats.geomean = std::exp(log_sum / static_cast<double>(positive));
+  return stats;
+}
+
+}  // namespace
+
+const std::vector<std::string>& RunIndex::WantedMetrics() {
+  static const std::vector<std::string> kMetrics = {
+      "prepare_s",         "steady_median_s", "wall_s",          "host_peak_rss_bytes",
+      "device_peak_bytes", "speedup",         "warm_prepare_s",  "tokens_per_s"};
+  return kMetrics;
+}
+
+uint32_t RunIndex::Dict::Intern(const std::string& value) {
+  auto [it, added] = ids.emplace(value, static_cast<uint32_t>(values.size()));
+  if (added) values.push_back(value);
+  return it->second;
+}
+
+uint32_t RunIndex::Dict::Find(const std::string& value) const {
+  auto it = ids.find(value);
+  return it == ids.end() ? kNone : it->second;
+}
+
+RunIndex::RunIndex() {
+  for (const std::string& name : WantedMetrics()) {
+    if (FindResultField(name) != nullptr) metric_names_.push_back(name);
+  }
+}
+
+absl::Status RunIndex::Refresh(Store& store) {
+  std::lock_guard refresh_lock(refresh_mu_);  // one refresher at a time
+  std::vector<std::string> fields = {"model_id", "model_type", "seq_len"};
+  for (const char* f : kColumnFields) fields.push_back(f);
+  for (const std::string& m : metric_names_) fields.push_back(m);
+  const size_t first_metric = 3 + kColumns;
+  // New rows are collected apart, then appended under the exclusive lock.
+  struct NewRow {
+    int64_t rowid;
+    std::vector<FieldValue> values;
+  };
+  std::vector<NewRow> fresh;
+  absl::Status status = store.ScanFields(fields, last_rowid_,
+                                         [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                           fresh.push_back({rowid, values});
+                                         });
+  if (!status.ok()) return status;
+  if (fresh.empty()) return absl::OkStatus();
+  std::unique_lock lock(mu_);
+  rows_.reserve(rows_.size() + fresh.size());
+  metric_values_.reserve((rows_.size() + fresh.size()) * metric_names_.size());
+  for (const NewRow& n : fresh) {
+    Row row{};
+    row.rowid = n.rowid;
+    const std::string model_id = Text(n.values[0]);
+    row.model = models_.Intern(model_id);
+    if (row.model == model_types_.size()) {
+      const std::string model_type = Text(n.values[1]);
+      model_types_.push_back(model_type);
+      model_search_.push_back(absl::AsciiStrToLower(model_id + "\n" + model_type));
+      model_rows_.emplace_back();
+    }
+    const auto* seq = std::get_if<int64_t>(&n.values[2]);
+    row.seq_len = seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
+    for (int c = 0; c < kColumns; ++c) row.col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
+    model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
+    rows_.push_back(row);
+    for (size_t m = 0; m < metric_names_.size(); ++m) {
+      metric_values_.push_back(Number(n.values[first_metric + m]));
+    }
+  }
+  last_rowid_ = fresh.back().rowid;
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const std::vector<uint8_t>> RunIndex::MatchModels(
+    const std::string& substring) const {
+  const std::string needle = absl::AsciiStrToLower(substring);
+  {
+    std::lock_guard lock(cache_mu_);
+    if (model_cache_models_ != model_search_.size()) {
+      model_cache_.clear();
+      model_cache_models_ = model_search_.size();
+    }
+    if (auto it = model_cache_.find(needle); it != model_cache_.end()) return it->second;
+  }
+  auto match = std::make_shared<std::vector<uint8_t>>(model_search_.size(), 0);
+  // "model_id\nmodel_type": a needle without '\n' is found in one of them.
+  const bool searchable = needle.find('\n') == std::string::npos;
+  for (size_t m = 0; m < model_search_.size(); ++m) {
+    (*match)[m] = searchable && model_search_[m].find(needle) != std::string::npos;
+  }
+  std::lock_guard lock(cache_mu_);
+  constexpr size_t kMaxCached = 4096;
+  if (model_cache_.size() >= kMaxCached) model_cache_.clear();
+  model_cache_.emplace(needle, match);
+  return match;
+}
+
+RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
+  Resolved r;
+  const RunFilter& f = query.filter;
+  const std::string status = f.status ? std::string(TestStatusName(*f.status)) : "";
+  const std::string* wanted[kColumns] = {&f.sweep_id, &f.target, &f.mode,
+                                         &f.kind,     &status,   &f.dtype,
+                                         &f.torch_version, &f.transformers_version};
+  for (int c = 0; c < kColumns; ++c) {
+    r.want[c] = kNone;
+    if (wanted[c]->empty()) continue;
+    r.want[c] = dicts_[c].Find(*wanted[c]);
+    if (r.want[c] == kNone) r.empty = true;
+  }
+  if (!query.model_id.empty()) {
+    const uint32_t id = models_.Find(query.model_id);
+    if (id == kNone) {
+      r.empty = true;
+    } else {
+      auto only = std::make_shared<std::vector<uint8_t>>(models_.values.size(), 0);
+      (*only)[id] = 1;
+      r.models = only;
+    }
+  }
+  if (!f.model.empty() && !r.empty) {
+    auto sub = MatchModels(f.model);
+    if (r.models) {
+      auto both = std::make_shared<std::vector<uint8_t>>(*r.models);
+      for (size_t m = 0; m < both->size(); ++m) (*both)[m] &= (*sub)[m];
+      r.models = both;
+    } else {
+      r.models = sub;
+    }
+  }
+  r.failures_only = query.failures_only;
+  if (r.failures_only) {
+    const Dict& statuses = dicts_[kStatus];
+    r.failure_status.assign(statuses.values.size(), 0);
+    for (size_t s = 0; s < statuses.values.size(); ++s) {
+      absl::StatusOr<TestStatus> parsed = ParseTestStatus(statuses.values[s]);
+      r.failure_status[s] = parsed.ok() && IsFailureStatus(*parsed);
+    }
+  }
+  return r;
+}
+
+bool RunIndex::Resolved::Matches(const Row& row) const {
+  for (int c = 0; c < kColumns; ++c) {
+    if (want[c] != kNone && row.col[c] != want[c]) return false;
+  }
+  if (models && !(*models)[row.model]) return false;
+  if (failures_only && !failure_status[row.col[kStatus]]) return false;
+  return true;
+}
+
+template <typename Visit>
+void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const {
+  if (resolved.empty || rows_.empty()) return;
+  // The first position to look at: the newest row older than the cursor.
+  size_t end = rows_.size();
+  if (before_rowid > 0) {
+    end = std::lower_bound(rows_.begin(), rows_.end(), before_rowid,
+                           [](const Row& row, int64_t id) { return row.rowid < id; }) -
+          rows_.begin();
+  }
+  if (resolved.models) {
+    // Few matching models: walk their rows only, merged newest first.
+    size_t model_rows = 0;
+    for (size_t m = 0; m < resolved.models->size(); ++m) {
+      if ((*resolved.models)[m]) model_rows += model_rows_[m].size();
+    }
+    if (model_rows < rows_.size() / 8) {
+      std::vector<uint32_t> positions;
+      positions.reserve(model_rows);
+      for (size_t m = 0; m < resolved.models->size(); ++m) {
+        if (!(*resolved.models)[m]) continue;
+        for (uint32_t p : model_rows_[m]) {
+          if (p < end) positions.push_back(p);
+        }
+      }
+      std::sort(positions.begin(), positions.end(), std::greater<>());
+      for (uint32_t p : positions) {
+        if (resolved.Matches(rows_[p]) && !visit(p)) return;
+      }
+      return;
+    }
+  }
+  for (size_t p = end; p-- > 0;) {
+    if (resolved.Matches(rows_[p]) && !visit(p)) return;
+  }
+}
+
+IndexPage RunIndex::Search(const IndexQuery& query) const {
+  std::shared_lock lock(mu_);
+  IndexPage page;
+  const Resolved resolved = Resolve(query);
+  const size_t cap = std::max(query.count_cap, query.limit);
+  size_t seen = 0;
+  Walk(resolved, query.before_rowid, [&](size_t p) {
+    ++seen;
+    if (page.rowids.size() < query.limit) {
+      page.rowids.push_back(rows_[p].rowid);
+    } else {
+      page.has_more = true;
+    }
+    return seen <= cap;
+  });
+  page.total_capped = seen > cap;
+  page.total = static_cast<int64_t>(std::min(seen, cap));
+  return page;
+}
+
+std::vector<int64_t> RunIndex::ModelRuns(const std::string& model_id, size_t limit,
+                                         bool* truncated) const {
+  std::shared_lock lock(mu_);
+  std::vector<int64_t> rowids;
+  *truncated = false;
+  const uint32_t id = models_.Find(model_id);
+  if (id == kNone) return rowids;
+  const std::vector<uint32_t>& positions = model_rows_[id];
+  for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
+    if (rowids.size() == limit) {
+      *truncated = true;
+      break;
+    }
+    rowids.push_back(rows_[*it].rowid);
+  }
+  return rowids;
+}
+
+std::string RunIndex::ModelType(const std::string& model_id) const {
+  std::shared_lock lock(mu_);
+  const uint32_t id = models_.Find(model_id);
+  return id == kNone ? "" : model_types_[id];
+}
+
+Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
+  std::shared_lock lock(mu_);
+  Summary summary;
+  const Resolved resolved = Resolve(query);
+  const size_t n_metrics = metric_names_.size();
+  const uint32_t pass = dicts_[kStatus].Find("pass");
+  // Per group: counts and the passing runs' metric values.
+  struct Acc {
+    int64_t runs = 0;
+    std::map<uint32_t, int64_t> statuses;
+    std::vector<std::vector<double>> values;
+  };
+  using StackKey = std::tuple<uint32_t, uint32_t>;
+  using TargetKey = std::tuple<uint32_t, uint32_t, uint32_t>;
+  using SeqKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
+  std::map<StackKey, Acc> by_stack;
+  std::map<TargetKey, Acc> by_target;
+  std::map<SeqKey, Acc> by_seq;
+  std::vector<size_t> passing;
+  auto add = [&](Acc& acc, size_t p) {
+    ++acc.runs;
+    ++acc.statuses[rows_[p].col[kStatus]];
+    if (rows_[p].col[kStatus] != pass) return;
+    acc.values.resize(n_metrics);
+    for (size_t m = 0; m < n_metrics; ++m) {
+      const float v = metric_values_[p * n_metrics + m];
+      if (!std::isnan(v)) acc.values[m].push_back(v);
+    }
+  };
+  Walk(resolved, 0, [&](size_t p) {
+    const Row& row = rows_[p];
+    ++summary.runs;
+    add(by_stack[{row.col[kTorch], row.col[kTransformers]}], p);
+    add(by_target[{row.col[kTarget], row.col[kMode], row.col[kTorch]}], p);
+    add(by_seq[{row.col[kTarget], row.col[kMode], row.col[kKind], row.seq_len}], p);
+    if (row.col[kStatus] == pass) passing.push_back(p);
+    return true;
+  });
+  auto finish = [&](const Acc& acc, std::map<std::string, std::string> key) {
+    SummaryGroup group;
+    group.key = std::move(key);
+    group.runs = acc.runs;
+    for (const auto& [status, count] : acc.statuses) {
+      group.statuses[dicts_[kStatus].values[status]] = count;
+    }
+    for (size_t m = 0; m < acc.values.size(); ++m) {
+      group.passing[metric_names_[m]] = Stats(acc.values[m]);
+    }
+    return group;
+  };
+  auto name = [&](int column, uint32_t id) { return dicts_[column].values[id]; };
+  for (const auto& [k, acc] : by_stack) {
+    summary.by_stack.push_back(finish(
+        acc, {{"torch_version", name(kTorch, std::get<0>(k))},
+              {"transformers_version", name(kTransformers, std::get<1>(k))}}));
+  }
+  for (const auto& [k, acc] : by_target) {
+    summary.by_target.push_back(finish(acc, {{"target", name(kTarget, std::get<0>(k))},
+                                             {"mode", name(kMode, std::get<1>(k))},
+                                             {"torch_version", name(kTorch, std::get<2>(k))}}));
+  }
+  for (const auto& [k, acc] : by_seq) {
+    summary.by_seq_len.push_back(finish(acc, {{"target", name(kTarget, std::get<0>(k))},
+                                              {"mode", name(kMode, std::get<1>(k))},
+                                              {"kind", name(kKind, std::get<2>(k))},
+                                              {"seq_len", std::to_string(std::get<3>(k))}}));
+  }
+  const size_t step = passing.size() <= max_points || max_points == 0
+                          ? 1
+                          : (passing.size() + max_points - 1) / max_points;
+  for (size_t i = 0; i < passing.size() && max_points > 0; i += step) {
+    const size_t p = passing[i];
+    SummaryPoint& point = summary.points.emplace_back();
+    point.rowid = rows_[p].rowid;
+    point.model_id = models_.values[rows_[p].model];
+    for (size_t m = 0; m < n_metrics; ++m) {
+      const float v = metric_values_[p * n_metrics + m];
+      if (!std::isnan(v)) point.metrics[metric_names_[m]] = v;
+    }
+  }
+  return summary;
+}
+
+Facets RunIndex::GetFacets() const {
+  std::shared_lock lock(mu_);
+  Facets facets;
+  for (int c = 0; c < kColumns; ++c) {
+    std::vector<std::string> values = dicts_[c].values;
+    std::sort(values.begin(), values.end());
+    facets.values[kColumnFields[c]] = std::move(values);
+  }
+  facets.runs = static_cast<int64_t>(rows_.size());
+  facets.models = static_cast<int64_t>(models_.values.size());
+  return facets;
+}
+
+int64_t RunIndex::size() const {
+  std::shared_lock lock(mu_);
+  return static_cast<int64_t>(rows_.size());
+}
+
+}  // namespace compatlab
