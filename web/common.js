@@ -14,6 +14,11 @@ export async function api(path, params = {}, signal = undefined) {
   return body;
 }
 
+// The run objects of a {fields, rows} answer (search, model).
+export function runsOf(table) {
+  return table.rows.map((row) => Object.fromEntries(table.fields.map((f, i) => [f, row[i]])));
+}
+
 // el("td", {class: "x"}, "text", child): an element; strings become text nodes.
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -121,25 +126,29 @@ export function writeFilters(filters) {
   history.replaceState(null, "", query ? `?${query}` : location.pathname);
 }
 
-// Fills the <select data-filter=NAME> elements under `form` from /api/facets,
-// sets every control from `filters`, and calls onChange(filters) on edits.
+// Builds the filter controls named by `form`'s data-filters ("model" is a
+// text box searched as you type, the others lists from /api/facets), sets them
+// from `filters`, and calls onChange(filters) on every edit.
 export async function setUpFilters(form, filters, onChange) {
   const facets = await api("/api/facets");
-  for (const select of form.querySelectorAll("select[data-filter]")) {
-    const name = select.dataset.filter;
-    select.replaceChildren(el("option", { value: "" }, `any ${name.replace("_", " ")}`));
-    for (const v of facets.values[name] || []) select.append(el("option", { value: v }, v || "(empty)"));
-  }
-  for (const control of form.querySelectorAll("[data-filter]")) {
-    const name = control.dataset.filter;
+  for (const name of form.dataset.filters.split(" ")) {
+    let control;
+    if (name === "model") {
+      control = el("input", { id: "q", type: "search", placeholder: "model id or type, e.g. llama", autofocus: true });
+    } else {
+      control = el("select", {}, el("option", { value: "" }, `any ${name.replace("_", " ")}`),
+        (facets.values[name] || []).map((v) => el("option", { value: v }, v || "(empty)")));
+    }
+    control.dataset.filter = name;
     control.value = filters[name];
-    const event = control.tagName === "INPUT" ? "input" : "change";
-    control.addEventListener(event, () => {
+    control.addEventListener(name === "model" ? "input" : "change", () => {
       filters[name] = control.value;
       writeFilters(filters);
       onChange(filters);
     });
+    form.append(control);
   }
+  form.querySelector("#q")?.focus();
   return facets;
 }
 

@@ -1,5 +1,5 @@
 import {
-  api, el, seconds, text, memory, accuracy, fallbacks, statusBadge, showError, copyButton, DASH,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, statusBadge, showError, copyButton, DASH,
 } from "/common.js";
 
 const modelId = new URLSearchParams(location.search).get("model_id") || "";
@@ -98,10 +98,13 @@ function history(runs) {
 document.getElementById("copy").append(copyButton(() => script, "copy script"));
 
 api("/api/model", { model_id: modelId }).then((m) => {
-  const passes = m.runs.filter((r) => r.status === "pass").length;
+  const runs = runsOf(m);
+  const passes = runs.filter((r) => r.status === "pass").length;
   document.getElementById("summary").textContent =
-    `${m.model_type ? `type ${m.model_type}, ` : ""}${m.runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`;
-  sideBySide(m.runs);
-  errors(m.errors);
-  history(m.runs);
+    `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`;
+  sideBySide(runs);
+  history(runs);
 }, (e) => showError(document.getElementById("summary"), e));
+
+api("/api/errors", { model_id: modelId }).then((e) => errors(e.groups),
+  (e) => showError(document.getElementById("errors"), e));

@@ -1,5 +1,5 @@
 import {
-  api, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
   readFilters, setUpFilters, showError, DASH,
 } from "/common.js";
 
@@ -36,7 +36,7 @@ async function load(append) {
   try {
     const page = await api("/api/search", { ...filters, cursor: append ? cursor : "" }, inFlight.signal);
     if (!append) body.replaceChildren();
-    body.append(...page.runs.map(row));
+    body.append(...runsOf(page).map(row));
     cursor = page.next_cursor;
     more.hidden = !page.has_more;
     count.textContent = page.total === 0 ? "no results"

@@ -162,6 +162,7 @@ RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
     if (wanted[c]->empty()) continue;
     r.want[c] = dicts_[c].Find(*wanted[c]);
     if (r.want[c] == kNone) r.empty = true;
+    r.columns[r.active++] = c;
   }
   if (!query.model_id.empty()) {
     const uint32_t id = models_.Find(query.model_id);
@@ -196,8 +197,8 @@ RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
 }
 
 bool RunIndex::Resolved::Matches(const Row& row) const {
-  for (int c = 0; c < kColumns; ++c) {
-    if (want[c] != kNone && row.col[c] != want[c]) return false;
+  for (int i = 0; i < active; ++i) {
+    if (row.col[columns[i]] != want[columns[i]]) return false;
   }
   if (models && !(*models)[row.model]) return false;
   if (failures_only && !failure_status[row.col[kStatus]]) return false;
@@ -214,27 +215,46 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
                            [](const Row& row, int64_t id) { return row.rowid < id; }) -
           rows_.begin();
   }
+  size_t model_rows = 0;
   if (resolved.models) {
-    // Few matching models: walk their rows only, merged newest first.
-    size_t model_rows = 0;
     for (size_t m = 0; m < resolved.models->size(); ++m) {
       if ((*resolved.models)[m]) model_rows += model_rows_[m].size();
     }
-    if (model_rows < rows_.size() / 8) {
-      std::vector<uint32_t> positions;
-      positions.reserve(model_rows);
-      for (size_t m = 0; m < resolved.models->size(); ++m) {
-        if (!(*resolved.models)[m]) continue;
-        for (uint32_t p : model_rows_[m]) {
-          if (p < end) positions.push_back(p);
-        }
+  }
+  // Matching models that hold a small share of the rows: merge their rows
+  // newest first with a heap of one cursor per model (each model's positions
+  // ascend), so that a walk that stops early costs what it visits. Else a
+  // plain scan, newest first, is cheaper.
+  if (resolved.models && model_rows * 20 < rows_.size()) {
+    struct Cursor {
+      uint32_t position;
+      uint32_t model;
+      uint32_t index;  // of `position` in model_rows_[model]
+      bool operator<(const Cursor& other) const { return position < other.position; }
+    };
+    std::vector<Cursor> heap;
+    for (size_t m = 0; m < resolved.models->size(); ++m) {
+      if (!(*resolved.models)[m]) continue;
+      const std::vector<uint32_t>& rows = model_rows_[m];
+      const size_t below = std::lower_bound(rows.begin(), rows.end(), end) - rows.begin();
+      if (below > 0) {
+        heap.push_back({rows[below - 1], static_cast<uint32_t>(m), static_cast<uint32_t>(below - 1)});
       }
-      std::sort(positions.begin(), positions.end(), std::greater<>());
-      for (uint32_t p : positions) {
-        if (resolved.Matches(rows_[p]) && !visit(p)) return;
-      }
-      return;
     }
+    std::make_heap(heap.begin(), heap.end());
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end());
+      Cursor& c = heap.back();
+      if (resolved.Matches(rows_[c.position]) && !visit(c.position)) return;
+      if (c.index == 0) {
+        heap.pop_back();
+      } else {
+        --c.index;
+        c.position = model_rows_[c.model][c.index];
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+    return;
   }
   for (size_t p = end; p-- > 0;) {
     if (resolved.Matches(rows_[p]) && !visit(p)) return;

@@ -127,6 +127,8 @@ class RunIndex {
   struct Resolved {
     bool empty = false;
     uint32_t want[kColumns];
+    int columns[kColumns];  // the columns with a wanted value
+    int active = 0;         // how many
     std::shared_ptr<const std::vector<uint8_t>> models;  // null = any model
     std::vector<uint8_t> failure_status;                 // by status id
     bool failures_only = false;

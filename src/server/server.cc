@@ -6,6 +6,7 @@
 #include <charconv>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -13,6 +14,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "query/diff.h"
+#include "sqlite3.h"
 #include "query/errors_report.h"
 #include "server/run_index.h"
 #include "store/record_json.h"
@@ -30,7 +32,7 @@ using nlohmann::ordered_json;
 
 constexpr size_t kMaxParamBytes = 256;
 constexpr size_t kMaxPageSize = 200;
-constexpr size_t kDefaultPageSize = 50;
+constexpr size_t kDefaultPageSize = 25;
 constexpr size_t kCountCap = 1000;          // search totals are counted up to this
 constexpr size_t kMaxModelRuns = 5000;      // model page
 constexpr size_t kMaxErrorRuns = 20000;     // failures grouped by /api/errors
@@ -196,6 +198,51 @@ ordered_json RunJson(const RunRecord& run, bool full) {
   return json;
 }
 
+// Runs as a table, the compact form of the run lists: {"fields": [names],
+// "rows": [[values in that order], ...]}. The names are the result fields of
+// schema.h (doc/results-schema.md) without the long outputs, so a field added
+// to the schema appears here with no change.
+const std::vector<const FieldDef*>& ListedFields() {
+  static const auto* const fields = [] {
+    auto* list = new std::vector<const FieldDef*>;
+    for (const FieldDef& f : ResultFields()) {
+      if (std::find(std::begin(kOutputFields), std::end(kOutputFields), f.name) ==
+          std::end(kOutputFields)) {
+        list->push_back(&f);
+      }
+    }
+    return list;
+  }();
+  return *fields;
+}
+
+ordered_json FieldNamesJson() {
+  ordered_json names = ordered_json::array();
+  for (const FieldDef* f : ListedFields()) names.push_back(f->name);
+  return names;
+}
+
+ordered_json RunRowJson(const RunRecord& run) {
+  ordered_json row = ordered_json::array();
+  row.get_ref<ordered_json::array_t&>().reserve(ListedFields().size());
+  for (const FieldDef* f : ListedFields()) {
+    FieldValue value = f->get(run);
+    if (auto* text = std::get_if<std::string>(&value)) {
+      row.push_back(std::move(*text));
+    } else {
+      row.push_back(FieldValueToJson(value));
+    }
+  }
+  return row;
+}
+
+ordered_json RunRowsJson(const std::vector<RunRecord>& runs) {
+  ordered_json rows = ordered_json::array();
+  rows.get_ref<ordered_json::array_t&>().reserve(runs.size());
+  for (const RunRecord& run : runs) rows.push_back(RunRowJson(run));
+  return rows;
+}
+
 ordered_json KnownJson(const KnownError* known) {
   if (known == nullptr) return nullptr;
   return {{"id", known->id},
@@ -289,9 +336,21 @@ struct Server::Impl {
     refreshing.store(false);
   }
 
-  const KnownError* Known(const RunResult& result) const {
-    return kb ? kb->MatchResult(result) : nullptr;
+  // The knowledge base's entry for a failure; matches (regular expressions)
+  // are remembered by their subject, since the same errors recur.
+  const KnownError* Known(const RunResult& result) {
+    if (!kb || !IsFailureStatus(result.status)) return nullptr;
+    const std::string signature = FailureSignature(result);
+    std::string subject = MatchSubject(TestStatusName(result.status), signature);
+    std::lock_guard lock(known_mu);
+    if (auto it = known_cache.find(subject); it != known_cache.end()) return it->second;
+    const KnownError* known = kb->Match(TestStatusName(result.status), signature);
+    if (known_cache.size() >= 10000) known_cache.clear();
+    known_cache.emplace(std::move(subject), known);
+    return known;
   }
+  std::mutex known_mu;
+  std::unordered_map<std::string, const KnownError*> known_cache;
 
   absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full) {
     absl::StatusOr<Lease> store = Borrow();
@@ -361,12 +420,11 @@ std::optional<HttpError> Server::Impl::Search(const Params& params, httplib::Res
   const IndexPage page = index.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json rows = ordered_json::array();
-  for (const RunRecord& run : *runs) rows.push_back(RunJson(run, false));
   ordered_json next = nullptr;
   if (page.has_more && !page.rowids.empty()) next = std::to_string(page.rowids.back());
   SendJson(res, 200,
-           {{"runs", rows},
+           {{"fields", FieldNamesJson()},
+            {"rows", RunRowsJson(*runs)},
             {"limit", *limit},
             {"total", page.total},
             {"total_capped", page.total_capped},
@@ -383,21 +441,12 @@ std::optional<HttpError> Server::Impl::Model(const Params& params, httplib::Resp
   if (rowids.empty()) return HttpError{404, fmt::format("no runs of model '{}'", model_id)};
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json rows = ordered_json::array();
-  for (const RunRecord& run : *runs) {
-    ordered_json row = RunJson(run, false);
-    if (IsFailureStatus(run.result.status)) row["known_error_id"] = nullptr;
-    if (const KnownError* known = Known(run.result)) row["known_error_id"] = known->id;
-    rows.push_back(std::move(row));
-  }
-  const ordered_json errors = ordered_json::parse(
-      FormatErrorsJson(GroupErrors(*runs, kb ? &*kb : nullptr), kb_origin));
   SendJson(res, 200,
            {{"model_id", model_id},
             {"model_type", index.ModelType(model_id)},
-            {"runs", rows},
-            {"truncated", truncated},
-            {"errors", errors.at("groups")}});
+            {"fields", FieldNamesJson()},
+            {"rows", RunRowsJson(*runs)},
+            {"truncated", truncated}});
   return std::nullopt;
 }
 
@@ -532,6 +581,11 @@ std::optional<HttpError> Server::Impl::Repro(const Params& params, httplib::Resp
 }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
+  // Readers map the store instead of copying its pages through read(2). Takes
+  // effect only before SQLite's first use in the process (else it is refused,
+  // harmlessly).
+  constexpr sqlite3_int64 kMmapBytes = sqlite3_int64{1} << 32;
+  sqlite3_config(SQLITE_CONFIG_MMAP_SIZE, kMmapBytes, kMmapBytes);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   absl::StatusOr<Impl::Lease> store = impl->Borrow();
@@ -554,6 +608,7 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   const int threads = std::max(2, i.options.threads);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_keep_alive_max_count(10000);
+  http.set_tcp_nodelay(true);  // headers and body go out in two writes: no Nagle delay
   http.set_payload_max_length(64 * 1024);
   http.set_default_headers(SecurityHeaders());
   http.set_mount_point("/", i.options.web_dir.string());

@@ -17,6 +17,17 @@ using nlohmann::json;
 using test::MakeRun;
 using test::MakeSpec;
 
+// The run objects of a {"fields": [...], "rows": [[...]]} answer.
+json Runs(const json& table) {
+  json runs = json::array();
+  for (const json& row : table["rows"]) {
+    json run = json::object();
+    for (size_t i = 0; i < table["fields"].size(); ++i) run[table["fields"][i].get<std::string>()] = row[i];
+    runs.push_back(run);
+  }
+  return runs;
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -108,19 +119,19 @@ TEST_F(ServerTest, SearchFiltersPagesAndCounts) {
   Start();
   auto [status, page] = Get("/api/search?target=cuda&limit=10");
   ASSERT_EQ(status, 200) << page;
-  EXPECT_EQ(page["runs"].size(), 10u);
+  EXPECT_EQ(Runs(page).size(), 10u);
   EXPECT_EQ(page["total"], 29);
   EXPECT_EQ(page["total_capped"], false);
   EXPECT_EQ(page["has_more"], true);
-  EXPECT_EQ(page["runs"][0]["model_id"], "hf:model28");  // newest first
-  EXPECT_FALSE(page["runs"][0].contains("stdout_tail"));
+  EXPECT_EQ(Runs(page)[0]["model_id"], "hf:model28");  // newest first
+  EXPECT_FALSE(Runs(page)[0].contains("stdout_tail"));
   std::set<std::string> seen;
   std::string cursor = page["next_cursor"];
-  for (const auto& r : page["runs"]) seen.insert(r["run_id"].get<std::string>());
+  for (const auto& r : Runs(page)) seen.insert(r["run_id"].get<std::string>());
   while (true) {
     auto [s, next] = Get("/api/search?target=cuda&limit=10&cursor=" + cursor);
     ASSERT_EQ(s, 200);
-    for (const auto& r : next["runs"]) {
+    for (const auto& r : Runs(next)) {
       EXPECT_EQ(r["target"], "cuda");
       EXPECT_TRUE(seen.insert(r["run_id"].get<std::string>()).second) << "repeated row";
     }
@@ -178,14 +189,15 @@ TEST_F(ServerTest, ModelDetailKeepsMarkupAsText) {
   auto [status, model] = Get("/api/model?model_id=hf:model7");
   ASSERT_EQ(status, 200) << model;
   EXPECT_EQ(model["model_type"], "model7");
-  ASSERT_EQ(model["runs"].size(), 2u);
-  EXPECT_EQ(model["runs"][0]["status"], "fail_to_run");
-  EXPECT_EQ(model["runs"][0]["error_message"],
+  ASSERT_EQ(Runs(model).size(), 2u);
+  EXPECT_EQ(Runs(model)[0]["status"], "fail_to_run");
+  EXPECT_EQ(Runs(model)[0]["error_message"],
             "<img src=x onerror=alert(1)><script>alert(2)</script>");
-  ASSERT_EQ(model["errors"].size(), 1u);
-  EXPECT_EQ(model["errors"][0]["runs"], 1);
+  auto [s1, errors_of_model] = Get("/api/errors?model_id=hf:model7");
+  ASSERT_EQ(errors_of_model["groups"].size(), 1u);
+  EXPECT_EQ(errors_of_model["groups"][0]["runs"], 1);
 
-  auto [s2, run] = Get("/api/run?run_id=" + model["runs"][0]["run_id"].get<std::string>());
+  auto [s2, run] = Get("/api/run?run_id=" + Runs(model)[0]["run_id"].get<std::string>());
   ASSERT_EQ(s2, 200);
   EXPECT_EQ(run["run"]["error_traceback"], "Traceback (most recent call last): ...");
 
@@ -227,7 +239,7 @@ TEST_F(ServerTest, ReproUsesTheGivenGenerator) {
   Start([](const RunRecord& run, const KnownError*) -> absl::StatusOr<std::string> {
     return "# script of " + run.run_id + "\n";
   });
-  const std::string run_id = Get("/api/search?limit=1").second["runs"][0]["run_id"];
+  const std::string run_id = Runs(Get("/api/search?limit=1").second)[0]["run_id"];
   auto [status, repro] = Get("/api/repro?run_id=" + run_id);
   ASSERT_EQ(status, 200);
   EXPECT_EQ(repro["script"], "# script of " + run_id + "\n");
@@ -235,7 +247,7 @@ TEST_F(ServerTest, ReproUsesTheGivenGenerator) {
 
 TEST_F(ServerTest, NoGeneratorIs501AndMissingStoreIsNotCreated) {
   Start();
-  const std::string run_id = Get("/api/search?limit=1").second["runs"][0]["run_id"];
+  const std::string run_id = Runs(Get("/api/search?limit=1").second)[0]["run_id"];
   EXPECT_EQ(Get("/api/repro?run_id=" + run_id).first, 501);
   ServerOptions options;
   options.db = temp_.path() / "missing.db";
