@@ -71,11 +71,11 @@ test-asan: build-asan python
 test-python: build python testdevice
 	$(PYTEST) -q probe/tests tests/e2e testdevice/tests
 
-# Browser tests of `compatlab serve` (web/tests, node's test runner); a run
+# Browser tests of `compatlab serve` (tests/web, node's test runner); a run
 # that reports no test fails.
 test-web: build python web-deps
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 COMPATLAB_BIN=$(BUILD)/compatlab \
-	  node --test --test-reporter=tap web/tests/ | tee $(BUILD)/web-tests.tap
+	  node --test --test-reporter=tap tests/web/ | tee $(BUILD)/web-tests.tap
 	@grep -Eq '^# tests [1-9]' $(BUILD)/web-tests.tap || { echo "test-web: no test ran" >&2; exit 1; }
 
 test: test-cpp test-asan test-python test-web

@@ -1,6 +1,7 @@
 #include "server/run_index.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -28,21 +29,25 @@ float Number(const FieldValue& value) {
   return kNull;
 }
 
-// Nearest-rank percentile of sorted `values`.
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+// Nearest-rank percentile of `values` (reordered), in linear time.
+double Percentile(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  auto nth = values.begin() + (std::clamp<size_t>(rank, 1, values.size()) - 1);
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
 }
 
-MetricStats Stats(std::vector<double> values) {
+// The distribution of `values`; the geometric mean only when `geomean`
+// (it costs a logarithm a value, and only ratios like speedup need it).
+MetricStats Stats(std::vector<double> values, bool geomean) {
   MetricStats stats;
   stats.count = static_cast<int64_t>(values.size());
   if (values.empty()) return stats;
-  std::sort(values.begin(), values.end());
+  stats.max = *std::max_element(values.begin(), values.end());
   stats.p50 = Percentile(values, 0.5);
   stats.p90 = Percentile(values, 0.9);
-  stats.max = values.back();
+  if (!geomean) return stats;
   double log_sum = 0;
   int64_t positive = 0;
   for (double v : values) {
@@ -311,21 +316,28 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   const Resolved resolved = Resolve(query);
   const size_t n_metrics = metric_names_.size();
   const uint32_t pass = dicts_[kStatus].Find("pass");
-  // Per group: counts and the passing runs' metric values.
+  // Per group: counts and the passing runs' metric values. Groups are found
+  // by their ids packed in a hashed key (a summary walks every matching row).
   struct Acc {
     int64_t runs = 0;
-    std::map<uint32_t, int64_t> statuses;
+    std::vector<int64_t> statuses;  // by status id
     std::vector<std::vector<double>> values;
   };
-  using StackKey = std::tuple<uint32_t, uint32_t>;
-  using TargetKey = std::tuple<uint32_t, uint32_t, uint32_t>;
-  using SeqKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
-  std::map<StackKey, Acc> by_stack;
-  std::map<TargetKey, Acc> by_target;
-  std::map<SeqKey, Acc> by_seq;
+  using Key = std::array<uint32_t, 4>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (uint32_t v : k) h = (h ^ v) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  using Groups = std::unordered_map<Key, Acc, KeyHash>;
+  Groups by_stack, by_target, by_seq;
   std::vector<size_t> passing;
+  const size_t n_statuses = dicts_[kStatus].values.size();
   auto add = [&](Acc& acc, size_t p) {
     ++acc.runs;
+    acc.statuses.resize(n_statuses);
     ++acc.statuses[rows_[p].col[kStatus]];
     if (rows_[p].col[kStatus] != pass) return;
     acc.values.resize(n_metrics);
@@ -337,8 +349,8 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   Walk(resolved, 0, [&](size_t p) {
     const Row& row = rows_[p];
     ++summary.runs;
-    add(by_stack[{row.col[kTorch], row.col[kTransformers]}], p);
-    add(by_target[{row.col[kTarget], row.col[kMode], row.col[kTorch]}], p);
+    add(by_stack[{row.col[kTorch], row.col[kTransformers], 0, 0}], p);
+    add(by_target[{row.col[kTarget], row.col[kMode], row.col[kTorch], 0}], p);
     add(by_seq[{row.col[kTarget], row.col[kMode], row.col[kKind], row.seq_len}], p);
     if (row.col[kStatus] == pass) passing.push_back(p);
     return true;
@@ -347,31 +359,43 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     SummaryGroup group;
     group.key = std::move(key);
     group.runs = acc.runs;
-    for (const auto& [status, count] : acc.statuses) {
-      group.statuses[dicts_[kStatus].values[status]] = count;
+    for (size_t status = 0; status < acc.statuses.size(); ++status) {
+      if (acc.statuses[status] > 0) group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];
     }
     for (size_t m = 0; m < acc.values.size(); ++m) {
-      group.passing[metric_names_[m]] = Stats(acc.values[m]);
+      group.passing[metric_names_[m]] = Stats(acc.values[m], metric_names_[m] == "speedup");
     }
     return group;
   };
+  // Groups in the order of their key values (names, then numbers).
+  auto sorted = [](std::vector<SummaryGroup> groups) {
+    std::sort(groups.begin(), groups.end(), [](const SummaryGroup& a, const SummaryGroup& b) {
+      return a.key < b.key;
+    });
+    return groups;
+  };
   auto name = [&](int column, uint32_t id) { return dicts_[column].values[id]; };
+  std::vector<SummaryGroup> groups;
   for (const auto& [k, acc] : by_stack) {
-    summary.by_stack.push_back(finish(
-        acc, {{"torch_version", name(kTorch, std::get<0>(k))},
-              {"transformers_version", name(kTransformers, std::get<1>(k))}}));
+    groups.push_back(finish(acc, {{"torch_version", name(kTorch, k[0])},
+                                  {"transformers_version", name(kTransformers, k[1])}}));
   }
+  summary.by_stack = sorted(std::move(groups));
+  groups.clear();
   for (const auto& [k, acc] : by_target) {
-    summary.by_target.push_back(finish(acc, {{"target", name(kTarget, std::get<0>(k))},
-                                             {"mode", name(kMode, std::get<1>(k))},
-                                             {"torch_version", name(kTorch, std::get<2>(k))}}));
+    groups.push_back(finish(acc, {{"target", name(kTarget, k[0])},
+                                  {"mode", name(kMode, k[1])},
+                                  {"torch_version", name(kTorch, k[2])}}));
   }
+  summary.by_target = sorted(std::move(groups));
+  groups.clear();
   for (const auto& [k, acc] : by_seq) {
-    summary.by_seq_len.push_back(finish(acc, {{"target", name(kTarget, std::get<0>(k))},
-                                              {"mode", name(kMode, std::get<1>(k))},
-                                              {"kind", name(kKind, std::get<2>(k))},
-                                              {"seq_len", std::to_string(std::get<3>(k))}}));
+    groups.push_back(finish(acc, {{"target", name(kTarget, k[0])},
+                                  {"mode", name(kMode, k[1])},
+                                  {"kind", name(kKind, k[2])},
+                                  {"seq_len", std::to_string(k[3])}}));
   }
+  summary.by_seq_len = sorted(std::move(groups));
   const size_t step = passing.size() <= max_points || max_points == 0
                           ? 1
                           : (passing.size() + max_points - 1) / max_points;

@@ -51,7 +51,7 @@ struct IndexPage {
 struct MetricStats {
   int64_t count = 0;
   double p50 = 0, p90 = 0, max = 0;
-  double geomean = 0;  // of the positive values; 0 when none
+  double geomean = 0;  // of the positive values, for speedup only; 0 otherwise
 };
 
 // One group of a summary: runs sharing the group's key.

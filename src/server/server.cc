@@ -35,7 +35,7 @@ constexpr size_t kMaxPageSize = 200;
 constexpr size_t kDefaultPageSize = 25;
 constexpr size_t kCountCap = 1000;          // search totals are counted up to this
 constexpr size_t kMaxModelRuns = 5000;      // model page
-constexpr size_t kMaxErrorRuns = 20000;     // failures grouped by /api/errors
+constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
 constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
 constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
 
@@ -129,6 +129,13 @@ class Params {
       params.values_[name] = value;
     }
     return params;
+  }
+
+  // "name=value&..." in name order: the same parameters give the same text.
+  std::string Canonical() const {
+    std::string text;
+    for (const auto& [name, value] : values_) text += name + "=" + value + "&";
+    return text;
   }
 
   std::string Get(const std::string& name) const {
@@ -351,6 +358,9 @@ struct Server::Impl {
   }
   std::mutex known_mu;
   std::unordered_map<std::string, const KnownError*> known_cache;
+  // /api/summary answers by canonical parameters: (runs indexed, body).
+  std::mutex summary_mu;
+  std::map<std::string, std::pair<int64_t, std::string>> summary_cache;
 
   absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full) {
     absl::StatusOr<Lease> store = Borrow();
@@ -553,6 +563,17 @@ std::optional<HttpError> Server::Impl::SummaryEndpoint(const Params& params,
                                                        httplib::Response& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
+  // A summary walks every matching run: the answer is kept until runs are added.
+  const std::string key = params.Canonical();
+  const int64_t size = index.size();
+  {
+    std::lock_guard lock(summary_mu);
+    if (auto it = summary_cache.find(key); it != summary_cache.end() && it->second.first == size) {
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(it->second.second, "application/json");
+      return std::nullopt;
+    }
+  }
   const Summary summary = index.Summarize(*query, kMaxSummaryPoints);
   ordered_json points = ordered_json::array();
   for (const SummaryPoint& p : summary.points) {
@@ -567,6 +588,9 @@ std::optional<HttpError> Server::Impl::SummaryEndpoint(const Params& params,
             {"by_target", GroupsJson(summary.by_target)},
             {"by_seq_len", GroupsJson(summary.by_seq_len)},
             {"points", points}});
+  std::lock_guard lock(summary_mu);
+  if (summary_cache.size() >= 64) summary_cache.clear();
+  summary_cache[key] = {size, res.body};
   return std::nullopt;
 }
 

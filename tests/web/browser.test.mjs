@@ -1,7 +1,7 @@
 // Browser tests of `compatlab serve`: Debian's chromium, headless, driven by
 // playwright-core (no browser download), against the real binary serving a
 // store built by make_store.py with the real binary.
-//   node --test web/tests/   (COMPATLAB_BIN, COMPATLAB_PYTHON override the paths)
+//   node --test tests/web/   (COMPATLAB_BIN, COMPATLAB_PYTHON override the paths)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -18,7 +18,7 @@ const work = mkdtempSync(path.join(tmpdir(), "compatlab-web-"));
 let server, context, base;
 
 before(async () => {
-  const db = execFileSync(python, [path.join(repo, "web/tests/make_store.py"), bin, work],
+  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work],
     { encoding: "utf8", env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } }).trim();
   server = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
   base = await new Promise((resolve, reject) => {

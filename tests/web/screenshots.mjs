@@ -1,4 +1,5 @@
-// Screenshots of the page for the README: node web/tools/screenshots.mjs BASE_URL OUT_DIR
+// Screenshots of the page for the README (a tool, not a test):
+//   node tests/web/screenshots.mjs BASE_URL OUT_DIR
 // (a running `compatlab serve`; Debian's chromium, headless, through playwright-core).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
