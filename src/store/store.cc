@@ -585,38 +585,32 @@ absl::Status Store::ScanFields(
 
 absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int64_t>& rowids,
                                                           bool with_outputs) {
-  static const std::set<std::string_view> kOutputs = {"stdout_tail", "stderr_tail",
-                                                      "error_traceback"};
-  std::vector<std::string> columns = {"rowid"};
-  for (const FieldDef& field : ResultFields()) {
-    columns.push_back(!with_outputs && kOutputs.contains(field.name)
-                          ? fmt::format("'' AS {}", field.name)
-                          : std::string(field.name));
-  }
-  std::map<int64_t, RunRecord> found;
-  constexpr size_t kChunk = 500;  // parameters per statement
-  for (size_t start = 0; start < rowids.size(); start += kChunk) {
-    const size_t n = std::min(kChunk, rowids.size() - start);
-    std::vector<std::string_view> marks(n, "?");
-    STORE_ASSIGN_OR_RETURN(sqlite::Statement select,
-                           db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid IN ({})",
-                                                    fmt::join(columns, ", "),
-                                                    fmt::join(marks, ", "))));
-    for (size_t i = 0; i < n; ++i) {
-      STORE_RETURN_IF_ERROR(select.Bind(static_cast<int>(i) + 1, rowids[start + i]));
+  std::unique_ptr<sqlite::Statement>& select = rowid_select_[with_outputs ? 1 : 0];
+  if (select == nullptr) {
+    static const std::set<std::string_view> kOutputs = {"stdout_tail", "stderr_tail",
+                                                        "error_traceback"};
+    std::vector<std::string> columns;
+    for (const FieldDef& field : ResultFields()) {
+      columns.push_back(!with_outputs && kOutputs.contains(field.name)
+                            ? fmt::format("'' AS {}", field.name)
+                            : std::string(field.name));
     }
-    while (true) {
-      STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
-      if (!more) break;
-      STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(select, 1, path_.string()));
-      found.emplace(select.ColumnInt(0), std::move(record));
-    }
+    STORE_ASSIGN_OR_RETURN(
+        sqlite::Statement prepared,
+        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+    select = std::make_unique<sqlite::Statement>(std::move(prepared));
   }
   std::vector<RunRecord> runs;
-  runs.reserve(found.size());
+  runs.reserve(rowids.size());
   for (int64_t rowid : rowids) {
-    if (auto it = found.find(rowid); it != found.end()) runs.push_back(std::move(it->second));
+    select->Reset();
+    STORE_RETURN_IF_ERROR(select->BindAll(rowid));
+    STORE_ASSIGN_OR_RETURN(const bool found, select->Step());
+    if (!found) continue;
+    STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(*select, 0, path_.string()));
+    runs.push_back(std::move(record));
   }
+  select->Reset();  // ends the read transaction of the last step
   return runs;
 }
 

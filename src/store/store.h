@@ -29,6 +29,7 @@ namespace compatlab {
 
 namespace sqlite {
 class Database;
+class Statement;
 }
 
 enum class OpenMode {
@@ -196,6 +197,8 @@ class Store {
 
   const std::filesystem::path path_;
   const std::unique_ptr<sqlite::Database> db_;
+  // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
+  std::unique_ptr<sqlite::Statement> rowid_select_[2];
 };
 
 }  // namespace compatlab
