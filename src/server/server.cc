@@ -223,31 +223,13 @@ const std::vector<const FieldDef*>& ListedFields() {
   return *fields;
 }
 
-ordered_json FieldNamesJson() {
-  ordered_json names = ordered_json::array();
-  for (const FieldDef* f : ListedFields()) names.push_back(f->name);
-  return names;
-}
-
-ordered_json RunRowJson(const RunRecord& run) {
-  ordered_json row = ordered_json::array();
-  row.get_ref<ordered_json::array_t&>().reserve(ListedFields().size());
-  for (const FieldDef* f : ListedFields()) {
-    FieldValue value = f->get(run);
-    if (auto* text = std::get_if<std::string>(&value)) {
-      row.push_back(std::move(*text));
-    } else {
-      row.push_back(FieldValueToJson(value));
-    }
-  }
-  return row;
-}
-
-ordered_json RunRowsJson(const std::vector<RunRecord>& runs) {
-  ordered_json rows = ordered_json::array();
-  rows.get_ref<ordered_json::array_t&>().reserve(runs.size());
-  for (const RunRecord& run : runs) rows.push_back(RunRowJson(run));
-  return rows;
+const std::vector<std::string>& ListedFieldNames() {
+  static const auto* const names = [] {
+    auto* list = new std::vector<std::string>;
+    for (const FieldDef* f : ListedFields()) list->emplace_back(f->name);
+    return list;
+  }();
+  return *names;
 }
 
 ordered_json KnownJson(const KnownError* known) {
@@ -362,6 +344,30 @@ struct Server::Impl {
   std::mutex summary_mu;
   std::map<std::string, std::pair<int64_t, std::string>> summary_cache;
 
+  // {"fields": [...], "rows": [[...], ...]} of these runs, in this order: the
+  // stored values passed straight on (the lists need no typed record).
+  absl::StatusOr<ordered_json> RunTable(const std::vector<int64_t>& rowids) {
+    absl::StatusOr<Lease> store = Borrow();
+    if (!store.ok()) return store.status();
+    ordered_json rows = ordered_json::array();
+    rows.get_ref<ordered_json::array_t&>().reserve(rowids.size());
+    absl::Status status = (*store)->FieldsByRowid(
+        ListedFieldNames(), rowids, [&rows](int64_t, std::vector<FieldValue>& values) {
+          ordered_json row = ordered_json::array();
+          row.get_ref<ordered_json::array_t&>().reserve(values.size());
+          for (FieldValue& value : values) {
+            if (auto* text = std::get_if<std::string>(&value)) {
+              row.push_back(std::move(*text));
+            } else {
+              row.push_back(FieldValueToJson(value));
+            }
+          }
+          rows.push_back(std::move(row));
+        });
+    if (!status.ok()) return status;
+    return ordered_json{{"fields", ListedFieldNames()}, {"rows", std::move(rows)}};
+  }
+
   absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full) {
     absl::StatusOr<Lease> store = Borrow();
     if (!store.ok()) return store.status();
@@ -428,13 +434,13 @@ std::optional<HttpError> Server::Impl::Search(const Params& params, httplib::Res
   query->before_rowid = *cursor;
   query->count_cap = kCountCap;
   const IndexPage page = index.Search(*query);
-  absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
-  if (!runs.ok()) return FromStatus(runs.status());
+  absl::StatusOr<ordered_json> table = RunTable(page.rowids);
+  if (!table.ok()) return FromStatus(table.status());
   ordered_json next = nullptr;
   if (page.has_more && !page.rowids.empty()) next = std::to_string(page.rowids.back());
   SendJson(res, 200,
-           {{"fields", FieldNamesJson()},
-            {"rows", RunRowsJson(*runs)},
+           {{"fields", std::move((*table)["fields"])},
+            {"rows", std::move((*table)["rows"])},
             {"limit", *limit},
             {"total", page.total},
             {"total_capped", page.total_capped},
@@ -449,13 +455,13 @@ std::optional<HttpError> Server::Impl::Model(const Params& params, httplib::Resp
   bool truncated = false;
   const std::vector<int64_t> rowids = index.ModelRuns(model_id, kMaxModelRuns, &truncated);
   if (rowids.empty()) return HttpError{404, fmt::format("no runs of model '{}'", model_id)};
-  absl::StatusOr<std::vector<RunRecord>> runs = Fetch(rowids, false);
-  if (!runs.ok()) return FromStatus(runs.status());
+  absl::StatusOr<ordered_json> table = RunTable(rowids);
+  if (!table.ok()) return FromStatus(table.status());
   SendJson(res, 200,
            {{"model_id", model_id},
             {"model_type", index.ModelType(model_id)},
-            {"fields", FieldNamesJson()},
-            {"rows", RunRowsJson(*runs)},
+            {"fields", std::move((*table)["fields"])},
+            {"rows", std::move((*table)["rows"])},
             {"truncated", truncated}});
   return std::nullopt;
 }

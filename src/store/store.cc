@@ -583,6 +583,39 @@ absl::Status Store::ScanFields(
   return absl::OkStatus();
 }
 
+absl::Status Store::FieldsByRowid(
+    const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
+    const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
+  if (rowid_fields_select_ == nullptr || rowid_fields_ != fields) {
+    std::vector<std::string_view> columns;
+    for (const std::string& name : fields) {
+      // Only schema field names reach the SQL text: they are fixed identifiers.
+      const FieldDef* field = FindResultField(name);
+      if (field == nullptr) {
+        return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
+      }
+      columns.push_back(field->name);
+    }
+    STORE_ASSIGN_OR_RETURN(
+        sqlite::Statement prepared,
+        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+    rowid_fields_select_ = std::make_unique<sqlite::Statement>(std::move(prepared));
+    rowid_fields_ = fields;
+  }
+  sqlite::Statement& select = *rowid_fields_select_;
+  std::vector<FieldValue> values(fields.size());
+  for (int64_t rowid : rowids) {
+    select.Reset();
+    STORE_RETURN_IF_ERROR(select.BindAll(rowid));
+    STORE_ASSIGN_OR_RETURN(const bool found, select.Step());
+    if (!found) continue;
+    for (size_t i = 0; i < fields.size(); ++i) values[i] = select.Column(static_cast<int>(i));
+    row(rowid, values);
+  }
+  select.Reset();  // ends the read transaction of the last step
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int64_t>& rowids,
                                                           bool with_outputs) {
   std::unique_ptr<sqlite::Statement>& select = rowid_select_[with_outputs ? 1 : 0];

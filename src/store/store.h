@@ -181,6 +181,14 @@ class Store {
   absl::Status ScanFields(const std::vector<std::string>& fields, int64_t after_rowid,
                           const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
 
+  // Calls `row` with the values of `fields` (result field names) of each run
+  // of `rowids`, in that order; a rowid with no run is skipped. For output
+  // edges that only pass values on (the server's run lists).
+  // InvalidArgument for an unknown field name.
+  absl::Status FieldsByRowid(const std::vector<std::string>& fields,
+                             const std::vector<int64_t>& rowids,
+                             const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+
   // The runs with these rowids, in the order given; a rowid with no run is
   // skipped. Without `with_outputs`, stdout_tail, stderr_tail and
   // error_traceback read as "" (they are not read at all).
@@ -199,6 +207,9 @@ class Store {
   const std::unique_ptr<sqlite::Database> db_;
   // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
   std::unique_ptr<sqlite::Statement> rowid_select_[2];
+  // FieldsByRowid's SELECT and the fields it was prepared for.
+  std::unique_ptr<sqlite::Statement> rowid_fields_select_;
+  std::vector<std::string> rowid_fields_;
 };
 
 }  // namespace compatlab

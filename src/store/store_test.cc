@@ -554,7 +554,7 @@ TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
   EXPECT_EQ(store->GetSweep("s3").status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ScanFieldsAndRunsByRowid) {
+TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2"), MakeSpec("bert")};
   std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
   for (const TestSpec& spec : plan) {
@@ -588,6 +588,17 @@ TEST_F(StoreTest, ScanFieldsAndRunsByRowid) {
   EXPECT_EQ((*runs)[0].result.error_traceback, "");
   EXPECT_EQ(store->RunsByRowid({rowids[0]}, true)->front().result.error_traceback,
             "Traceback ...");
+
+  std::vector<std::string> picked;
+  ASSERT_TRUE(store
+                  ->FieldsByRowid({"model_type"}, {rowids[1], 999, rowids[0]},
+                                  [&](int64_t, std::vector<FieldValue>& values) {
+                                    picked.push_back(std::get<std::string>(values[0]));
+                                  })
+                  .ok());
+  EXPECT_EQ(picked, (std::vector<std::string>{"gpt2", "llama"}));
+  EXPECT_EQ(store->FieldsByRowid({"nope"}, {rowids[0]}, [](int64_t, auto&) {}).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
