@@ -122,6 +122,20 @@ absl::Status BindAllValues(sqlite::Statement& statement, const std::vector<Field
   return absl::OkStatus();
 }
 
+// The columns of `fields` (result field names): only schema field names reach
+// SQL text, as fixed identifiers. InvalidArgument for any other name.
+absl::StatusOr<std::vector<std::string_view>> FieldColumns(const std::vector<std::string>& fields) {
+  std::vector<std::string_view> columns;
+  for (const std::string& name : fields) {
+    const FieldDef* field = FindResultField(name);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
+    }
+    columns.push_back(field->name);
+  }
+  return columns;
+}
+
 // The result fields of the current row of `select`, every field of schema.h
 // in order from column `first`. DataLoss when a stored value does not parse.
 absl::StatusOr<RunRecord> ReadRunRow(sqlite::Statement& select, int first,
@@ -559,15 +573,8 @@ absl::StatusOr<int64_t> Store::CountRuns(const RunFilter& filter) {
 absl::Status Store::ScanFields(
     const std::vector<std::string>& fields, int64_t after_rowid,
     const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
-  std::vector<std::string_view> columns = {"rowid"};
-  for (const std::string& name : fields) {
-    // Only schema field names reach the SQL text: they are fixed identifiers.
-    const FieldDef* field = FindResultField(name);
-    if (field == nullptr) {
-      return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
-    }
-    columns.push_back(field->name);
-  }
+  STORE_ASSIGN_OR_RETURN(std::vector<std::string_view> columns, FieldColumns(fields));
+  columns.insert(columns.begin(), "rowid");
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement select,
       db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid > ? ORDER BY rowid",
@@ -587,15 +594,7 @@ absl::Status Store::FieldsByRowid(
     const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
     const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
   if (rowid_fields_select_ == nullptr || rowid_fields_ != fields) {
-    std::vector<std::string_view> columns;
-    for (const std::string& name : fields) {
-      // Only schema field names reach the SQL text: they are fixed identifiers.
-      const FieldDef* field = FindResultField(name);
-      if (field == nullptr) {
-        return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
-      }
-      columns.push_back(field->name);
-    }
+    STORE_ASSIGN_OR_RETURN(const std::vector<std::string_view> columns, FieldColumns(fields));
     STORE_ASSIGN_OR_RETURN(
         sqlite::Statement prepared,
         db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
