@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python build build-asan testdevice sweep test test-cpp test-asan test-python bench clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test test-cpp test-asan test-python test-web bench bench-serve clean
 
 all: build
 
@@ -26,7 +26,15 @@ debian:
 
 python: debian .stamps/python
 
-deps: debian python
+# The web page's charting library and the browser tests' driver (package-lock.json);
+# never a browser download: the tests drive Debian's chromium.
+.stamps/npm: package.json package-lock.json | debian
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@mkdir -p .stamps && touch $@
+
+web-deps: .stamps/npm
+
+deps: debian python web-deps
 
 # Configuring needs the venv: Arrow/Parquet C++ come from its pyarrow wheel (src/export).
 $(BUILD)/build.ninja: CMakeLists.txt | debian python
@@ -35,7 +43,7 @@ $(BUILD)/build.ninja: CMakeLists.txt | debian python
 $(ASAN_BUILD)/build.ninja: CMakeLists.txt | debian python
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOMPATLAB_WERROR=ON -DCOMPATLAB_SANITIZE=ON >/dev/null
 
-build: python $(BUILD)/build.ninja
+build: python web-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: python $(ASAN_BUILD)/build.ninja
@@ -63,10 +71,20 @@ test-asan: build-asan python
 test-python: build python testdevice
 	$(PYTEST) -q probe/tests tests/e2e testdevice/tests
 
-test: test-cpp test-asan test-python
+# Browser tests of `compatlab serve` (tests/web, node's test runner); a run
+# that reports no test fails.
+test-web: build python web-deps
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 COMPATLAB_BIN=$(BUILD)/compatlab \
+	  node --test --test-reporter=tap tests/web/ | tee $(BUILD)/web-tests.tap
+	@grep -Eq '^# tests [1-9]' $(BUILD)/web-tests.tap || { echo "test-web: no test ran" >&2; exit 1; }
+
+test: test-cpp test-asan test-python test-web
 
 bench: build python
 	bench/overhead
 
+bench-serve: build python
+	bench/serve
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build/testdevice .stamps
+	rm -rf $(BUILD) $(ASAN_BUILD) build/testdevice .stamps node_modules

@@ -4,11 +4,13 @@
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config sqlite3 libsqlite3-dev nlohmann-json3-dev
       libcli11-dev libabsl-dev libgtest-dev libgmock-dev libspdlog-dev libfmt-dev libssl-dev
-      hyperfine procps)
+      hyperfine procps libcpp-httplib-dev wrk chromium nodejs)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm ships inside some nodejs builds (NodeSource); Debian's nodejs needs the npm package.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 echo "setup: installing Debian packages: ${missing[*]}"

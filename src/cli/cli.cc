@@ -14,6 +14,7 @@
 #include "cli/export.h"
 #include "cli/query.h"
 #include "cli/repro.h"
+#include "cli/serve.h"
 #include "cli/sweep.h"
 #include "nlohmann/json.hpp"
 #include "plan/plan.h"
@@ -249,6 +250,19 @@ int RunCli(int argc, char** argv) {
                         "knowledge file (default: knowledge/errors.json of the project)");
   repro_cmd->add_option("--python", repro.python, "interpreter that runs the probe");
 
+  ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve the store read-only: a JSON API and a web page (doc/api.md)");
+  serve_cmd->add_option("--db", serve.db, "SQLite store")->capture_default_str();
+  serve_cmd->add_option("--host", serve.host, "address to listen on")->capture_default_str();
+  serve_cmd->add_option("--port", serve.port, "port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve_cmd->add_option("--threads", serve.threads, "request threads")
+      ->check(CLI::Range(2, 256))
+      ->capture_default_str();
+  serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -272,6 +286,7 @@ int RunCli(int argc, char** argv) {
   if (*diff_cmd) return RunDiff(diff);
   if (*errors_cmd) return RunErrors(errors);
   if (*repro_cmd) return RunRepro(repro);
+  if (*serve_cmd) return RunServe(serve);
   return kExitBadInput;
 }
 

@@ -67,6 +67,41 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
   return input.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
+absl::StatusOr<std::string> GenerateReproScript(const RunRecord& run, const KnownError* known,
+                                                const ProbeEnv& env) {
+  if (run.spec.model_type.empty() && run.spec.model_path.empty()) {
+    return absl::FailedPreconditionError(
+        fmt::format("run {} is a harness test (kind {}, model {}): it has no model and no "
+                    "reproduction script",
+                    run.run_id, run.spec.kind, run.spec.model_id));
+  }
+  // The run's target profile as this checkout has it (the probe's built-in cpu
+  // profile when the file is gone).
+  std::string profile_json;
+  if (absl::StatusOr<TargetProfile> profile =
+          LoadTargetProfile(run.spec.target, ProjectHome() / "targets");
+      profile.ok()) {
+    profile_json = profile->json;
+  } else if (run.spec.target != "cpu") {
+    std::cerr << "compatlab: warning: " << profile.status().message() << "\n";
+  }
+  absl::StatusOr<CommandResult> r =
+      RunCommand({env.python, "-m", "compatlab_probe.repro", "--input",
+                  ReproInputJson(run, known, profile_json)},
+                 {{"PYTHONPATH", env.probe_dir}}, 120);
+  if (!r.ok()) {
+    return absl::InternalError(fmt::format("cannot run the probe with {}: {}", env.python,
+                                           std::string(r.status().message())));
+  }
+  if (r->exit_code != 0 || r->stdout_text.empty()) {
+    std::string tail = r->stderr_text.size() > 400 ? r->stderr_text.substr(r->stderr_text.size() - 400)
+                                                   : r->stderr_text;
+    return absl::InternalError(
+        fmt::format("the probe's script generator failed (exit {}): {}", r->exit_code, tail));
+  }
+  return std::move(r->stdout_text);
+}
+
 int RunRepro(const ReproFlags& flags) {
   auto store = Store::Open(flags.db, OpenMode::kReadOnly);
   if (!store.ok()) return Fail(kExitBadInput, store.status());
@@ -78,47 +113,22 @@ int RunRepro(const ReproFlags& flags) {
     return Fail(kExitBadInput, fmt::format("no run {} in {}", flags.run_id, flags.db));
   }
   const RunRecord& run = runs->front();
-  if (run.spec.model_type.empty() && run.spec.model_path.empty()) {
-    return Fail(kExitBadInput,
-                fmt::format("run {} is a harness test (kind {}, model {}): it has no model and no "
-                            "reproduction script",
-                            run.run_id, run.spec.kind, run.spec.model_id));
-  }
   // The explanation is a bonus: a missing or broken knowledge file only warns.
   const std::filesystem::path kb_path =
       flags.kb.empty() ? DefaultKnowledgeBasePath() : std::filesystem::path(flags.kb);
   absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(kb_path);
-  if (!kb.ok()) {
+  if (!kb.ok() && !(run.spec.model_type.empty() && run.spec.model_path.empty())) {
     std::cerr << "compatlab: warning: no explanations: " << kb.status().message() << "\n";
   }
   const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
-
-  // The run's target profile as this checkout has it (the probe's built-in cpu
-  // profile when the file is gone).
-  std::string profile_json;
-  if (absl::StatusOr<TargetProfile> profile =
-          LoadTargetProfile(run.spec.target, ProjectHome() / "targets");
-      profile.ok()) {
-    profile_json = profile->json;
-  } else if (run.spec.target != "cpu") {
-    std::cerr << "compatlab: warning: " << profile.status().message() << "\n";
+  absl::StatusOr<std::string> script =
+      GenerateReproScript(run, known, ResolveProbeEnv(flags.python));
+  if (!script.ok()) {
+    return Fail(script.status().code() == absl::StatusCode::kFailedPrecondition ? kExitBadInput
+                                                                                  : kExitFailure,
+                script.status());
   }
-  const ProbeEnv env = ResolveProbeEnv(flags.python);
-  absl::StatusOr<CommandResult> r =
-      RunCommand({env.python, "-m", "compatlab_probe.repro", "--input",
-                  ReproInputJson(run, known, profile_json)},
-                 {{"PYTHONPATH", env.probe_dir}}, 120);
-  if (!r.ok()) {
-    return Fail(kExitFailure, fmt::format("cannot run the probe with {}: {}", env.python,
-                                          std::string(r.status().message())));
-  }
-  if (r->exit_code != 0 || r->stdout_text.empty()) {
-    std::string tail = r->stderr_text.size() > 400 ? r->stderr_text.substr(r->stderr_text.size() - 400)
-                                                   : r->stderr_text;
-    return Fail(kExitFailure,
-                fmt::format("the probe's script generator failed (exit {}): {}", r->exit_code, tail));
-  }
-  std::cout << r->stdout_text << std::flush;
+  std::cout << *script << std::flush;
   return kExitOk;
 }
 

@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "core/records.h"
+#include "plan/catalog.h"
 #include "query/error_kb.h"
 
 namespace compatlab {
@@ -24,6 +26,13 @@ struct ReproFlags {
 // text, or "" for the probe's built-in cpu profile.
 std::string ReproInputJson(const RunRecord& record, const KnownError* known,
                            const std::string& target_profile_json = "");
+
+// The reproduction script of `run`: the probe's generator run with
+// env.python. FailedPrecondition for a harness-kind run (no model, no
+// script); Internal when the generator cannot run or fails. Used by `repro`
+// and by `serve`'s /api/repro.
+absl::StatusOr<std::string> GenerateReproScript(const RunRecord& run, const KnownError* known,
+                                                const ProbeEnv& env);
 
 // Exit codes: 0 the script is on stdout; 1 the generator failed; 2 bad input
 // (a missing store, an unknown run id, a harness-kind run with no model).

@@ -122,6 +122,36 @@ absl::Status BindAllValues(sqlite::Statement& statement, const std::vector<Field
   return absl::OkStatus();
 }
 
+// The columns of `fields` (result field names): only schema field names reach
+// SQL text, as fixed identifiers. InvalidArgument for any other name.
+absl::StatusOr<std::vector<std::string_view>> FieldColumns(const std::vector<std::string>& fields) {
+  std::vector<std::string_view> columns;
+  for (const std::string& name : fields) {
+    const FieldDef* field = FindResultField(name);
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(fmt::format("'{}' is not a result field", name));
+    }
+    columns.push_back(field->name);
+  }
+  return columns;
+}
+
+// The result fields of the current row of `select`, every field of schema.h
+// in order from column `first`. DataLoss when a stored value does not parse.
+absl::StatusOr<RunRecord> ReadRunRow(sqlite::Statement& select, int first,
+                                     const std::string& path) {
+  const std::vector<FieldDef>& fields = ResultFields();
+  RunRecord record;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    absl::Status status = fields[i].set(select.Column(first + static_cast<int>(i)), record);
+    if (!status.ok()) {
+      return absl::DataLossError(fmt::format("{}: run {}: {}", path, select.ColumnText(first),
+                                             std::string(status.message())));
+    }
+  }
+  return record;
+}
+
 // The sweeps selected by `tail` ("WHERE ... ORDER BY ..."), bound to `params`.
 absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const std::string& tail,
                                                     const std::vector<FieldValue>& params) {
@@ -521,20 +551,12 @@ absl::StatusOr<std::vector<RunRecord>> Store::QueryRuns(const RunFilter& filter)
   }
   STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
   STORE_RETURN_IF_ERROR(BindAllValues(select, where.params));
-  const std::vector<FieldDef>& fields = ResultFields();
   std::vector<RunRecord> runs;
   while (true) {
     STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
     if (!row) break;
-    RunRecord& record = runs.emplace_back();
-    for (size_t i = 0; i < fields.size(); ++i) {
-      absl::Status status = fields[i].set(select.Column(static_cast<int>(i)), record);
-      if (!status.ok()) {
-        return absl::DataLossError(fmt::format("{}: run {}: {}", path_.string(),
-                                               select.ColumnText(0),
-                                               std::string(status.message())));
-      }
-    }
+    STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(select, 0, path_.string()));
+    runs.push_back(std::move(record));
   }
   return runs;
 }
@@ -546,6 +568,82 @@ absl::StatusOr<int64_t> Store::CountRuns(const RunFilter& filter) {
   STORE_RETURN_IF_ERROR(BindAllValues(count, where.params));
   STORE_RETURN_IF_ERROR(count.Step().status());
   return count.ColumnInt(0);
+}
+
+absl::Status Store::ScanFields(
+    const std::vector<std::string>& fields, int64_t after_rowid,
+    const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
+  STORE_ASSIGN_OR_RETURN(std::vector<std::string_view> columns, FieldColumns(fields));
+  columns.insert(columns.begin(), "rowid");
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement select,
+      db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid > ? ORDER BY rowid",
+                               fmt::join(columns, ", "))));
+  STORE_RETURN_IF_ERROR(select.BindAll(after_rowid));
+  std::vector<FieldValue> values(fields.size());
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
+    if (!more) break;
+    for (size_t i = 0; i < fields.size(); ++i) values[i] = select.Column(static_cast<int>(i) + 1);
+    row(select.ColumnInt(0), values);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Store::FieldsByRowid(
+    const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
+    const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
+  if (rowid_fields_select_ == nullptr || rowid_fields_ != fields) {
+    STORE_ASSIGN_OR_RETURN(const std::vector<std::string_view> columns, FieldColumns(fields));
+    STORE_ASSIGN_OR_RETURN(
+        sqlite::Statement prepared,
+        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+    rowid_fields_select_ = std::make_unique<sqlite::Statement>(std::move(prepared));
+    rowid_fields_ = fields;
+  }
+  sqlite::Statement& select = *rowid_fields_select_;
+  std::vector<FieldValue> values(fields.size());
+  for (int64_t rowid : rowids) {
+    select.Reset();
+    STORE_RETURN_IF_ERROR(select.BindAll(rowid));
+    STORE_ASSIGN_OR_RETURN(const bool found, select.Step());
+    if (!found) continue;
+    for (size_t i = 0; i < fields.size(); ++i) values[i] = select.Column(static_cast<int>(i));
+    row(rowid, values);
+  }
+  select.Reset();  // ends the read transaction of the last step
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int64_t>& rowids,
+                                                          bool with_outputs) {
+  std::unique_ptr<sqlite::Statement>& select = rowid_select_[with_outputs ? 1 : 0];
+  if (select == nullptr) {
+    static const std::set<std::string_view> kOutputs = {"stdout_tail", "stderr_tail",
+                                                        "error_traceback"};
+    std::vector<std::string> columns;
+    for (const FieldDef& field : ResultFields()) {
+      columns.push_back(!with_outputs && kOutputs.contains(field.name)
+                            ? fmt::format("'' AS {}", field.name)
+                            : std::string(field.name));
+    }
+    STORE_ASSIGN_OR_RETURN(
+        sqlite::Statement prepared,
+        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+    select = std::make_unique<sqlite::Statement>(std::move(prepared));
+  }
+  std::vector<RunRecord> runs;
+  runs.reserve(rowids.size());
+  for (int64_t rowid : rowids) {
+    select->Reset();
+    STORE_RETURN_IF_ERROR(select->BindAll(rowid));
+    STORE_ASSIGN_OR_RETURN(const bool found, select->Step());
+    if (!found) continue;
+    STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(*select, 0, path_.string()));
+    runs.push_back(std::move(record));
+  }
+  select->Reset();  // ends the read transaction of the last step
+  return runs;
 }
 
 }  // namespace compatlab

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,11 +23,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/records.h"
+#include "store/schema.h"
 
 namespace compatlab {
 
 namespace sqlite {
 class Database;
+class Statement;
 }
 
 enum class OpenMode {
@@ -170,6 +173,28 @@ class Store {
   // Number of stored runs that match `filter` (its limit is ignored).
   absl::StatusOr<int64_t> CountRuns(const RunFilter& filter);
 
+  // For readers that keep their own index of the runs (src/server): calls
+  // `row` for every stored run whose rowid is greater than `after_rowid`, in
+  // rowid order (insertion order: runs are never deleted), with the values of
+  // `fields` (result field names, schema.h) in that order. InvalidArgument
+  // for an unknown field name.
+  absl::Status ScanFields(const std::vector<std::string>& fields, int64_t after_rowid,
+                          const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+
+  // Calls `row` with the values of `fields` (result field names) of each run
+  // of `rowids`, in that order; a rowid with no run is skipped. For output
+  // edges that only pass values on (the server's run lists).
+  // InvalidArgument for an unknown field name.
+  absl::Status FieldsByRowid(const std::vector<std::string>& fields,
+                             const std::vector<int64_t>& rowids,
+                             const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+
+  // The runs with these rowids, in the order given; a rowid with no run is
+  // skipped. Without `with_outputs`, stdout_tail, stderr_tail and
+  // error_traceback read as "" (they are not read at all).
+  absl::StatusOr<std::vector<RunRecord>> RunsByRowid(const std::vector<int64_t>& rowids,
+                                                     bool with_outputs);
+
  private:
   Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db);
 
@@ -180,6 +205,11 @@ class Store {
 
   const std::filesystem::path path_;
   const std::unique_ptr<sqlite::Database> db_;
+  // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
+  std::unique_ptr<sqlite::Statement> rowid_select_[2];
+  // FieldsByRowid's SELECT and the fields it was prepared for.
+  std::unique_ptr<sqlite::Statement> rowid_fields_select_;
+  std::vector<std::string> rowid_fields_;
 };
 
 }  // namespace compatlab

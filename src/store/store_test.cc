@@ -554,5 +554,52 @@ TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
   EXPECT_EQ(store->GetSweep("s3").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
+  std::vector<TestSpec> plan = {MakeSpec("llama"), MakeSpec("gpt2"), MakeSpec("bert")};
+  std::unique_ptr<Store> store = StoreWithSweep("s1", plan);
+  for (const TestSpec& spec : plan) {
+    RunRecord run = MakeRun("s1", spec, TestStatus::kFailToRun);
+    run.result.error_traceback = "Traceback ...";
+    ASSERT_TRUE(store->InsertRun(run).ok());
+  }
+  std::vector<int64_t> rowids;
+  std::vector<std::string> types;
+  ASSERT_TRUE(store
+                  ->ScanFields({"model_type", "status"}, 0,
+                               [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                 rowids.push_back(rowid);
+                                 types.push_back(std::get<std::string>(values[0]));
+                                 EXPECT_EQ(std::get<std::string>(values[1]), "fail_to_run");
+                               })
+                  .ok());
+  EXPECT_EQ(types, (std::vector<std::string>{"llama", "gpt2", "bert"}));
+  int64_t later = 0;
+  ASSERT_TRUE(store->ScanFields({}, rowids[1], [&](int64_t, std::vector<FieldValue>&) { ++later; })
+                  .ok());
+  EXPECT_EQ(later, 1);
+  EXPECT_EQ(store->ScanFields({"rowid; DROP TABLE runs"}, 0, [](int64_t, auto&) {}).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  auto runs = store->RunsByRowid({rowids[2], 999, rowids[0]}, false);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].spec.model_type, "bert");
+  EXPECT_EQ((*runs)[1].spec.model_type, "llama");
+  EXPECT_EQ((*runs)[0].result.error_traceback, "");
+  EXPECT_EQ(store->RunsByRowid({rowids[0]}, true)->front().result.error_traceback,
+            "Traceback ...");
+
+  std::vector<std::string> picked;
+  ASSERT_TRUE(store
+                  ->FieldsByRowid({"model_type"}, {rowids[1], 999, rowids[0]},
+                                  [&](int64_t, std::vector<FieldValue>& values) {
+                                    picked.push_back(std::get<std::string>(values[0]));
+                                  })
+                  .ok());
+  EXPECT_EQ(picked, (std::vector<std::string>{"gpt2", "llama"}));
+  EXPECT_EQ(store->FieldsByRowid({"nope"}, {rowids[0]}, [](int64_t, auto&) {}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -1,0 +1,24 @@
+// `compatlab serve`: the store as an HTTP API and web page (src/server,
+// doc/api.md), read-only.
+#ifndef COMPATLAB_CLI_SERVE_H_
+#define COMPATLAB_CLI_SERVE_H_
+
+#include <string>
+
+namespace compatlab {
+
+struct ServeFlags {
+  std::string db = "compatlab.db";
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 16;
+  std::string python;  // interpreter that runs the probe's script generator
+};
+
+// Exit codes: 0 stopped by SIGINT or SIGTERM; 1 the server failed; 2 bad
+// input (a missing or unreadable store, an address that cannot be bound).
+int RunServe(const ServeFlags& flags);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CLI_SERVE_H_

@@ -1,0 +1,433 @@
+#include "server/run_index.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "query/errors_report.h"
+#include "store/schema.h"
+
+namespace compatlab {
+namespace {
+
+constexpr float kNull = std::numeric_limits<float>::quiet_NaN();
+
+// The columns the index reads, after model_id, model_type and seq_len.
+const char* const kColumnFields[] = {"sweep_id", "target", "mode", "kind", "status",
+                                     "dtype", "torch_version", "transformers_version"};
+
+std::string Text(const FieldValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  return "";
+}
+
+float Number(const FieldValue& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return static_cast<float>(*i);
+  if (const auto* d = std::get_if<double>(&value)) return static_cast<float>(*d);
+  return kNull;
+}
+
+// Nearest-rank percentile of `values` (reordered), in linear time.
+double Percentile(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  auto nth = values.begin() + (std::clamp<size_t>(rank, 1, values.size()) - 1);
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
+}
+
+// The distribution of `values`; the geometric mean only when `geomean`
+// (it costs a logarithm a value, and only ratios like speedup need it).
+MetricStats Stats(std::vector<double> values, bool geomean) {
+  MetricStats stats;
+  stats.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return stats;
+  stats.max = *std::max_element(values.begin(), values.end());
+  stats.p50 = Percentile(values, 0.5);
+  stats.p90 = Percentile(values, 0.9);
+  if (!geomean) return stats;
+  double log_sum = 0;
+  int64_t positive = 0;
+  for (double v : values) {
+    if (v > 0) {
+      log_sum += std::log(v);
+      ++positive;
+    }
+  }
+  if (positive > 0) stats.geomean = std::exp(log_sum / static_cast<double>(positive));
+  return stats;
+}
+
+}  // namespace
+
+const std::vector<std::string>& RunIndex::WantedMetrics() {
+  static const std::vector<std::string> kMetrics = {
+      "prepare_s",         "steady_median_s", "wall_s",          "host_peak_rss_bytes",
+      "device_peak_bytes", "speedup",         "warm_prepare_s",  "tokens_per_s"};
+  return kMetrics;
+}
+
+uint32_t RunIndex::Dict::Intern(const std::string& value) {
+  auto [it, added] = ids.emplace(value, static_cast<uint32_t>(values.size()));
+  if (added) values.push_back(value);
+  return it->second;
+}
+
+uint32_t RunIndex::Dict::Find(const std::string& value) const {
+  auto it = ids.find(value);
+  return it == ids.end() ? kNone : it->second;
+}
+
+RunIndex::RunIndex() {
+  for (const std::string& name : WantedMetrics()) {
+    if (FindResultField(name) != nullptr) metric_names_.push_back(name);
+  }
+}
+
+absl::Status RunIndex::Refresh(Store& store) {
+  std::lock_guard refresh_lock(refresh_mu_);  // one refresher at a time
+  std::vector<std::string> fields = {"model_id", "model_type", "seq_len"};
+  for (const char* f : kColumnFields) fields.push_back(f);
+  for (const std::string& m : metric_names_) fields.push_back(m);
+  const size_t first_metric = 3 + kColumns;
+  // New rows are collected apart, then appended under the exclusive lock.
+  struct NewRow {
+    int64_t rowid;
+    std::vector<FieldValue> values;
+  };
+  std::vector<NewRow> fresh;
+  absl::Status status = store.ScanFields(fields, last_rowid_,
+                                         [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                           fresh.push_back({rowid, values});
+                                         });
+  if (!status.ok()) return status;
+  if (fresh.empty()) return absl::OkStatus();
+  std::unique_lock lock(mu_);
+  rows_.reserve(rows_.size() + fresh.size());
+  metric_values_.reserve((rows_.size() + fresh.size()) * metric_names_.size());
+  for (const NewRow& n : fresh) {
+    Row row{};
+    row.rowid = n.rowid;
+    const std::string model_id = Text(n.values[0]);
+    row.model = models_.Intern(model_id);
+    if (row.model == model_types_.size()) {
+      const std::string model_type = Text(n.values[1]);
+      model_types_.push_back(model_type);
+      model_search_.push_back(absl::AsciiStrToLower(model_id + "\n" + model_type));
+      model_rows_.emplace_back();
+    }
+    const auto* seq = std::get_if<int64_t>(&n.values[2]);
+    row.seq_len = seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
+    for (int c = 0; c < kColumns; ++c) row.col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
+    model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
+    rows_.push_back(row);
+    for (size_t m = 0; m < metric_names_.size(); ++m) {
+      metric_values_.push_back(Number(n.values[first_metric + m]));
+    }
+  }
+  last_rowid_ = fresh.back().rowid;
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const std::vector<uint8_t>> RunIndex::MatchModels(
+    const std::string& substring) const {
+  const std::string needle = absl::AsciiStrToLower(substring);
+  {
+    std::lock_guard lock(cache_mu_);
+    if (model_cache_models_ != model_search_.size()) {
+      model_cache_.clear();
+      model_cache_models_ = model_search_.size();
+    }
+    if (auto it = model_cache_.find(needle); it != model_cache_.end()) return it->second;
+  }
+  auto match = std::make_shared<std::vector<uint8_t>>(model_search_.size(), 0);
+  // "model_id\nmodel_type": a needle without '\n' is found in one of them.
+  const bool searchable = needle.find('\n') == std::string::npos;
+  for (size_t m = 0; m < model_search_.size(); ++m) {
+    (*match)[m] = searchable && model_search_[m].find(needle) != std::string::npos;
+  }
+  std::lock_guard lock(cache_mu_);
+  constexpr size_t kMaxCached = 4096;
+  if (model_cache_.size() >= kMaxCached) model_cache_.clear();
+  model_cache_.emplace(needle, match);
+  return match;
+}
+
+RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
+  Resolved r;
+  const RunFilter& f = query.filter;
+  const std::string status = f.status ? std::string(TestStatusName(*f.status)) : "";
+  const std::string* wanted[kColumns] = {&f.sweep_id, &f.target, &f.mode,
+                                         &f.kind,     &status,   &f.dtype,
+                                         &f.torch_version, &f.transformers_version};
+  for (int c = 0; c < kColumns; ++c) {
+    r.want[c] = kNone;
+    if (wanted[c]->empty()) continue;
+    r.want[c] = dicts_[c].Find(*wanted[c]);
+    if (r.want[c] == kNone) r.empty = true;
+    r.columns[r.active++] = c;
+  }
+  if (!query.model_id.empty()) {
+    const uint32_t id = models_.Find(query.model_id);
+    if (id == kNone) {
+      r.empty = true;
+    } else {
+      auto only = std::make_shared<std::vector<uint8_t>>(models_.values.size(), 0);
+      (*only)[id] = 1;
+      r.models = only;
+    }
+  }
+  if (!f.model.empty() && !r.empty) {
+    auto sub = MatchModels(f.model);
+    if (r.models) {
+      auto both = std::make_shared<std::vector<uint8_t>>(*r.models);
+      for (size_t m = 0; m < both->size(); ++m) (*both)[m] &= (*sub)[m];
+      r.models = both;
+    } else {
+      r.models = sub;
+    }
+  }
+  r.failures_only = query.failures_only;
+  if (r.failures_only) {
+    const Dict& statuses = dicts_[kStatus];
+    r.failure_status.assign(statuses.values.size(), 0);
+    for (size_t s = 0; s < statuses.values.size(); ++s) {
+      absl::StatusOr<TestStatus> parsed = ParseTestStatus(statuses.values[s]);
+      r.failure_status[s] = parsed.ok() && IsFailureStatus(*parsed);
+    }
+  }
+  return r;
+}
+
+bool RunIndex::Resolved::Matches(const Row& row) const {
+  for (int i = 0; i < active; ++i) {
+    if (row.col[columns[i]] != want[columns[i]]) return false;
+  }
+  if (models && !(*models)[row.model]) return false;
+  if (failures_only && !failure_status[row.col[kStatus]]) return false;
+  return true;
+}
+
+template <typename Visit>
+void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const {
+  if (resolved.empty || rows_.empty()) return;
+  // The first position to look at: the newest row older than the cursor.
+  size_t end = rows_.size();
+  if (before_rowid > 0) {
+    end = std::lower_bound(rows_.begin(), rows_.end(), before_rowid,
+                           [](const Row& row, int64_t id) { return row.rowid < id; }) -
+          rows_.begin();
+  }
+  size_t model_rows = 0;
+  if (resolved.models) {
+    for (size_t m = 0; m < resolved.models->size(); ++m) {
+      if ((*resolved.models)[m]) model_rows += model_rows_[m].size();
+    }
+  }
+  // Matching models that hold a small share of the rows: merge their rows
+  // newest first with a heap of one cursor per model (each model's positions
+  // ascend), so that a walk that stops early costs what it visits. Else a
+  // plain scan, newest first, is cheaper.
+  if (resolved.models && model_rows * 20 < rows_.size()) {
+    struct Cursor {
+      uint32_t position;
+      uint32_t model;
+      uint32_t index;  // of `position` in model_rows_[model]
+      bool operator<(const Cursor& other) const { return position < other.position; }
+    };
+    std::vector<Cursor> heap;
+    for (size_t m = 0; m < resolved.models->size(); ++m) {
+      if (!(*resolved.models)[m]) continue;
+      const std::vector<uint32_t>& rows = model_rows_[m];
+      const size_t below = std::lower_bound(rows.begin(), rows.end(), end) - rows.begin();
+      if (below > 0) {
+        heap.push_back({rows[below - 1], static_cast<uint32_t>(m), static_cast<uint32_t>(below - 1)});
+      }
+    }
+    std::make_heap(heap.begin(), heap.end());
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end());
+      Cursor& c = heap.back();
+      if (resolved.Matches(rows_[c.position]) && !visit(c.position)) return;
+      if (c.index == 0) {
+        heap.pop_back();
+      } else {
+        --c.index;
+        c.position = model_rows_[c.model][c.index];
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+    return;
+  }
+  for (size_t p = end; p-- > 0;) {
+    if (resolved.Matches(rows_[p]) && !visit(p)) return;
+  }
+}
+
+IndexPage RunIndex::Search(const IndexQuery& query) const {
+  std::shared_lock lock(mu_);
+  IndexPage page;
+  const Resolved resolved = Resolve(query);
+  const size_t cap = std::max(query.count_cap, query.limit);
+  size_t seen = 0;
+  Walk(resolved, query.before_rowid, [&](size_t p) {
+    ++seen;
+    if (page.rowids.size() < query.limit) {
+      page.rowids.push_back(rows_[p].rowid);
+    } else {
+      page.has_more = true;
+    }
+    return seen <= cap;
+  });
+  page.total_capped = seen > cap;
+  page.total = static_cast<int64_t>(std::min(seen, cap));
+  return page;
+}
+
+std::vector<int64_t> RunIndex::ModelRuns(const std::string& model_id, size_t limit,
+                                         bool* truncated) const {
+  std::shared_lock lock(mu_);
+  std::vector<int64_t> rowids;
+  *truncated = false;
+  const uint32_t id = models_.Find(model_id);
+  if (id == kNone) return rowids;
+  const std::vector<uint32_t>& positions = model_rows_[id];
+  for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
+    if (rowids.size() == limit) {
+      *truncated = true;
+      break;
+    }
+    rowids.push_back(rows_[*it].rowid);
+  }
+  return rowids;
+}
+
+std::string RunIndex::ModelType(const std::string& model_id) const {
+  std::shared_lock lock(mu_);
+  const uint32_t id = models_.Find(model_id);
+  return id == kNone ? "" : model_types_[id];
+}
+
+Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
+  std::shared_lock lock(mu_);
+  Summary summary;
+  const Resolved resolved = Resolve(query);
+  const size_t n_metrics = metric_names_.size();
+  const uint32_t pass = dicts_[kStatus].Find("pass");
+  // Per group: counts and the passing runs' metric values. Groups are found
+  // by their ids packed in a hashed key (a summary walks every matching row).
+  struct Acc {
+    int64_t runs = 0;
+    std::vector<int64_t> statuses;  // by status id
+    std::vector<std::vector<double>> values;
+  };
+  using Key = std::array<uint32_t, 4>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (uint32_t v : k) h = (h ^ v) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  using Groups = std::unordered_map<Key, Acc, KeyHash>;
+  Groups by_stack, by_target, by_seq;
+  std::vector<size_t> passing;
+  const size_t n_statuses = dicts_[kStatus].values.size();
+  auto add = [&](Acc& acc, size_t p) {
+    ++acc.runs;
+    acc.statuses.resize(n_statuses);
+    ++acc.statuses[rows_[p].col[kStatus]];
+    if (rows_[p].col[kStatus] != pass) return;
+    acc.values.resize(n_metrics);
+    for (size_t m = 0; m < n_metrics; ++m) {
+      const float v = metric_values_[p * n_metrics + m];
+      if (!std::isnan(v)) acc.values[m].push_back(v);
+    }
+  };
+  Walk(resolved, 0, [&](size_t p) {
+    const Row& row = rows_[p];
+    ++summary.runs;
+    add(by_stack[{row.col[kTorch], row.col[kTransformers], 0, 0}], p);
+    add(by_target[{row.col[kTarget], row.col[kMode], row.col[kTorch], 0}], p);
+    add(by_seq[{row.col[kTarget], row.col[kMode], row.col[kKind], row.seq_len}], p);
+    if (row.col[kStatus] == pass) passing.push_back(p);
+    return true;
+  });
+  auto finish = [&](const Acc& acc, std::map<std::string, std::string> key) {
+    SummaryGroup group;
+    group.key = std::move(key);
+    group.runs = acc.runs;
+    for (size_t status = 0; status < acc.statuses.size(); ++status) {
+      if (acc.statuses[status] > 0) group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];
+    }
+    for (size_t m = 0; m < acc.values.size(); ++m) {
+      group.passing[metric_names_[m]] = Stats(acc.values[m], metric_names_[m] == "speedup");
+    }
+    return group;
+  };
+  // Groups in the order of their key values (names, then numbers).
+  auto sorted = [](std::vector<SummaryGroup> groups) {
+    std::sort(groups.begin(), groups.end(), [](const SummaryGroup& a, const SummaryGroup& b) {
+      return a.key < b.key;
+    });
+    return groups;
+  };
+  auto name = [&](int column, uint32_t id) { return dicts_[column].values[id]; };
+  std::vector<SummaryGroup> groups;
+  for (const auto& [k, acc] : by_stack) {
+    groups.push_back(finish(acc, {{"torch_version", name(kTorch, k[0])},
+                                  {"transformers_version", name(kTransformers, k[1])}}));
+  }
+  summary.by_stack = sorted(std::move(groups));
+  groups.clear();
+  for (const auto& [k, acc] : by_target) {
+    groups.push_back(finish(acc, {{"target", name(kTarget, k[0])},
+                                  {"mode", name(kMode, k[1])},
+                                  {"torch_version", name(kTorch, k[2])}}));
+  }
+  summary.by_target = sorted(std::move(groups));
+  groups.clear();
+  for (const auto& [k, acc] : by_seq) {
+    groups.push_back(finish(acc, {{"target", name(kTarget, k[0])},
+                                  {"mode", name(kMode, k[1])},
+                                  {"kind", name(kKind, k[2])},
+                                  {"seq_len", std::to_string(k[3])}}));
+  }
+  summary.by_seq_len = sorted(std::move(groups));
+  const size_t step = passing.size() <= max_points || max_points == 0
+                          ? 1
+                          : (passing.size() + max_points - 1) / max_points;
+  for (size_t i = 0; i < passing.size() && max_points > 0; i += step) {
+    const size_t p = passing[i];
+    SummaryPoint& point = summary.points.emplace_back();
+    point.rowid = rows_[p].rowid;
+    point.model_id = models_.values[rows_[p].model];
+    for (size_t m = 0; m < n_metrics; ++m) {
+      const float v = metric_values_[p * n_metrics + m];
+      if (!std::isnan(v)) point.metrics[metric_names_[m]] = v;
+    }
+  }
+  return summary;
+}
+
+Facets RunIndex::GetFacets() const {
+  std::shared_lock lock(mu_);
+  Facets facets;
+  for (int c = 0; c < kColumns; ++c) {
+    std::vector<std::string> values = dicts_[c].values;
+    std::sort(values.begin(), values.end());
+    facets.values[kColumnFields[c]] = std::move(values);
+  }
+  facets.runs = static_cast<int64_t>(rows_.size());
+  facets.models = static_cast<int64_t>(models_.values.size());
+  return facets;
+}
+
+int64_t RunIndex::size() const {
+  std::shared_lock lock(mu_);
+  return static_cast<int64_t>(rows_.size());
+}
+
+}  // namespace compatlab

@@ -1,0 +1,162 @@
+// An in-memory index of a store's runs for `compatlab serve`: the fields a
+// search filters on, interned, plus a few metrics, one small row per run in
+// rowid (insertion) order. A search walks it newest first and returns rowids;
+// the full records are then read from the store by rowid (Store::RunsByRowid).
+//
+// The store is only read: the index is kept current by Refresh(), which reads
+// the runs stored since the last call (runs are never deleted or rewritten,
+// so rowids only grow).
+//
+// Thread safety: every method may be called from any thread; searches share
+// a lock, Refresh() takes it exclusively only to append.
+#ifndef COMPATLAB_SERVER_RUN_INDEX_H_
+#define COMPATLAB_SERVER_RUN_INDEX_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "store/store.h"
+
+namespace compatlab {
+
+// Which runs a search selects, newest first.
+struct IndexQuery {
+  // Uses sweep_id, model (substring of model_id or model_type, any case),
+  // status, kind, mode, target, dtype, torch_version, transformers_version.
+  // test_id, run_id, limit and sort are not used.
+  RunFilter filter;
+  std::string model_id;        // exact model_id; "" = any
+  bool failures_only = false;  // every status but pass and skipped
+  int64_t before_rowid = 0;    // keyset cursor: only runs older than this rowid; 0 = none
+  size_t limit = 50;           // rows returned
+  size_t count_cap = 1000;     // the total is counted up to this many
+};
+
+struct IndexPage {
+  std::vector<int64_t> rowids;  // at most `limit`, newest first
+  bool has_more = false;        // more rows after these
+  int64_t total = 0;            // matching rows from the cursor on, at most count_cap
+  bool total_capped = false;    // there are more than count_cap
+};
+
+// A distribution of one metric over a group of runs (NULLs left out).
+struct MetricStats {
+  int64_t count = 0;
+  double p50 = 0, p90 = 0, max = 0;
+  double geomean = 0;  // of the positive values, for speedup only; 0 otherwise
+};
+
+// One group of a summary: runs sharing the group's key.
+struct SummaryGroup {
+  std::map<std::string, std::string> key;    // e.g. {torch_version: ..., transformers_version: ...}
+  int64_t runs = 0;
+  std::map<std::string, int64_t> statuses;   // status name -> runs
+  std::map<std::string, MetricStats> passing;  // metric -> stats over passing runs
+};
+
+// One passing run as a point of the dashboard's scatter plots.
+struct SummaryPoint {
+  int64_t rowid = 0;
+  std::string model_id;
+  std::map<std::string, double> metrics;  // metric -> value (NULLs left out)
+};
+
+struct Summary {
+  int64_t runs = 0;
+  std::vector<SummaryGroup> by_stack;    // key: torch_version, transformers_version
+  std::vector<SummaryGroup> by_target;   // key: target, mode, torch_version
+  std::vector<SummaryGroup> by_seq_len;  // key: target, mode, kind, seq_len
+  std::vector<SummaryPoint> points;      // an even sample of the passing runs, newest first
+};
+
+// The distinct values of the filterable fields, for the page's filter lists.
+struct Facets {
+  std::map<std::string, std::vector<std::string>> values;  // field -> sorted values
+  int64_t runs = 0;
+  int64_t models = 0;
+};
+
+class RunIndex {
+ public:
+  // The metrics kept per run: every one of these that is a result field of
+  // this build (so fields added later, like speedup, are used when present).
+  static const std::vector<std::string>& WantedMetrics();
+
+  RunIndex();
+
+  // Reads the runs stored since the last call from `store`.
+  absl::Status Refresh(Store& store);
+
+  IndexPage Search(const IndexQuery& query) const;
+  // Every run of one model, newest first, at most `limit`; `truncated` when more.
+  std::vector<int64_t> ModelRuns(const std::string& model_id, size_t limit, bool* truncated) const;
+  // model_type of `model_id`, or "" when unknown.
+  std::string ModelType(const std::string& model_id) const;
+  Summary Summarize(const IndexQuery& query, size_t max_points) const;
+  Facets GetFacets() const;
+  int64_t size() const;
+  // The metrics actually kept (WantedMetrics() that exist in this build).
+  const std::vector<std::string>& metrics() const { return metric_names_; }
+
+ private:
+  // One interned column: values and their ids.
+  struct Dict {
+    std::vector<std::string> values;
+    std::unordered_map<std::string, uint32_t> ids;
+    uint32_t Intern(const std::string& value);
+    // The id of `value`, or kNone when it never occurs.
+    uint32_t Find(const std::string& value) const;
+  };
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  enum Column { kSweep, kTarget, kMode, kKind, kStatus, kDtype, kTorch, kTransformers, kColumns };
+  struct Row {
+    int64_t rowid;
+    uint32_t model;
+    uint32_t seq_len;
+    uint32_t col[kColumns];
+  };
+  // A query with its strings resolved to ids; `empty` when it cannot match.
+  struct Resolved {
+    bool empty = false;
+    uint32_t want[kColumns];
+    int columns[kColumns];  // the columns with a wanted value
+    int active = 0;         // how many
+    std::shared_ptr<const std::vector<uint8_t>> models;  // null = any model
+    std::vector<uint8_t> failure_status;                 // by status id
+    bool failures_only = false;
+    bool Matches(const Row& row) const;
+  };
+  Resolved Resolve(const IndexQuery& query) const;  // REQUIRES: mu_ held (shared)
+  std::shared_ptr<const std::vector<uint8_t>> MatchModels(const std::string& substring) const;
+  // Positions of matching rows, newest first, walked until `visit` returns false.
+  template <typename Visit>
+  void Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const;
+
+  mutable std::shared_mutex mu_;
+  std::vector<Row> rows_;
+  std::vector<float> metric_values_;  // rows_.size() x metric_names_.size(), NaN = NULL
+  std::vector<std::string> metric_names_;
+  Dict dicts_[kColumns];
+  Dict models_;                             // model_id
+  std::vector<std::string> model_types_;    // by model id
+  std::vector<std::string> model_search_;   // lower-case "model_id\nmodel_type" by model id
+  std::vector<std::vector<uint32_t>> model_rows_;  // positions in rows_, by model id
+  int64_t last_rowid_ = 0;
+  std::mutex refresh_mu_;
+
+  mutable std::mutex cache_mu_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const std::vector<uint8_t>>> model_cache_;
+  mutable size_t model_cache_models_ = 0;  // models_ size the cache was built for
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SERVER_RUN_INDEX_H_

@@ -1,0 +1,76 @@
+// `compatlab serve`: the store as a JSON API over HTTP and the web page of
+// web/, served by one process. Endpoints: doc/api.md (doc/openapi.yaml).
+//
+// The store is only read: every connection is opened OpenMode::kReadOnly,
+// every query is parameterised, and the in-memory RunIndex picks up runs that
+// a running sweep or an import adds. JSON exists only here, at the HTTP edge;
+// the work is done on RunRecords by the store, query/ and RunIndex.
+//
+// Thread safety: Serve() blocks; Stop() may be called from any thread.
+// Requests are handled by a pool of threads, each borrowing a store
+// connection from a pool.
+#ifndef COMPATLAB_SERVER_SERVER_H_
+#define COMPATLAB_SERVER_SERVER_H_
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "query/error_kb.h"
+
+namespace compatlab {
+
+// Makes the reproduction script of a run (what `compatlab repro` prints);
+// `known` is the knowledge base's entry for it or null. FailedPrecondition
+// when the run has no script (a harness test).
+using ReproFunction =
+    std::function<absl::StatusOr<std::string>(const RunRecord& run, const KnownError* known)>;
+
+struct ServerOptions {
+  std::filesystem::path db;             // the store; must exist
+  std::filesystem::path web_dir;        // static files of the page, served at /
+  std::filesystem::path vendor_dir;     // the charting library's files, served at /vendor/
+  std::filesystem::path kb_path;        // knowledge file; unreadable = no explanations
+  ReproFunction repro;                  // null: /api/repro answers 501
+  int threads = 16;                     // request threads (one per open connection)
+  double refresh_interval_s = 1.0;      // how often new runs are looked for
+};
+
+class HttpServer;  // the HTTP library's server, internal
+
+class Server {
+ public:
+  // Opens the store read-only and indexes its runs. Errors: those of
+  // Store::Open (NotFound when the file does not exist: it is never created),
+  // NotFound when web_dir does not exist.
+  static absl::StatusOr<std::unique_ptr<Server>> Open(const ServerOptions& options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listening socket; port 0 picks a free port (see port()).
+  // Unavailable when the address cannot be bound.
+  absl::Status Bind(const std::string& host, int port);
+  int port() const { return port_; }
+  // Serves until Stop(). REQUIRES: Bind() succeeded.
+  absl::Status Serve();
+  void Stop();
+
+  // Number of runs indexed.
+  int64_t runs() const;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SERVER_SERVER_H_

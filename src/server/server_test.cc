@@ -1,0 +1,260 @@
+#include "server/server.h"
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "store/store.h"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::MakeRun;
+using test::MakeSpec;
+
+// The run objects of a {"fields": [...], "rows": [[...]]} answer.
+json Runs(const json& table) {
+  json runs = json::array();
+  for (const json& row : table["rows"]) {
+    json run = json::object();
+    for (size_t i = 0; i < table["fields"].size(); ++i) run[table["fields"][i].get<std::string>()] = row[i];
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = temp_.path() / "compatlab.db";
+    web_ = temp_.path() / "web";
+    fs::create_directories(web_);
+    std::FILE* f = std::fopen((web_ / "index.html").c_str(), "w");
+    std::fputs("<!doctype html><title>compatlab</title>", f);
+    std::fclose(f);
+    f = std::fopen((temp_.path() / "secret.txt").c_str(), "w");
+    std::fputs("secret", f);
+    std::fclose(f);
+    auto store = Store::Open(db_, OpenMode::kReadWriteCreate);
+    ASSERT_TRUE(store.ok()) << store.status();
+    writer_ = *std::move(store);
+    // 30 models x 2 targets, one sweep; model 7 fails on cuda with HTML in its message.
+    for (int m = 0; m < 30; ++m) {
+      for (const char* target : {"cpu", "cuda"}) {
+        TestSpec spec = MakeSpec("model" + std::to_string(m));
+        spec.target = target;
+        plan_.push_back(spec);
+      }
+    }
+    SweepInfo sweep;
+    sweep.sweep_id = "s1";
+    sweep.created_at = "2026-11-30T02:00:00.000Z";
+    ASSERT_TRUE(writer_->CreateSweep(sweep, plan_).ok());
+    for (size_t i = 0; i + 2 < plan_.size(); ++i) Insert(i);  // the last model comes later
+  }
+
+  void Insert(size_t i) {
+    const TestSpec& spec = plan_[i];
+    const bool fails = spec.model_type == "model7" && spec.target == "cuda";
+    RunRecord run = MakeRun("s1", spec, fails ? TestStatus::kFailToRun : TestStatus::kPass);
+    run.result.torch_version = "2.13.0";
+    if (fails) {
+      run.result.error_type = "RuntimeError";
+      run.result.error_message = "<img src=x onerror=alert(1)><script>alert(2)</script>";
+      run.result.error_traceback = "Traceback (most recent call last): ...";
+    } else {
+      run.result.prepare_s = 1.0 + static_cast<double>(i);
+      run.result.steady_median_s = 0.01;
+    }
+    ASSERT_TRUE(writer_->InsertRun(run).ok());
+  }
+
+  void Start(ReproFunction repro = nullptr) {
+    ServerOptions options;
+    options.db = db_;
+    options.web_dir = web_;
+    options.kb_path = temp_.path() / "no-kb.json";
+    options.repro = std::move(repro);
+    options.refresh_interval_s = 0;
+    options.threads = 4;
+    auto server = Server::Open(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ASSERT_TRUE(server_->Bind("127.0.0.1", 0).ok());
+    thread_ = std::thread([this] { EXPECT_TRUE(server_->Serve().ok()); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // GET `path`: the status, and the body parsed as JSON when it is JSON.
+  std::pair<int, json> Get(const std::string& path) {
+    httplib::Result r = client_->Get(path);
+    EXPECT_TRUE(r) << path;
+    if (!r) return {0, nullptr};
+    last_headers_ = r->headers;
+    json body = json::parse(r->body, nullptr, false);
+    return {r->status, body.is_discarded() ? json(r->body) : body};
+  }
+
+  test::ScopedTempDir temp_;
+  fs::path db_, web_;
+  std::vector<TestSpec> plan_;
+  std::unique_ptr<Store> writer_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+  httplib::Headers last_headers_;
+};
+
+TEST_F(ServerTest, SearchFiltersPagesAndCounts) {
+  Start();
+  auto [status, page] = Get("/api/search?target=cuda&limit=10");
+  ASSERT_EQ(status, 200) << page;
+  EXPECT_EQ(Runs(page).size(), 10u);
+  EXPECT_EQ(page["total"], 29);
+  EXPECT_EQ(page["total_capped"], false);
+  EXPECT_EQ(page["has_more"], true);
+  EXPECT_EQ(Runs(page)[0]["model_id"], "hf:model28");  // newest first
+  EXPECT_FALSE(Runs(page)[0].contains("stdout_tail"));
+  std::set<std::string> seen;
+  std::string cursor = page["next_cursor"];
+  for (const auto& r : Runs(page)) seen.insert(r["run_id"].get<std::string>());
+  while (true) {
+    auto [s, next] = Get("/api/search?target=cuda&limit=10&cursor=" + cursor);
+    ASSERT_EQ(s, 200);
+    for (const auto& r : Runs(next)) {
+      EXPECT_EQ(r["target"], "cuda");
+      EXPECT_TRUE(seen.insert(r["run_id"].get<std::string>()).second) << "repeated row";
+    }
+    if (!next["has_more"].get<bool>()) break;
+    cursor = next["next_cursor"];
+  }
+  EXPECT_EQ(seen.size(), 29u);
+
+  auto [s2, models] = Get("/api/search?model=MODEL2&status=pass");
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(models["total"], 20);  // model2, model20..model28 on two targets, model29 absent
+  auto [s3, none] = Get("/api/search?torch_version=9.9");
+  EXPECT_EQ(none["total"], 0);
+  EXPECT_EQ(none["next_cursor"], nullptr);
+}
+
+TEST_F(ServerTest, BadParametersAndUnknownRoutesAreJsonErrors) {
+  Start();
+  for (const std::string path :
+       {"/api/search?status=great", "/api/search?limit=0", "/api/search?limit=1000",
+        "/api/search?cursor=abc", "/api/search?colour=red", "/api/search?model=%0a",
+        "/api/model", "/api/diff?head=", "/api/search?model=a&model=b",
+        "/api/diff?base=torch=2.13.0&head=s1"}) {
+    auto [status, body] = Get(path);
+    EXPECT_EQ(status, 400) << path;
+    EXPECT_TRUE(body.contains("error")) << path << " " << body;
+  }
+  auto [status, body] = Get("/api/nothing");
+  EXPECT_EQ(status, 404);
+  EXPECT_TRUE(body.contains("error"));
+  EXPECT_EQ(Get("/api/model?model_id=hf:unknown").first, 404);
+  EXPECT_EQ(Get("/api/run?run_id=nope").first, 404);
+  EXPECT_EQ(Get("/api/search?model=" + std::string(300, 'x')).first, 400);
+}
+
+TEST_F(ServerTest, SecurityHeadersAndStaticFilesStayInTheirFolder) {
+  Start();
+  auto [status, body] = Get("/");
+  EXPECT_EQ(status, 200);
+  EXPECT_THAT(body.get<std::string>(), ::testing::HasSubstr("compatlab"));
+  ASSERT_TRUE(last_headers_.count("Content-Security-Policy"));
+  EXPECT_THAT(last_headers_.find("Content-Security-Policy")->second,
+              ::testing::HasSubstr("script-src 'self'"));
+  Get("/api/health");
+  EXPECT_TRUE(last_headers_.count("Content-Security-Policy"));
+  for (const std::string path : {"/../secret.txt", "/%2e%2e/secret.txt", "/..%2fsecret.txt"}) {
+    auto [s, b] = Get(path);
+    EXPECT_EQ(s, 404) << path;
+    EXPECT_THAT(b.dump(), ::testing::Not(::testing::HasSubstr("secret\""))) << path;
+  }
+}
+
+TEST_F(ServerTest, ModelDetailKeepsMarkupAsText) {
+  Start();
+  auto [status, model] = Get("/api/model?model_id=hf:model7");
+  ASSERT_EQ(status, 200) << model;
+  EXPECT_EQ(model["model_type"], "model7");
+  ASSERT_EQ(Runs(model).size(), 2u);
+  EXPECT_EQ(Runs(model)[0]["status"], "fail_to_run");
+  EXPECT_EQ(Runs(model)[0]["error_message"],
+            "<img src=x onerror=alert(1)><script>alert(2)</script>");
+  auto [s1, errors_of_model] = Get("/api/errors?model_id=hf:model7");
+  ASSERT_EQ(errors_of_model["groups"].size(), 1u);
+  EXPECT_EQ(errors_of_model["groups"][0]["runs"], 1);
+
+  auto [s2, run] = Get("/api/run?run_id=" + Runs(model)[0]["run_id"].get<std::string>());
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(run["run"]["error_traceback"], "Traceback (most recent call last): ...");
+
+  auto [s3, errors] = Get("/api/errors");
+  ASSERT_EQ(s3, 200);
+  EXPECT_EQ(errors["groups"].size(), 1u);
+}
+
+TEST_F(ServerTest, SummaryDiffAndFacets) {
+  Start();
+  auto [status, summary] = Get("/api/summary");
+  ASSERT_EQ(status, 200) << summary;
+  ASSERT_EQ(summary["by_stack"].size(), 1u);
+  const json& stack = summary["by_stack"][0];
+  EXPECT_EQ(stack["torch_version"], "2.13.0");
+  EXPECT_EQ(stack["runs"], 58);
+  EXPECT_EQ(stack["pass"], 57);
+  EXPECT_EQ(stack["passing"]["prepare_s"]["count"], 57);
+  EXPECT_EQ(summary["points"].size(), 57u);
+
+  auto [s2, facets] = Get("/api/facets");
+  EXPECT_EQ(facets["values"]["target"], json::array({"cpu", "cuda"}));
+
+  auto [s3, diff] = Get("/api/diff?base=torch%3D2.13.0&head=s1&target=cuda");
+  ASSERT_EQ(s3, 200) << diff;
+  EXPECT_EQ(diff["compared"], 29) << diff;
+  EXPECT_EQ(diff["regressions"], 0);
+}
+
+TEST_F(ServerTest, NewRunsAppearWithoutARestart) {
+  Start();
+  EXPECT_EQ(Get("/api/model?model_id=hf:model29").first, 404);
+  Insert(plan_.size() - 2);
+  auto [status, model] = Get("/api/model?model_id=hf:model29");
+  EXPECT_EQ(status, 200) << model;
+}
+
+TEST_F(ServerTest, ReproUsesTheGivenGenerator) {
+  Start([](const RunRecord& run, const KnownError*) -> absl::StatusOr<std::string> {
+    return "# script of " + run.run_id + "\n";
+  });
+  const std::string run_id = Runs(Get("/api/search?limit=1").second)[0]["run_id"];
+  auto [status, repro] = Get("/api/repro?run_id=" + run_id);
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(repro["script"], "# script of " + run_id + "\n");
+}
+
+TEST_F(ServerTest, NoGeneratorIs501AndMissingStoreIsNotCreated) {
+  Start();
+  const std::string run_id = Runs(Get("/api/search?limit=1").second)[0]["run_id"];
+  EXPECT_EQ(Get("/api/repro?run_id=" + run_id).first, 501);
+  ServerOptions options;
+  options.db = temp_.path() / "missing.db";
+  options.web_dir = web_;
+  EXPECT_EQ(Server::Open(options).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(fs::exists(options.db));
+}
+
+}  // namespace
+}  // namespace compatlab

@@ -1,0 +1,154 @@
+// Browser tests of `compatlab serve`: Debian's chromium, headless, driven by
+// playwright-core (no browser download), against the real binary serving a
+// store built by make_store.py with the real binary.
+//   node --test tests/web/   (COMPATLAB_BIN, COMPATLAB_PYTHON override the paths)
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const bin = process.env.COMPATLAB_BIN || path.join(repo, "build/compatlab");
+const python = process.env.COMPATLAB_PYTHON || path.join(repo, ".venv/bin/python");
+const work = mkdtempSync(path.join(tmpdir(), "compatlab-web-"));
+let server, context, base;
+
+before(async () => {
+  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work],
+    { encoding: "utf8", env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } }).trim();
+  server = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  base = await new Promise((resolve, reject) => {
+    let err = "";
+    server.stderr.on("data", (d) => {
+      err += d;
+      const m = err.match(/on (http:\/\/127\.0\.0\.1:\d+)\//);
+      if (m) resolve(m[1]);
+    });
+    server.on("exit", (code) => reject(new Error(`compatlab serve exited ${code}: ${err}`)));
+  });
+  // A fresh profile directory each run (playwright passes it as --user-data-dir).
+  context = await chromium.launchPersistentContext(path.join(work, "profile"), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+});
+
+after(async () => {
+  await context?.close();
+  server?.kill("SIGTERM");
+  rmSync(work, { recursive: true, force: true });
+});
+
+// A page that fails the test on any dialog (alert, confirm), page error or
+// Content-Security-Policy violation (the server's CSP stays in force).
+async function open(url) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on("dialog", (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss(); });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(base + url);
+  return { page, problems };
+}
+
+// Waits until fn(arg) is true in the page. (page.waitForFunction evaluates a
+// string, which the page's CSP forbids; page.evaluate does not.)
+async function until(page, fn, arg, timeout = 20000) {
+  const end = Date.now() + timeout;
+  while (!(await page.evaluate(fn, arg))) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const rowCount = (page) => page.locator("#results tbody tr").count();
+
+test("search as you type: results follow the typed text and the URL keeps it", async () => {
+  const { page, problems } = await open("/");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length > 0);
+  assert.ok((await rowCount(page)) >= 5);
+  await page.locator("#q").pressSequentially("ber", { delay: 30 });
+  await until(page, () => [...document.querySelectorAll("#results tbody tr")]
+    .every((tr) => tr.cells[0].textContent === "hf:bert"));
+  assert.equal(await rowCount(page), 3);  // this machine's run, the older stack on cpu and cuda
+  assert.match(page.url(), /\?model=ber$/);
+  assert.match(await page.locator("#count").textContent(), /^3 results$/);
+  assert.deepEqual(problems, []);
+});
+
+test("filters: a status filter narrows the table and lives in the URL", async () => {
+  const { page, problems } = await open("/?model=bert");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 3);
+  await page.locator('select[data-filter="status"]').selectOption("fail_to_run");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 1);
+  assert.equal(await page.locator("#results tbody tr td").nth(1).textContent(), "cuda");
+  assert.match(page.url(), /model=bert&status=fail_to_run/);
+  // The shared URL opens the same view.
+  const again = await open("/?model=bert&status=fail_to_run");
+  await until(again.page, () => document.querySelectorAll("#results tbody tr").length === 1);
+  assert.equal(await again.page.locator('select[data-filter="status"]').inputValue(), "fail_to_run");
+  assert.deepEqual([...problems, ...again.problems], []);
+});
+
+test("a model page: history across stacks, targets side by side, a script copied", async () => {
+  const { page, problems } = await open("/?model=bert");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 3);
+  await page.locator("#results tbody a").first().click();
+  await page.waitForURL(/model\.html\?model_id=hf%3Abert/);
+  await until(page, () => document.querySelectorAll("#history tbody tr").length === 3);
+  assert.equal(await page.locator("#title").textContent(), "hf:bert");
+  const stacks = await page.locator("#history tbody tr td:first-child").allTextContents();
+  assert.equal(new Set(stacks).size, 2);  // this machine's torch and the planted older one
+  assert.ok(stacks.includes("2.12.0+cpu"));
+  assert.deepEqual(await page.locator("#targets thead th").allTextContents(), ["test", "cpu", "cuda"]);
+  assert.match(await page.locator("#errors").textContent(), /no CUDA device on this machine/);
+  // The reproduction script of this machine's run, then the copy button.
+  const mine = page.locator("#history tbody tr", { hasNot: page.locator("td", { hasText: "2.12.0+cpu" }) });
+  await mine.locator("button.script").click();
+  await until(page, () => document.getElementById("script").textContent.includes("import torch"),
+    null, 60000);
+  const script = await page.locator("#script").textContent();
+  await page.getByRole("button", { name: "copy script" }).click();
+  await until(page, () => document.querySelector('[data-role="copy-note"]').textContent !== "");
+  assert.equal(await page.locator('[data-role="copy-note"]').textContent(), "copied");
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), script);
+  assert.deepEqual(problems, []);
+});
+
+test("stored markup is shown as text and nothing in it runs", async () => {
+  const { page, problems } = await open("/?model=markup");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 1);
+  const cell = page.locator("#results tbody td.msg");
+  assert.equal(await cell.textContent(),
+    '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b onmouseover="window.__xss=3">bold</b>');
+  assert.equal(await page.locator("#results img, #results script, #results b").count(), 0);
+  await cell.hover();
+  // The model page shows it too: the error group, the details with the traceback.
+  const model = await open("/model.html?model_id=hf%3Amarkup_model");
+  await until(model.page, () => document.querySelectorAll("#history tbody tr").length === 1);
+  assert.match(await model.page.locator("#errors").textContent(), /<img src=x onerror=/);
+  await model.page.locator("button.details").click();
+  await until(model.page, () => document.getElementById("details").textContent.includes("Traceback: <img"));
+  assert.equal(await model.page.locator("main img, main script:not([src]), main b").count(), 0);
+  for (const p of [page, model.page]) assert.equal(await p.evaluate(() => window.__xss), undefined);
+  assert.deepEqual([...problems, ...model.problems], []);
+});
+
+test("the dashboard draws its plots with the charting library", async () => {
+  const { page, problems } = await open("/dashboard.html");
+  await until(page, () => document.querySelectorAll("#stacks tbody tr").length === 2);
+  assert.equal(await page.evaluate(() => typeof Chart), "function");
+  const drawn = await page.evaluate(() => ["pass-rate", "prepare-steady", "seq-len", "memory"]
+    .map((id) => Chart.getChart(document.getElementById(id)) !== undefined));
+  assert.deepEqual(drawn, [true, true, true, true]);
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,81 @@
+"""Builds the store of the browser tests with the real binary, quickly.
+
+Usage: make_store.py COMPATLAB_BIN WORKDIR  -> prints the store's path.
+
+A sweep of one small model (bert, forward) and two harness tests (noop, raise)
+on this machine, exported to Parquet; copies of its runs are planted as other
+stacks, another target and a model whose error message holds HTML and script
+markup, then imported back with `compatlab import`.
+"""
+
+import hashlib
+import json
+import pathlib
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MARKUP = ('<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+          '<b onmouseover="window.__xss=3">bold</b>')
+
+
+def run(*args):
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"make_store.py: {' '.join(map(str, args))} failed: {proc.stderr}")
+    return proc
+
+
+def test_id(row):
+    """TestSpec::TestId(): SHA-256 of the identity fields as compact sorted JSON."""
+    identity = {k: row[k] for k in ("model_id", "model_class", "target", "mode", "backend",
+                                    "kind", "dtype", "batch_size", "seq_len")}
+    identity["kind_params"] = json.loads(row["kind_params"]) if isinstance(
+        row["kind_params"], str) else dict(row["kind_params"] or {})
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def main():
+    binary, work = sys.argv[1], pathlib.Path(sys.argv[2])
+    work.mkdir(parents=True, exist_ok=True)
+    db = work / "web.db"
+    suite = work / "web-suite.json"
+    suite.write_text(json.dumps({
+        "name": "web", "description": "browser tests", "models": ["bert"], "targets": ["cpu"],
+        "modes": ["eager"], "kinds": ["forward"], "dtypes": ["float32"], "batch_sizes": [1],
+        "seq_lens": [32], "timeout_s": 300,
+        "tests": [{"kind": "noop"}, {"kind": "raise"}]}))
+    run(binary, "sweep", "--suite", suite, "--db", db)
+    run(binary, "export", "--db", db, "--parquet", work / "out")
+    (exported,) = sorted((work / "out").rglob("*.parquet"))
+    table = pq.read_table(exported)
+    rows = table.to_pylist()
+    bert = next(r for r in rows if r["model_type"] == "bert")
+    raised = next(r for r in rows if r["kind"] == "raise")
+
+    def copy(row, sweep, **changes):
+        new = dict(row, sweep_id=sweep, run_id=f"{sweep}-{row['run_id']}", **changes)
+        new["test_id"] = test_id(new)
+        return new
+
+    planted = [
+        copy(bert, "older-stack", torch_version="2.12.0+cpu", transformers_version="5.22.0"),
+        copy(bert, "older-stack-cuda", target="cuda", torch_version="2.12.0+cpu",
+             transformers_version="5.22.0", status="fail_to_run", stage="build",
+             error_type="RuntimeError", error_message="no CUDA device on this machine"),
+        copy(raised, "markup", model_id="hf:markup_model", model_type="markup_model",
+             kind="forward", status="fail_to_run", error_message=MARKUP,
+             error_traceback="Traceback: " + MARKUP),
+    ]
+    planted_dir = work / "planted"
+    planted_dir.mkdir(exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(planted, schema=table.schema), planted_dir / "planted.parquet")
+    run(binary, "import", "--db", db, planted_dir)
+    print(db)
+
+
+if __name__ == "__main__":
+    main()

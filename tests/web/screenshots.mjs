@@ -1,0 +1,32 @@
+// Screenshots of the page for the README (a tool, not a test):
+//   node tests/web/screenshots.mjs BASE_URL OUT_DIR
+// (a running `compatlab serve`; Debian's chromium, headless, through playwright-core).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, out] = process.argv.slice(2);
+const profile = mkdtempSync(path.join(tmpdir(), "compatlab-shots-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  viewport: { width: 1500, height: 900 },
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const shots = [
+  ["search.png", "/?model=bert", "#results tbody tr"],
+  ["model.png", "/model.html?model_id=hf%3Abert", "#history tbody tr"],
+  ["dashboard.png", "/dashboard.html", "#stacks tbody tr"],
+];
+for (const [file, url, ready] of shots) {
+  const page = await context.newPage();
+  await page.goto(base + url);
+  await page.locator(ready).first().waitFor();
+  await page.waitForTimeout(800);  // plots and the last fetches
+  await page.screenshot({ path: path.join(out, file), fullPage: true });
+  console.log(path.join(out, file));
+}
+await context.close();
+rmSync(profile, { recursive: true, force: true });

@@ -1,0 +1,174 @@
+// Shared by the pages: API calls, DOM building (text only: stored text is
+// never parsed as HTML), number formats, filters kept in the URL.
+
+export const FILTERS = ["model", "target", "mode", "kind", "status", "dtype",
+  "torch_version", "transformers_version", "sweep_id"];
+
+export async function api(path, params = {}, signal = undefined) {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== "" && v != null) query.set(k, v);
+  const url = query.size ? `${path}?${query}` : path;
+  const res = await fetch(url, { signal });
+  const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+  return body;
+}
+
+// The run objects of a {fields, rows} answer (search, model).
+export function runsOf(table) {
+  return table.rows.map((row) => Object.fromEntries(table.fields.map((f, i) => [f, row[i]])));
+}
+
+// el("td", {class: "x"}, "text", child): an element; strings become text nodes.
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c == null) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export const DASH = "—";
+const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+
+export function seconds(v) {
+  if (!isNum(v)) return DASH;
+  if (v < 1e-3) return `${(v * 1e6).toFixed(0)} µs`;
+  if (v < 1) return `${(v * 1e3).toFixed(v < 0.01 ? 2 : 1)} ms`;
+  return `${v.toFixed(v < 10 ? 2 : 1)} s`;
+}
+
+export function bytes(v) {
+  if (!isNum(v)) return DASH;
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v.toFixed(i ? 1 : 0)} ${units[i]}`;
+}
+
+export function number(v, digits = 3) {
+  return isNum(v) ? String(Number(v.toPrecision(digits))) : DASH;
+}
+
+export function percent(v) {
+  return isNum(v) ? `${(v * 100).toFixed(1)}%` : DASH;
+}
+
+export function text(v) {
+  return v == null || v === "" ? DASH : String(v);
+}
+
+// Peak memory: the device's when the result has it, else the host's.
+export function memory(run) {
+  if (isNum(run.device_peak_bytes)) return `${bytes(run.device_peak_bytes)} device`;
+  if (isNum(run.host_peak_rss_bytes)) return `${bytes(run.host_peak_rss_bytes)} host`;
+  return DASH;
+}
+
+export function accuracy(run) {
+  if (run.acc_rule == null && run.acc_max_abs_err == null && run.acc_cosine == null) return DASH;
+  const parts = [];
+  if (run.acc_rule) parts.push(run.acc_rule);
+  if (isNum(run.acc_max_abs_err)) parts.push(`max |err| ${number(run.acc_max_abs_err, 2)}`);
+  if (isNum(run.acc_cosine)) parts.push(`cos ${number(run.acc_cosine, 4)}`);
+  return parts.join(", ") || DASH;
+}
+
+// "aten::foo ×3, aten::bar ×1" from fallback_ops (JSON object text op -> count).
+export function fallbacks(run) {
+  if (run.fallback_ops == null || run.fallback_ops === "") {
+    return run.fallback_audit ? String(run.fallback_audit) : DASH;
+  }
+  try {
+    const ops = Object.entries(JSON.parse(run.fallback_ops));
+    if (!ops.length) return "none";
+    ops.sort((a, b) => b[1] - a[1]);
+    return ops.map(([op, n]) => `${op} ×${n}`).join(", ");
+  } catch {
+    return String(run.fallback_ops);
+  }
+}
+
+export function devices(run) {
+  if (run.devices != null) return String(run.devices);
+  if (run.device_count != null) return `${run.device_count} × ${run.target}`;
+  return isNum(run.torch_num_threads) ? `${run.target}, ${run.torch_num_threads} threads` : run.target;
+}
+
+export function statusBadge(run) {
+  const label = run.status_detail && run.status !== "pass"
+    ? `${run.status} (${run.status_detail})` : run.status;
+  return el("span", { class: `status status-${run.status}` }, label);
+}
+
+export function modelLink(modelId) {
+  return el("a", { href: `/model.html?${new URLSearchParams({ model_id: modelId })}` }, modelId);
+}
+
+export function readFilters() {
+  const url = new URLSearchParams(location.search);
+  const out = {};
+  for (const f of FILTERS) out[f] = url.get(f) || "";
+  return out;
+}
+
+// Puts `filters` in the address bar (shareable), without a reload.
+export function writeFilters(filters) {
+  const url = new URLSearchParams();
+  for (const f of FILTERS) if (filters[f]) url.set(f, filters[f]);
+  const query = url.toString();
+  history.replaceState(null, "", query ? `?${query}` : location.pathname);
+}
+
+// Builds the filter controls named by `form`'s data-filters ("model" is a
+// text box searched as you type, the others lists from /api/facets), sets them
+// from `filters`, and calls onChange(filters) on every edit.
+export async function setUpFilters(form, filters, onChange) {
+  const facets = await api("/api/facets");
+  for (const name of form.dataset.filters.split(" ")) {
+    let control;
+    if (name === "model") {
+      control = el("input", { id: "q", type: "search", placeholder: "model id or type, e.g. llama", autofocus: true });
+    } else {
+      control = el("select", {}, el("option", { value: "" }, `any ${name.replace("_", " ")}`),
+        (facets.values[name] || []).map((v) => el("option", { value: v }, v || "(empty)")));
+    }
+    control.dataset.filter = name;
+    control.value = filters[name];
+    control.addEventListener(name === "model" ? "input" : "change", () => {
+      filters[name] = control.value;
+      writeFilters(filters);
+      onChange(filters);
+    });
+    form.append(control);
+  }
+  form.querySelector("#q")?.focus();
+  return facets;
+}
+
+export function showError(container, error) {
+  container.replaceChildren(el("p", { class: "error" }, `error: ${error.message}`));
+}
+
+// A "copy" button for `getText()`; says what happened next to itself.
+export function copyButton(getText, label = "copy") {
+  const note = el("span", { class: "note", "data-role": "copy-note" });
+  const button = el("button", {
+    type: "button",
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(getText());
+        note.textContent = "copied";
+      } catch (e) {
+        note.textContent = `cannot copy: ${e.message}`;
+      }
+    },
+  }, label);
+  return el("span", {}, button, " ", note);
+}

@@ -1,0 +1,60 @@
+import {
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
+  readFilters, setUpFilters, showError, DASH,
+} from "/common.js";
+
+const body = document.querySelector("#results tbody");
+const count = document.getElementById("count");
+const more = document.getElementById("more");
+let filters = readFilters();
+let cursor = null;
+let inFlight = null;
+let timer = null;
+
+function row(run) {
+  const firstLine = (run.error_message || "").split("\n")[0];
+  return el("tr", { "data-run-id": run.run_id },
+    el("td", {}, modelLink(run.model_id)),
+    el("td", {}, run.target), el("td", {}, run.mode), el("td", {}, run.kind),
+    el("td", {}, `${run.batch_size}×${run.seq_len} ${run.dtype}`),
+    el("td", {}, statusBadge(run)),
+    el("td", {}, devices(run)),
+    el("td", { class: "num" }, seconds(run.wall_s)),
+    el("td", { class: "num" }, seconds(run.prepare_s)),
+    el("td", { class: "num" }, seconds(run.steady_median_s)),
+    el("td", { class: "num" }, memory(run)),
+    el("td", {}, accuracy(run)),
+    el("td", {}, fallbacks(run)),
+    el("td", { class: "num" }, text(run.graph_breaks)),
+    el("td", {}, `torch ${text(run.torch_version)}, transformers ${text(run.transformers_version)}`),
+    el("td", { class: "msg" }, firstLine ? firstLine.slice(0, 300) : DASH));
+}
+
+async function load(append) {
+  inFlight?.abort();
+  inFlight = new AbortController();
+  try {
+    const page = await api("/api/search", { ...filters, cursor: append ? cursor : "" }, inFlight.signal);
+    if (!append) body.replaceChildren();
+    body.append(...runsOf(page).map(row));
+    cursor = page.next_cursor;
+    more.hidden = !page.has_more;
+    count.textContent = page.total === 0 ? "no results"
+      : `${page.total}${page.total_capped ? "+" : ""} results`;
+  } catch (e) {
+    if (e.name !== "AbortError") showError(count, e);
+  }
+}
+
+more.addEventListener("click", () => load(true));
+document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
+
+setUpFilters(document.getElementById("filters"), filters, (f) => {
+  filters = f;
+  clearTimeout(timer);
+  timer = setTimeout(() => load(false), 120);  // search as you type
+}).then(() => load(false), (e) => showError(count, e));
+
+api("/api/health").then((h) => {
+  document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
+}, () => {});
