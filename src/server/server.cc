@@ -346,26 +346,46 @@ struct Server::Impl {
 
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order: the
   // stored values passed straight on (the lists need no typed record).
+  // Columns that are null or "" in every row are left out (most of a run list's
+  // fields belong to other kinds and modes): readers treat a missing field as
+  // null, and the answer stays small.
   absl::StatusOr<ordered_json> RunTable(const std::vector<int64_t>& rowids) {
     absl::StatusOr<Lease> store = Borrow();
     if (!store.ok()) return store.status();
-    ordered_json rows = ordered_json::array();
-    rows.get_ref<ordered_json::array_t&>().reserve(rowids.size());
+    const std::vector<std::string>& names = ListedFieldNames();
+    std::vector<std::vector<FieldValue>> values;
+    values.reserve(rowids.size());
+    std::vector<bool> used(names.size(), false);
     absl::Status status = (*store)->FieldsByRowid(
-        ListedFieldNames(), rowids, [&rows](int64_t, std::vector<FieldValue>& values) {
-          ordered_json row = ordered_json::array();
-          row.get_ref<ordered_json::array_t&>().reserve(values.size());
-          for (FieldValue& value : values) {
-            if (auto* text = std::get_if<std::string>(&value)) {
-              row.push_back(std::move(*text));
-            } else {
-              row.push_back(FieldValueToJson(value));
-            }
+        names, rowids, [&values, &used](int64_t, std::vector<FieldValue>& row) {
+          for (size_t i = 0; i < row.size(); ++i) {
+            if (used[i] || std::holds_alternative<std::monostate>(row[i])) continue;
+            const auto* text = std::get_if<std::string>(&row[i]);
+            used[i] = text == nullptr || !text->empty();
           }
-          rows.push_back(std::move(row));
+          values.push_back(std::move(row));  // FieldsByRowid resizes it for the next row
         });
     if (!status.ok()) return status;
-    return ordered_json{{"fields", ListedFieldNames()}, {"rows", std::move(rows)}};
+    ordered_json fields = ordered_json::array();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (used[i]) fields.push_back(names[i]);
+    }
+    ordered_json rows = ordered_json::array();
+    rows.get_ref<ordered_json::array_t&>().reserve(values.size());
+    for (std::vector<FieldValue>& row_values : values) {
+      ordered_json row = ordered_json::array();
+      row.get_ref<ordered_json::array_t&>().reserve(fields.size());
+      for (size_t i = 0; i < row_values.size(); ++i) {
+        if (!used[i]) continue;
+        if (auto* text = std::get_if<std::string>(&row_values[i])) {
+          row.push_back(std::move(*text));
+        } else {
+          row.push_back(FieldValueToJson(row_values[i]));
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    return ordered_json{{"fields", std::move(fields)}, {"rows", std::move(rows)}};
   }
 
   absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full) {
