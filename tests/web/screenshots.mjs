@@ -16,8 +16,8 @@ const context = await chromium.launchPersistentContext(profile, {
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 const shots = [
-  ["search.png", "/?model=bert", "#results tbody tr"],
-  ["model.png", "/model.html?model_id=hf%3Abert", "#history tbody tr"],
+  ["search.png", "/?model=llama", "#results tbody tr"],
+  ["model.png", "/model.html?model_id=hf%3Allama", "#history tbody tr"],
   ["dashboard.png", "/dashboard.html", "#stacks tbody tr"],
 ];
 for (const [file, url, ready] of shots) {
