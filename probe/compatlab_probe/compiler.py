@@ -127,12 +127,18 @@ class DynamoStats:
         snapshot, e.g. "Dynamo recompile limit exceeded": those calls ran eagerly
         although the test is compiled."""
         c = _counters()
+        # A graph break is also counted as "unimplemented": those are graph breaks
+        # (their code runs eagerly between graphs), not frames dynamo gave up on.
+        breaks = [" ".join(str(k).split()) for k in c["graph_break"]]
         out = {}
         for reason, count in c["unimplemented"].items():
             n = count - self._skips.get(reason, 0)
-            if n > 0:
-                first = str(reason).strip().splitlines()[0] if str(reason).strip() else "unknown"
-                out[first] = out.get(first, 0) + n
+            if n <= 0:
+                continue
+            first = " ".join(str(reason).strip().splitlines()[0].split()) if str(reason).strip() else "unknown"
+            if any(b.startswith(first) for b in breaks):
+                continue
+            out[first] = out.get(first, 0) + n
         return out
 
     def delta(self):

@@ -289,3 +289,21 @@ def test_frames_dynamo_gives_up_on_are_named_in_the_reasons():
     assert delta["unique_graphs"] == 2
     assert delta["frames_run_eagerly"] >= 1
     torch._dynamo.reset()
+
+
+def test_a_graph_break_is_not_counted_as_a_frame_run_eagerly():
+    import torch
+    import torch._dynamo
+
+    def fn(x):
+        x = x + 1
+        torch._dynamo.graph_break()
+        return x * 2
+
+    compiled = torch.compile(fn, backend="eager")
+    before = compiler.DynamoStats.snapshot()
+    compiled(torch.ones(2))
+    delta = before.delta()
+    assert delta["graph_breaks"] >= 1
+    assert delta["frames_run_eagerly"] == 0, delta["graph_break_reasons"]
+    torch._dynamo.reset()
