@@ -181,13 +181,7 @@ absl::StatusOr<Suite> LoadSuite(const std::string& name_or_path, const fs::path&
 }
 
 std::vector<std::string> ListSuiteNames(const fs::path& suites_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(suites_dir, ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return JsonFileStems(suites_dir);
 }
 
 }  // namespace compatlab

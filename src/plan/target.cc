@@ -157,13 +157,7 @@ absl::StatusOr<std::map<std::string, TargetProfile>> LoadTargetProfiles(
 }
 
 std::vector<std::string> ListTargetNames(const fs::path& targets_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(targets_dir, ec)) {
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return JsonFileStems(targets_dir);
 }
 
 std::string WithStaticShapes(const std::string& options_json) {

@@ -31,20 +31,14 @@ import torch
 
 from .. import accuracy, compiler
 from ..measure import measure_params, steady_state
-from .common import (StageFailed, audit_call, begin, build_model_and_inputs, cpu_copy, dtype_of, first_call,
+from .common import (audit_call, begin, build_model_and_inputs, cpu_copy, dtype_of, first_call,
                      interleaved_steady, reference_failed, reference_inputs, require_capture, stage)
 
 __all__ = ["run", "dtype_of"]
 
 
-def run(request, result, context):
-    try:
-        _run(request, result)
-    except StageFailed:
-        pass
-
-
-def _run(request, result):
+def run(request, result, context=None):
+    """The kind: fills `result`; a failed stage ends it with StageFailed (child.run_test)."""
     mode = request.get("mode", "eager")
     dtype = dtype_of(request.get("dtype", "float32"))
     target, peak = begin(request, result)

@@ -35,7 +35,7 @@ from .. import accuracy
 from ..compiler import DynamoStats, backend_of, cache_counters, configure_cache, options_of
 from ..measure import measure_params, steady_state
 from . import common
-from .common import StageFailed, skip, stage
+from .common import skip, stage
 
 DEFAULT_NEW_TOKENS = 16
 # Head kinds that generate text; any other head kind is skipped. The class must also
@@ -47,13 +47,6 @@ GENERATE_MEASURE_MAX = {"warmup": 1, "min_iters": 5}
 CLOCK_CALLS = 3
 # Decoder inputs that generate makes itself.
 _DECODER_INPUTS = ("decoder_input_ids", "decoder_attention_mask")
-
-
-def run(request, result, context):
-    try:
-        _run(request, result)
-    except StageFailed:
-        pass
 
 
 def not_applicable(cls, head_kind):
@@ -147,7 +140,8 @@ def _new_tokens(output, n):
     return sequences[:, -n:].to("cpu")
 
 
-def _run(request, result):
+def run(request, result, context=None):
+    """The kind: fills `result`; a failed stage ends it with StageFailed (child.run_test)."""
     target, peak = common.begin(request, result)
     compiling = request.get("mode", "eager") == "compile"
     dtype = common.dtype_of(request.get("dtype", "float32"))
