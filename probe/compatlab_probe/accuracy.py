@@ -283,9 +283,9 @@ def compare_train(losses, ref_losses, grad_cosine, dtype):
     cos_min = GRAD_COSINE_MIN.get(dtype_name(dtype), GRAD_COSINE_MIN["float32"])
     metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier, "train_grad_cosine_min": cos_min}
     ok = len(losses) == len(ref_losses) and all(math.isfinite(x) for x in losses)
-    errors = [abs(a - b) for a, b in zip(losses, ref_losses)]
+    errors = [abs(a - b) for a, b in zip(losses, ref_losses, strict=False)]
     metrics["train_loss_max_abs_err"] = _finite(max(errors)) if errors else None
-    ok = ok and all(e <= multiplier * (atol + rtol * abs(b)) for e, b in zip(errors, ref_losses))
+    ok = ok and all(e <= multiplier * (atol + rtol * abs(b)) for e, b in zip(errors, ref_losses, strict=False))
     ok = ok and grad_cosine is not None and math.isfinite(grad_cosine) and grad_cosine >= cos_min
     metrics["acc_rule"] = "loss_and_grad" if ok else "failed"
     return metrics

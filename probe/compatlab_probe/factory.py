@@ -266,7 +266,7 @@ class _Reducer:
             return None
         count = max(len(v) for v in changed.values())
         kwargs = dict(kwargs, **changed)
-        for name, value in values.items():
+        for name, _value in values.items():
             if _LAYERS.match(name) and kwargs.get(name) == TINY_LAYERS:
                 kwargs[name] = count
         return kwargs

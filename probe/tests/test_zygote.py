@@ -6,7 +6,6 @@ import signal
 import time
 
 import pytest
-
 from fake_supervisor import FakeSupervisor
 
 
@@ -82,7 +81,7 @@ def test_hang_is_killed_with_its_process_group(supervisor):
     supervisor.send({"type": "fork", "request_id": 9,
                      "test": {"kind": "hang-hard", "supervisor_pid": os.getpid()}},
                     [w for _, w in pipes])
-    for r, w in pipes:
+    for _r, w in pipes:
         os.close(w)
     answer = supervisor.receive()
     time.sleep(0.3)

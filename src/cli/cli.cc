@@ -39,9 +39,12 @@ struct SuitesFlags {
 // `compatlab targets`: the shipped target profiles.
 int RunTargets() {
   const fs::path dir = ProjectHome() / "targets";
-  TextTable table({{"target", TextTable::kLeft}, {"device", TextTable::kLeft},
-                   {"backend", TextTable::kLeft}, {"compile options", TextTable::kLeft},
-                   {"verified", TextTable::kLeft}, {"description", TextTable::kLeft}});
+  TextTable table({{"target", TextTable::kLeft},
+                   {"device", TextTable::kLeft},
+                   {"backend", TextTable::kLeft},
+                   {"compile options", TextTable::kLeft},
+                   {"verified", TextTable::kLeft},
+                   {"description", TextTable::kLeft}});
   for (const std::string& name : ListTargetNames(dir)) {
     auto profile = LoadTargetProfile(name, dir);
     if (!profile.ok()) return Fail(kExitBadInput, profile.status());
@@ -55,16 +58,18 @@ int RunTargets() {
 int RunSuites(const SuitesFlags& flags) {
   fs::path dir = ProjectHome() / "suites";
   if (flags.name.empty()) {
-    TextTable table({{"suite", TextTable::kLeft}, {"models", TextTable::kRight},
-                     {"kinds", TextTable::kLeft}, {"harness tests", TextTable::kRight},
+    TextTable table({{"suite", TextTable::kLeft},
+                     {"models", TextTable::kRight},
+                     {"kinds", TextTable::kLeft},
+                     {"harness tests", TextTable::kRight},
                      {"description", TextTable::kLeft}});
     for (const std::string& name : ListSuiteNames(dir)) {
       auto suite = LoadSuite(name, dir);
       if (!suite.ok()) return Fail(kExitBadInput, suite.status());
       int64_t harness = 0;
       for (const HarnessTest& t : suite->tests) harness += t.repeat;
-      std::string models = suite->all_models ? "all registered"
-                                             : std::to_string(suite->models.size());
+      std::string models =
+          suite->all_models ? "all registered" : std::to_string(suite->models.size());
       std::string kinds;
       for (const std::string& k : suite->kinds) kinds += (kinds.empty() ? "" : ",") + k;
       table.AddRow({name, models, suite->models.empty() && !suite->all_models ? "-" : kinds,
@@ -100,11 +105,16 @@ int RunSuites(const SuitesFlags& flags) {
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  TextTable table({{"test_id", TextTable::kLeft}, {"model_id", TextTable::kLeft},
-                   {"model_class", TextTable::kLeft}, {"target", TextTable::kLeft},
-                   {"mode", TextTable::kLeft}, {"kind", TextTable::kLeft},
-                   {"dtype", TextTable::kLeft}, {"batch", TextTable::kRight},
-                   {"seq", TextTable::kRight}, {"timeout_s", TextTable::kRight}});
+  TextTable table({{"test_id", TextTable::kLeft},
+                   {"model_id", TextTable::kLeft},
+                   {"model_class", TextTable::kLeft},
+                   {"target", TextTable::kLeft},
+                   {"mode", TextTable::kLeft},
+                   {"kind", TextTable::kLeft},
+                   {"dtype", TextTable::kLeft},
+                   {"batch", TextTable::kRight},
+                   {"seq", TextTable::kRight},
+                   {"timeout_s", TextTable::kRight}});
   for (const TestSpec& s : *plan) {
     std::string params;
     for (const auto& [k, v] : s.kind_params) params += absl::StrCat(" ", k, "=", v);
@@ -140,12 +150,14 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--suite", sweep.suite, "suite name or JSON file (default: smoke)");
   sweep_cmd->add_option("--models", sweep.models, "model types, overriding the suite's list")
       ->delimiter(',');
-  sweep_cmd->add_option("--model-path", sweep.model_path, "a local checkpoint directory as the model");
+  sweep_cmd->add_option("--model-path", sweep.model_path,
+                        "a local checkpoint directory as the model");
   sweep_cmd->add_option("--kinds", sweep.kinds, "test kinds (forward, generate, train)")
       ->delimiter(',');
-  sweep_cmd->add_option("--targets", sweep.targets,
-                        "target profiles by name (targets/NAME.json) or file, overriding the "
-                        "suite's")
+  sweep_cmd
+      ->add_option("--targets", sweep.targets,
+                   "target profiles by name (targets/NAME.json) or file, overriding the "
+                   "suite's")
       ->delimiter(',');
   sweep_cmd->add_option("--modes", sweep.modes, "eager, compile")->delimiter(',');
   sweep_cmd->add_option("--backend", sweep.backend,
@@ -171,8 +183,9 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--grace", sweep.grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str();
   sweep_cmd->add_option("--python", sweep.python, "interpreter that runs the probe");
-  CLI::Option* resume = sweep_cmd->add_option("--resume", sweep.resume_id,
-                                              "continue a sweep (default: the latest unfinished)")
+  CLI::Option* resume = sweep_cmd
+                            ->add_option("--resume", sweep.resume_id,
+                                         "continue a sweep (default: the latest unfinished)")
                             ->expected(0, 1);
 
   CLI::App* targets_cmd = app.add_subcommand("targets", "List the target profiles (targets/)");
@@ -201,8 +214,7 @@ int RunCli(int argc, char** argv) {
   import_flags.command_line = JoinArgs(argc, argv);
   CLI::App* import_cmd = app.add_subcommand(
       "import", "Merge exported Parquet files (or directories of them) into a store");
-  import_cmd->add_option("paths", import_flags.paths, "Parquet files or directories")
-      ->required();
+  import_cmd->add_option("paths", import_flags.paths, "Parquet files or directories")->required();
   import_cmd->add_option("--db", import_flags.db, "SQLite store (created if missing)")
       ->capture_default_str();
 
@@ -219,14 +231,17 @@ int RunCli(int argc, char** argv) {
                        "write head's statuses as an expected-status file");
   diff_cmd->add_option("--expected", diff.expected,
                        "check head against an expected-status file; exit 1 on any change");
-  diff_cmd->add_option("--steady-threshold", diff.thresholds.steady,
-                       "relative steady_median_s increase that regresses")
+  diff_cmd
+      ->add_option("--steady-threshold", diff.thresholds.steady,
+                   "relative steady_median_s increase that regresses")
       ->capture_default_str();
-  diff_cmd->add_option("--prepare-threshold", diff.thresholds.prepare,
-                       "relative prepare_s increase that regresses")
+  diff_cmd
+      ->add_option("--prepare-threshold", diff.thresholds.prepare,
+                   "relative prepare_s increase that regresses")
       ->capture_default_str();
-  diff_cmd->add_option("--memory-threshold", diff.thresholds.memory,
-                       "relative host_peak_rss_bytes increase that regresses")
+  diff_cmd
+      ->add_option("--memory-threshold", diff.thresholds.memory,
+                   "relative host_peak_rss_bytes increase that regresses")
       ->capture_default_str();
 
   ErrorsFlags errors;

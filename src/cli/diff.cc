@@ -52,18 +52,18 @@ int RunDiff(const DiffFlags& flags) {
   DiffSide head_side;
   auto head = SideRuns(**store, "--head", flags.head, &head_side);
   if (!head.ok()) {
-    return Fail(head.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput
-                                                                           : kExitFailure,
-                head.status());
+    return Fail(
+        head.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure,
+        head.status());
   }
   std::vector<RunRecord> base;
   DiffSide base_side;
   if (!flags.base.empty()) {
     auto runs = SideRuns(**store, "--base", flags.base, &base_side);
     if (!runs.ok()) {
-      return Fail(runs.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput
-                                                                             : kExitFailure,
-                  runs.status());
+      return Fail(
+          runs.status().code() == absl::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure,
+          runs.status());
     }
     base = *std::move(runs);
   }

@@ -19,7 +19,8 @@ int RunErrors(const ErrorsFlags& flags) {
       flags.kb.empty() ? DefaultKnowledgeBasePath() : std::filesystem::path(flags.kb);
   absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(kb_path);
   if (!kb.ok()) {
-    return Fail(kExitFailure, "cannot use the knowledge base: " + std::string(kb.status().message()));
+    return Fail(kExitFailure,
+                "cannot use the knowledge base: " + std::string(kb.status().message()));
   }
   auto store = Store::Open(flags.db, OpenMode::kReadOnly);
   if (!store.ok()) return Fail(kExitBadInput, store.status());

@@ -36,8 +36,8 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
     return;
   }
   std::string status(TestStatusName(result.status));
-  if (!result.status_detail.empty() && (result.status == TestStatus::kCrash ||
-                                        result.status == TestStatus::kSkipped)) {
+  if (!result.status_detail.empty() &&
+      (result.status == TestStatus::kCrash || result.status == TestStatus::kSkipped)) {
     absl::StrAppend(&status, " (", result.status_detail, ")");
   }
   std::string line = absl::StrFormat("[%d/%d] %-13s %s  %.2f s", done_, total_, status,

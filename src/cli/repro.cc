@@ -20,13 +20,30 @@ namespace {
 using nlohmann::ordered_json;
 
 // Stored fields the script shows as "recorded" (and compares against).
-constexpr const char* kRecordedFields[] = {
-    "run_id",         "sweep_id",        "status",          "status_detail",
-    "stage",          "error_type",      "build_s",         "prepare_s",
-    "steady_median_s", "steady_p90_s",   "steady_iters",    "param_count",
-    "host_peak_rss_bytes", "torch_num_threads", "mem_limit_bytes", "mem_limit_method",
-    "torch_version",  "transformers_version", "python_version", "resolved_model_class",
-    "started_at",     "host",            "cpu_model",       "compatlab_version"};
+constexpr const char* kRecordedFields[] = {"run_id",
+                                           "sweep_id",
+                                           "status",
+                                           "status_detail",
+                                           "stage",
+                                           "error_type",
+                                           "build_s",
+                                           "prepare_s",
+                                           "steady_median_s",
+                                           "steady_p90_s",
+                                           "steady_iters",
+                                           "param_count",
+                                           "host_peak_rss_bytes",
+                                           "torch_num_threads",
+                                           "mem_limit_bytes",
+                                           "mem_limit_method",
+                                           "torch_version",
+                                           "transformers_version",
+                                           "python_version",
+                                           "resolved_model_class",
+                                           "started_at",
+                                           "host",
+                                           "cpu_model",
+                                           "compatlab_version"};
 
 constexpr size_t kMaxMessageBytes = 2000;  // the recorded message's first line, cut
 
@@ -94,8 +111,9 @@ absl::StatusOr<std::string> GenerateReproScript(const RunRecord& run, const Know
                                            std::string(r.status().message())));
   }
   if (r->exit_code != 0 || r->stdout_text.empty()) {
-    std::string tail = r->stderr_text.size() > 400 ? r->stderr_text.substr(r->stderr_text.size() - 400)
-                                                   : r->stderr_text;
+    std::string tail = r->stderr_text.size() > 400
+                           ? r->stderr_text.substr(r->stderr_text.size() - 400)
+                           : r->stderr_text;
     return absl::InternalError(
         fmt::format("the probe's script generator failed (exit {}): {}", r->exit_code, tail));
   }
@@ -125,7 +143,7 @@ int RunRepro(const ReproFlags& flags) {
       GenerateReproScript(run, known, ResolveProbeEnv(flags.python));
   if (!script.ok()) {
     return Fail(script.status().code() == absl::StatusCode::kFailedPrecondition ? kExitBadInput
-                                                                                  : kExitFailure,
+                                                                                : kExitFailure,
                 script.status());
   }
   std::cout << *script << std::flush;

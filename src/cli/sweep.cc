@@ -86,24 +86,28 @@ int UsableCores() {
 
 int RunSweep(const SweepFlags& flags) {
   // 1. Validate every input before anything is written.
-  if (flags.jobs < 1 || flags.jobs > 256) return Fail(kExitBadInput, "--jobs must be from 1 to 256");
+  if (flags.jobs < 1 || flags.jobs > 256)
+    return Fail(kExitBadInput, "--jobs must be from 1 to 256");
   if (flags.timeout_s.has_value() && !(*flags.timeout_s > 0)) {
     return Fail(kExitBadInput, "--timeout must be a positive number of seconds");
   }
   absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit);
-  if (!mem_limit.ok()) return Fail(kExitBadInput, absl::StrCat("--mem-limit: ", mem_limit.status().message()));
-  if (*mem_limit < (int64_t{64} << 20)) return Fail(kExitBadInput, "--mem-limit must be at least 64M");
+  if (!mem_limit.ok())
+    return Fail(kExitBadInput, absl::StrCat("--mem-limit: ", mem_limit.status().message()));
+  if (*mem_limit < (int64_t{64} << 20))
+    return Fail(kExitBadInput, "--mem-limit must be at least 64M");
   auto limiter = MakeMemoryLimiter(flags.mem_limit_method);
   if (!limiter.ok()) return Fail(kExitBadInput, limiter.status());
   bool plan_flags = !flags.suite.empty() || !flags.models.empty() || !flags.model_path.empty() ||
                     !flags.kinds.empty() || !flags.targets.empty() || !flags.modes.empty() ||
-                    !flags.backend.empty() || !flags.dtypes.empty() ||
-                    !flags.batch_sizes.empty() || !flags.seq_lens.empty() ||
-                    flags.new_tokens.has_value() || flags.train_steps.has_value();
+                    !flags.backend.empty() || !flags.dtypes.empty() || !flags.batch_sizes.empty() ||
+                    !flags.seq_lens.empty() || flags.new_tokens.has_value() ||
+                    flags.train_steps.has_value();
   if (flags.resume && plan_flags) {
-    return Fail(kExitBadInput, "--resume continues a stored plan; it takes no --suite, --models, "
-                               "--model-path, --kinds, --targets, --modes, --backend, --dtypes, "
-                               "--batch-sizes, --seq-lens, --new-tokens or --train-steps");
+    return Fail(kExitBadInput,
+                "--resume continues a stored plan; it takes no --suite, --models, "
+                "--model-path, --kinds, --targets, --modes, --backend, --dtypes, "
+                "--batch-sizes, --seq-lens, --new-tokens or --train-steps");
   }
   const fs::path targets_dir = ProjectHome() / "targets";
   std::map<std::string, TargetProfile> profiles;
@@ -123,7 +127,8 @@ int RunSweep(const SweepFlags& flags) {
   bool already_finished = false;
   std::string suite_name;
   if (flags.resume) {
-    if (!db_exists) return Fail(kExitBadInput, absl::StrCat("no store at ", flags.db, " to resume"));
+    if (!db_exists)
+      return Fail(kExitBadInput, absl::StrCat("no store at ", flags.db, " to resume"));
     auto opened = Store::Open(db_path, OpenMode::kReadWrite);
     if (!opened.ok()) return Fail(kExitBadInput, opened.status());
     store = std::move(*opened);
@@ -188,14 +193,15 @@ int RunSweep(const SweepFlags& flags) {
     if (!flags.model_path.empty()) {
       fs::path dir = fs::absolute(flags.model_path, ec);
       if (!fs::is_directory(dir, ec)) {
-        return Fail(kExitBadInput, absl::StrCat("--model-path: not a directory: ", flags.model_path));
+        return Fail(kExitBadInput,
+                    absl::StrCat("--model-path: not a directory: ", flags.model_path));
       }
       auto hash = HashDirectory(dir);
       if (!hash.ok()) return Fail(kExitBadInput, hash.status());
       auto info = InspectCheckpoint(probe, dir.string());
       if (!info.ok()) {
-        return Fail(kExitBadInput, absl::StrCat("--model-path ", flags.model_path, ": ",
-                                                info.status().message()));
+        return Fail(kExitBadInput,
+                    absl::StrCat("--model-path ", flags.model_path, ": ", info.status().message()));
       }
       overrides.checkpoint_dir = dir.string();
       overrides.checkpoint_hash = *hash;
@@ -257,7 +263,8 @@ int RunSweep(const SweepFlags& flags) {
   }
   zopts.python = probe.python;
   zopts.probe_dir = probe.probe_dir;
-  zopts.log_path = (fs::temp_directory_path() / absl::StrCat("compatlab-", sweep_id, ".zygote.log")).string();
+  zopts.log_path =
+      (fs::temp_directory_path() / absl::StrCat("compatlab-", sweep_id, ".zygote.log")).string();
   zopts.env["COMPATLAB_SWEEP_ID"] = sweep_id;
   ZygoteLauncher launcher(zopts, &*guardian);
   SupervisorOptions sopts;
@@ -266,7 +273,8 @@ int RunSweep(const SweepFlags& flags) {
   sopts.mem_limit_bytes = *mem_limit;
   sopts.torch_num_threads = std::max(1, UsableCores() / flags.jobs);
   // Per-test compile caches live here; whatever a killed sweep left is removed.
-  const fs::path cache_root = fs::temp_directory_path() / absl::StrCat("compatlab-cache-", sweep_id);
+  const fs::path cache_root =
+      fs::temp_directory_path() / absl::StrCat("compatlab-cache-", sweep_id);
   fs::remove_all(cache_root, ec);
   sopts.compile_cache_root = cache_root.string();
   sopts.warm = flags.warm;
@@ -318,7 +326,9 @@ int RunSweep(const SweepFlags& flags) {
   fs::remove_all(cache_root, ec);
   double wall = MonotonicSeconds() - start;
   if (absl::IsCancelled(run)) {
-    std::fprintf(stderr, "compatlab: %s after %lld of %lld tests; resume with: compatlab sweep --db %s --resume %s\n",
+    std::fprintf(stderr,
+                 "compatlab: %s after %lld of %lld tests; resume with: compatlab sweep --db %s "
+                 "--resume %s\n",
                  std::string(run.message()).c_str(), static_cast<long long>(progress.done()),
                  static_cast<long long>(planned), flags.db.c_str(), sweep_id.c_str());
     return kExitInterrupted;
@@ -336,12 +346,15 @@ int RunSweep(const SweepFlags& flags) {
   auto records = store->QueryRuns(filter);
   if (!records.ok()) return Fail(kExitFailure, records.status());
   std::cout << FormatSweepSummary(*records);
-  std::fprintf(stderr,
-               "compatlab: sweep %s finished: %zu results in %s (%lld this run, %.1f ms per test)%s\n",
-               sweep_id.c_str(), records->size(), HumanDuration(wall).c_str(),
-               static_cast<long long>(jobs.size()),
-               jobs.empty() ? 0.0 : wall * 1000 / static_cast<double>(jobs.size()),
-               launcher.Restarts() > 0 ? absl::StrCat("; zygote restarted ", launcher.Restarts(), "x").c_str() : "");
+  std::fprintf(
+      stderr,
+      "compatlab: sweep %s finished: %zu results in %s (%lld this run, %.1f ms per test)%s\n",
+      sweep_id.c_str(), records->size(), HumanDuration(wall).c_str(),
+      static_cast<long long>(jobs.size()),
+      jobs.empty() ? 0.0 : wall * 1000 / static_cast<double>(jobs.size()),
+      launcher.Restarts() > 0
+          ? absl::StrCat("; zygote restarted ", launcher.Restarts(), "x").c_str()
+          : "");
   return kExitOk;
 }
 

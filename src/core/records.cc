@@ -50,10 +50,11 @@ const std::vector<TestStatus>& AllTestStatuses() {
 std::string TestSpec::TestId() const {
   // Canonical form: a JSON object with sorted keys (nlohmann::json sorts them).
   nlohmann::json id = {
-      {"model_id", model_id}, {"model_class", model_class}, {"target", target},
-      {"mode", mode},         {"backend", backend},         {"kind", kind},
-      {"dtype", dtype},       {"batch_size", batch_size},   {"seq_len", seq_len},
-      {"kind_params", kind_params},
+      {"model_id", model_id}, {"model_class", model_class},
+      {"target", target},     {"mode", mode},
+      {"backend", backend},   {"kind", kind},
+      {"dtype", dtype},       {"batch_size", batch_size},
+      {"seq_len", seq_len},   {"kind_params", kind_params},
   };
   return Sha256Hex(id.dump()).substr(0, 32);
 }

@@ -48,7 +48,7 @@ struct TestSpec {
   std::string model_path;   // local checkpoint directory; not part of the identity.
   std::string target = "cpu";
   std::string mode = "eager";
-  std::string backend;      // compile backend; "" in eager mode.
+  std::string backend;  // compile backend; "" in eager mode.
   std::string kind = "forward";
   std::string dtype = "float32";
   int64_t batch_size = 1;
@@ -56,7 +56,7 @@ struct TestSpec {
   // Extra parameters of the kind, e.g. {"rep": "17"} or {"new_tokens": "16"}.
   // Values are strings so that the identity hash is stable.
   std::map<std::string, std::string> kind_params;
-  double timeout_s = 300;   // Per-test deadline; not part of the identity.
+  double timeout_s = 300;  // Per-test deadline; not part of the identity.
 
   // Stable hash of the identity fields (hex, 32 chars). Never includes the
   // software stack or the host, so the same test on two stacks shares it.
@@ -66,8 +66,8 @@ struct TestSpec {
 // What the supervisor and the probe learned from one execution.
 struct RunResult {
   TestStatus status = TestStatus::kHarnessError;
-  std::string status_detail;   // signal name for crash, reason for skipped, ...
-  std::string stage;           // failing stage: import, build, prepare, steady, run, harness.
+  std::string status_detail;  // signal name for crash, reason for skipped, ...
+  std::string stage;          // failing stage: import, build, prepare, steady, run, harness.
   std::string error_type;
   std::string error_message;
   std::string error_traceback;  // bounded
@@ -80,7 +80,7 @@ struct RunResult {
   std::optional<int64_t> steady_iters;
   std::optional<int64_t> param_count;
   std::optional<int64_t> host_peak_rss_bytes;
-  std::string memory_method;   // how host_peak_rss_bytes was measured
+  std::string memory_method;  // how host_peak_rss_bytes was measured
   std::optional<int64_t> torch_num_threads;
 
   // Supervisor facts.
@@ -88,22 +88,22 @@ struct RunResult {
   std::optional<int64_t> exit_code;    // set when the child exited normally
   std::optional<int64_t> term_signal;  // set when the child was killed by a signal
   int64_t mem_limit_bytes = 0;
-  std::string mem_limit_method;        // "cgroup_v1", "cgroup_v2", "rlimit"
-  std::string stdout_tail;             // last 64 KiB
-  std::string stderr_tail;             // last 64 KiB
+  std::string mem_limit_method;  // "cgroup_v1", "cgroup_v2", "rlimit"
+  std::string stdout_tail;       // last 64 KiB
+  std::string stderr_tail;       // last 64 KiB
 
   // Software stack as the probe reported it.
   std::string torch_version;
   std::string transformers_version;
   std::string python_version;
-  std::string resolved_model_class;    // the class the probe actually built
+  std::string resolved_model_class;  // the class the probe actually built
 
   // --- Schema version 2: compile mode, generate/train, accuracy, audit. ---
   // The probe's metric keys are these member names (doc/worker-protocol.md).
-  std::string compile_options;         // JSON object text passed to torch.compile; "" in eager
+  std::string compile_options;  // JSON object text passed to torch.compile; "" in eager
   std::optional<double> eager_steady_median_s;  // compile mode: eager calls in the same child
   std::optional<double> eager_steady_p90_s;
-  std::optional<double> speedup;       // eager_steady_median_s / steady_median_s
+  std::optional<double> speedup;  // eager_steady_median_s / steady_median_s
   std::optional<double> tokens_per_s;
   std::optional<int64_t> device_peak_bytes;
   std::string device_memory_method;
@@ -117,7 +117,7 @@ struct RunResult {
   std::optional<double> acc_atol;
   std::optional<double> acc_rtol;
   std::optional<double> acc_multiplier;
-  std::string acc_rule;                // allclose, rmse_ratio, cosine, failed; "" if not compared
+  std::string acc_rule;  // allclose, rmse_ratio, cosine, failed; "" if not compared
   // Kind generate.
   std::optional<int64_t> gen_new_tokens;
   std::optional<double> gen_prefill_s;
@@ -130,26 +130,26 @@ struct RunResult {
   std::optional<int64_t> train_steps;
   std::optional<double> train_first_step_s;
   std::optional<double> train_steady_step_s;
-  std::string train_loss;              // JSON array text
-  std::string train_ref_loss;          // JSON array text
+  std::string train_loss;                        // JSON array text
+  std::string train_ref_loss;                    // JSON array text
   std::optional<double> train_grad_cosine;       // step 1's
   std::optional<double> train_grad_cosine_last;  // step K's
   std::optional<double> train_grad_cosine_min;   // threshold of the rule
   std::optional<double> train_loss_max_abs_err;
   // CPU-fallback audit and dynamo counters.
-  std::string fallback_audit;          // not_applicable, audited, unavailable: ...
+  std::string fallback_audit;  // not_applicable, audited, unavailable: ...
   std::optional<int64_t> ops_executed;
-  std::string fallback_ops;            // JSON object text {op: count}
-  std::string backend_fallback_counts; // JSON object text from the backend's own counters
+  std::string fallback_ops;             // JSON object text {op: count}
+  std::string backend_fallback_counts;  // JSON object text from the backend's own counters
   std::optional<int64_t> graph_breaks;
   std::optional<int64_t> unique_graphs;
   std::optional<int64_t> captured_calls;
   std::optional<int64_t> frames_run_eagerly;  // frames dynamo gave up on (recompile limit)
-  std::string graph_break_reasons;     // JSON array text
+  std::string graph_break_reasons;            // JSON array text
   // Compile cache: this run (cold) and the warm rerun in a second process.
   std::optional<int64_t> cache_hits;
   std::optional<int64_t> cache_misses;
-  std::string warm_state;              // "" (no warm run), warm, no_cache_hits, failed: STATUS
+  std::string warm_state;  // "" (no warm run), warm, no_cache_hits, failed: STATUS
   std::optional<double> warm_prepare_s;
   std::optional<int64_t> warm_cache_hits;
   std::optional<int64_t> warm_cache_misses;
@@ -159,12 +159,12 @@ struct RunResult {
 
 // One stored row: a test, where and when it ran, and what happened.
 struct RunRecord {
-  std::string run_id;     // unique per execution
+  std::string run_id;  // unique per execution
   std::string sweep_id;
   std::string test_id;
   TestSpec spec;
   RunResult result;
-  std::string started_at;   // UTC, ISO 8601 with milliseconds, "Z"
+  std::string started_at;  // UTC, ISO 8601 with milliseconds, "Z"
   std::string finished_at;
   std::string host;
   std::string cpu_model;

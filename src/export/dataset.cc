@@ -26,8 +26,7 @@ std::string SafePathComponent(std::string_view version) {
   return safe;
 }
 
-fs::path StackFilePath(const std::string& torch_version,
-                       const std::string& transformers_version) {
+fs::path StackFilePath(const std::string& torch_version, const std::string& transformers_version) {
   return fs::path("torch-" + SafePathComponent(torch_version)) /
          ("transformers-" + SafePathComponent(transformers_version) + ".parquet");
 }
@@ -53,8 +52,8 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
     std::error_code error;
     fs::create_directories(path.parent_path(), error);
     if (error) {
-      return absl::PermissionDeniedError(fmt::format(
-          "cannot create directory {}: {}", path.parent_path().string(), error.message()));
+      return absl::PermissionDeniedError(fmt::format("cannot create directory {}: {}",
+                                                     path.parent_path().string(), error.message()));
     }
     if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
   }

@@ -40,8 +40,7 @@ RunRecord RunOn(const std::string& sweep_id, const std::string& model_type,
 std::vector<RunRecord> SampleRuns() {
   std::vector<RunRecord> runs = {
       RunOn("s1", "llama", "2.13.0+cpu", "5.23.0"), RunOn("s1", "gpt2", "2.13.0+cpu", "5.23.0"),
-      RunOn("s1", "bert", "", ""), RunOn("s2", "llama", "2.12.0", "5.23.0"),
-      FullRun("s2")};
+      RunOn("s1", "bert", "", ""), RunOn("s2", "llama", "2.12.0", "5.23.0"), FullRun("s2")};
   runs.back().result.torch_version = "2.12.0";
   return runs;
 }
@@ -74,12 +73,10 @@ std::string WithoutColumns(const std::string& bytes, const std::set<std::string>
   }
   auto sink = *arrow::io::BufferOutputStream::Create();
   // store_schema: the writer keeps the schema's metadata (the version) only then.
-  EXPECT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), sink,
-                                         parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
-                                         parquet::default_writer_properties(),
-                                         parquet::ArrowWriterProperties::Builder()
-                                             .store_schema()
-                                             ->build())
+  EXPECT_TRUE(parquet::arrow::WriteTable(
+                  *table, arrow::default_memory_pool(), sink, parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
+                  parquet::default_writer_properties(),
+                  parquet::ArrowWriterProperties::Builder().store_schema()->build())
                   .ok());
   return (*sink->Finish())->ToString();
 }
@@ -112,10 +109,10 @@ TEST(ExportTest, WritesOneFilePerStack) {
   ASSERT_TRUE(files.ok()) << files.status();
   std::map<std::string, int64_t> counts;
   for (const ExportedFile& f : *files) counts[fs::relative(f.path, dir).string()] = f.runs;
-  EXPECT_EQ(counts, (std::map<std::string, int64_t>{
-                        {"torch-2.12.0/transformers-5.23.0.parquet", 2},
-                        {"torch-2.13.0+cpu/transformers-5.23.0.parquet", 2},
-                        {"torch-unknown/transformers-unknown.parquet", 1}}));
+  EXPECT_EQ(counts,
+            (std::map<std::string, int64_t>{{"torch-2.12.0/transformers-5.23.0.parquet", 2},
+                                            {"torch-2.13.0+cpu/transformers-5.23.0.parquet", 2},
+                                            {"torch-unknown/transformers-unknown.parquet", 1}}));
   // Nothing else: no temporary file left behind.
   EXPECT_EQ(FilesUnder(dir).size(), 3u);
   auto runs = RunsFromParquet(*ReadFile(dir / "torch-2.12.0/transformers-5.23.0.parquet"), "f");
@@ -193,8 +190,7 @@ TEST(ImportTest, RejectsWrongSchemaWithoutImporting) {
     const std::string message(rejected.message());
     EXPECT_TRUE(message.find("zz-bad.parquet: not a compatlab runs file: no column "
                              "compatlab_version") != std::string::npos ||
-                message.find("truncated.parquet: not a readable Parquet file") !=
-                    std::string::npos)
+                message.find("truncated.parquet: not a readable Parquet file") != std::string::npos)
         << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
@@ -214,10 +210,12 @@ TEST(ImportTest, AFileOfAnOlderSchemaImportsWithTheLaterFieldsAtTheirDefaults) {
   }
   ASSERT_FALSE(later.empty());
   fs::create_directories(temp.path() / "v1");
-  ASSERT_TRUE(WriteFileAtomic(temp.path() / "v1" / "old.parquet", WithoutColumns(good, later, 1)).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(temp.path() / "v1" / "old.parquet", WithoutColumns(good, later, 1)).ok());
   // The same file claiming the current version is refused: it lacks columns.
-  ASSERT_TRUE(WriteFileAtomic(temp.path() / "v2.parquet",
-                              WithoutColumns(good, later, kSchemaVersion)).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(temp.path() / "v2.parquet", WithoutColumns(good, later, kSchemaVersion))
+          .ok());
 
   auto store = Store::Open(temp.path() / "target.db", OpenMode::kReadWriteCreate);
   ASSERT_TRUE(store.ok());

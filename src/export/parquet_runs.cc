@@ -188,10 +188,10 @@ absl::StatusOr<std::string> WriteTable(const std::vector<RunRecord>& runs) {
   if (!sink.ok()) return FromArrow(sink.status(), "writing Parquet");
   parquet::ArrowWriterProperties::Builder arrow_properties;
   arrow_properties.store_schema();  // exact Arrow types (the timestamps' "UTC") for readers
-  if (absl::Status s = FromArrow(
-          parquet::arrow::WriteTable(*table, pool, *sink, kRowGroupRows, WriterProperties(),
-                                     arrow_properties.build()),
-          "writing Parquet");
+  if (absl::Status s =
+          FromArrow(parquet::arrow::WriteTable(*table, pool, *sink, kRowGroupRows,
+                                               WriterProperties(), arrow_properties.build()),
+                    "writing Parquet");
       !s.ok()) {
     return s;
   }
@@ -299,7 +299,8 @@ absl::StatusOr<FileContents> ReadTable(std::string_view bytes, const std::string
   parquet::ArrowReaderProperties properties(/*use_threads=*/false);
   builder.memory_pool(pool)->properties(properties);
   auto reader = builder.Build();
-  if (!reader.ok()) return Invalid(name, "not a readable Parquet file: " + reader.status().message());
+  if (!reader.ok())
+    return Invalid(name, "not a readable Parquet file: " + reader.status().message());
   FileContents contents;
   contents.metadata = (*reader)->parquet_reader()->metadata()->key_value_metadata();
   auto table = (*reader)->ReadTable();
@@ -451,8 +452,8 @@ absl::StatusOr<int64_t> ParseTimestampMillis(std::string_view text) {
   int consumed = 0;
   const std::string copy(text);
   const bool parsed = text.size() == 24 &&
-                      std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c%n", &y, &mo, &d,
-                                  &h, &mi, &s, &ms, &z, &consumed) == 8 &&
+                      std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c%n", &y, &mo, &d, &h,
+                                  &mi, &s, &ms, &z, &consumed) == 8 &&
                       consumed == 24 && z == 'Z';
   if (parsed) {
     using namespace std::chrono;
@@ -477,8 +478,7 @@ std::string FormatTimestampMillis(int64_t millis) {
   const hh_mm_ss<milliseconds> clock{time - days};
   return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z", int{date.year()},
                      unsigned{date.month()}, unsigned{date.day()}, clock.hours().count(),
-                     clock.minutes().count(), clock.seconds().count(),
-                     clock.subseconds().count());
+                     clock.minutes().count(), clock.seconds().count(), clock.subseconds().count());
 }
 
 }  // namespace compatlab

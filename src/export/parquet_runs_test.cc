@@ -36,10 +36,9 @@ std::string BytesOf(const arrow::Table& table, bool store_schema = false) {
   auto sink = *arrow::io::BufferOutputStream::Create();
   parquet::ArrowWriterProperties::Builder arrow_properties;
   if (store_schema) arrow_properties.store_schema();
-  EXPECT_TRUE(parquet::arrow::WriteTable(table, arrow::default_memory_pool(), sink,
-                                         parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
-                                         parquet::default_writer_properties(),
-                                         arrow_properties.build())
+  EXPECT_TRUE(parquet::arrow::WriteTable(
+                  table, arrow::default_memory_pool(), sink, parquet::DEFAULT_MAX_ROW_GROUP_LENGTH,
+                  parquet::default_writer_properties(), arrow_properties.build())
                   .ok());
   return (*sink->Finish())->ToString();
 }
@@ -72,10 +71,10 @@ TEST(TimestampTest, RoundTripsTheCanonicalFormOnly) {
   EXPECT_EQ(FormatTimestampMillis(*millis), "2026-11-30T02:24:35.123Z");
   EXPECT_EQ(*ParseTimestampMillis("1970-01-01T00:00:00.000Z"), 0);
   EXPECT_EQ(FormatTimestampMillis(-1), "1969-12-31T23:59:59.999Z");
-  for (const char* bad : {"", "2026-11-30T02:24:35Z", "2026-11-30T02:24:35.123+00:00",
-                          "2026-13-30T02:24:35.123Z", "2026-02-30T02:24:35.123Z",
-                          " 2026-11-30T02:24:35.12Z", "2026-11-30 02:24:35.123Z",
-                          "2026-11-30T24:00:00.000Z"}) {
+  for (const char* bad :
+       {"", "2026-11-30T02:24:35Z", "2026-11-30T02:24:35.123+00:00", "2026-13-30T02:24:35.123Z",
+        "2026-02-30T02:24:35.123Z", " 2026-11-30T02:24:35.12Z", "2026-11-30 02:24:35.123Z",
+        "2026-11-30T24:00:00.000Z"}) {
     EXPECT_FALSE(ParseTimestampMillis(bad).ok()) << bad;
   }
 }
@@ -92,10 +91,8 @@ TEST(ParquetRunsTest, SchemaIsTheResultFieldsTyped) {
   EXPECT_EQ(schema->GetFieldByName("run_id")->type()->ToString(), "string");
   EXPECT_EQ(schema->GetFieldByName("seq_len")->type()->ToString(), "int64");
   EXPECT_EQ(schema->GetFieldByName("wall_s")->type()->ToString(), "double");
-  EXPECT_EQ(schema->GetFieldByName("started_at")->type()->ToString(),
-            "timestamp[ms, tz=UTC]");
-  EXPECT_EQ(schema->GetFieldByName("finished_at")->type()->ToString(),
-            "timestamp[ms, tz=UTC]");
+  EXPECT_EQ(schema->GetFieldByName("started_at")->type()->ToString(), "timestamp[ms, tz=UTC]");
+  EXPECT_EQ(schema->GetFieldByName("finished_at")->type()->ToString(), "timestamp[ms, tz=UTC]");
   EXPECT_EQ(schema->GetFieldByName("kind_params")->type()->id(), arrow::Type::MAP);
 }
 
@@ -119,8 +116,7 @@ TEST(ParquetRunsTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(table->GetColumnByName("build_s")->null_count(), 1);
   auto metadata = table->schema()->metadata();
   ASSERT_NE(metadata, nullptr);
-  EXPECT_EQ(*metadata->Get(std::string(kParquetSchemaVersionKey)),
-            std::to_string(kSchemaVersion));
+  EXPECT_EQ(*metadata->Get(std::string(kParquetSchemaVersionKey)), std::to_string(kSchemaVersion));
 }
 
 TEST(ParquetRunsTest, NoRunsIsAnEmptyFileWithTheSchema) {
@@ -162,11 +158,10 @@ TEST(ParquetRunsTest, RejectsAWrongSchema) {
 
   ExpectRejected(BytesOf(**table->RemoveColumn(wall)), "no column wall_s");
 
-  auto as_text = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(
-      arrow::StringScalar("4.75"), 1)});
-  ExpectRejected(
-      BytesOf(**table->SetColumn(wall, arrow::field("wall_s", arrow::utf8()), *as_text)),
-      "column wall_s has type string, expected double");
+  auto as_text =
+      arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(arrow::StringScalar("4.75"), 1)});
+  ExpectRejected(BytesOf(**table->SetColumn(wall, arrow::field("wall_s", arrow::utf8()), *as_text)),
+                 "column wall_s has type string, expected double");
 
   auto extra = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(arrow::Int64Scalar(1), 1)});
   ExpectRejected(BytesOf(**table->AddColumn(0, arrow::field("bogus", arrow::int64()), *extra)),
@@ -186,8 +181,9 @@ TEST(ParquetRunsTest, RejectsBadValues) {
   auto set_string = [&](const std::string& name, std::optional<std::string> value) {
     const int index = table->schema()->GetFieldIndex(name);
     std::shared_ptr<arrow::Scalar> scalar =
-        value ? std::static_pointer_cast<arrow::Scalar>(std::make_shared<arrow::StringScalar>(*value))
-              : arrow::MakeNullScalar(arrow::utf8());
+        value
+            ? std::static_pointer_cast<arrow::Scalar>(std::make_shared<arrow::StringScalar>(*value))
+            : arrow::MakeNullScalar(arrow::utf8());
     auto column = arrow::ChunkedArray::Make({*arrow::MakeArrayFromScalar(*scalar, 1)});
     return BytesOf(**table->SetColumn(index, arrow::field(name, arrow::utf8()), *column));
   };

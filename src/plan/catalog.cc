@@ -18,8 +18,7 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
   std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};
   argv.insert(argv.end(), args.begin(), args.end());
   absl::StatusOr<CommandResult> r = RunCommand(
-      argv,
-      {{"PYTHONPATH", env.probe_dir}, {"HF_HUB_OFFLINE", "1"}, {"TRANSFORMERS_OFFLINE", "1"}},
+      argv, {{"PYTHONPATH", env.probe_dir}, {"HF_HUB_OFFLINE", "1"}, {"TRANSFORMERS_OFFLINE", "1"}},
       300);
   if (!r.ok()) {
     return absl::FailedPreconditionError(
@@ -30,8 +29,9 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
     if (!err.is_discarded() && err.is_object() && err.contains("error")) {
       return absl::InvalidArgumentError(Str(err, "error"));
     }
-    std::string tail = r->stderr_text.size() > 400 ? r->stderr_text.substr(r->stderr_text.size() - 400)
-                                                   : r->stderr_text;
+    std::string tail = r->stderr_text.size() > 400
+                           ? r->stderr_text.substr(r->stderr_text.size() - 400)
+                           : r->stderr_text;
     return absl::FailedPreconditionError(
         absl::StrCat("the probe's catalog failed (exit ", r->exit_code, "): ", tail));
   }

@@ -18,7 +18,8 @@ const std::set<std::string> kModes = {"eager", "compile"};
 const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "float64"};
 
 template <typename T>
-const std::vector<T>& Either(const std::vector<T>& override_list, const std::vector<T>& suite_list) {
+const std::vector<T>& Either(const std::vector<T>& override_list,
+                             const std::vector<T>& suite_list) {
   return override_list.empty() ? suite_list : override_list;
 }
 
@@ -84,9 +85,10 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
       if (catalog == nullptr) return absl::InternalError("the model catalog is needed");
       auto it = catalog->models.find(type);
       if (it == catalog->models.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "unknown model type '", type, "' (transformers ", catalog->transformers_version,
-            " registers ", catalog->models.size(), " types; `compatlab suites hf-all` lists them)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown model type '", type, "' (transformers ",
+                         catalog->transformers_version, " registers ", catalog->models.size(),
+                         " types; `compatlab suites hf-all` lists them)"));
       }
       models.push_back({absl::StrCat("hf:", type), type, it->second.head_class, ""});
     }
@@ -102,9 +104,9 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   std::set<std::string> seen;
   auto add = [&](TestSpec spec) -> absl::Status {
     if (!seen.insert(spec.TestId()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan holds the same test twice (", spec.model_id, " ", spec.kind,
-          "); give repeated harness tests a 'repeat' instead"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan holds the same test twice (", spec.model_id, " ", spec.kind,
+                       "); give repeated harness tests a 'repeat' instead"));
     }
     plan.push_back(std::move(spec));
     return absl::OkStatus();
@@ -127,8 +129,8 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
                 s.target = target;
                 s.mode = mode;
                 if (mode == "compile") {
-                  s.backend = overrides.backend.empty() ? profiles.at(target).backend
-                                                        : overrides.backend;
+                  s.backend =
+                      overrides.backend.empty() ? profiles.at(target).backend : overrides.backend;
                 }
                 s.kind = kind;
                 if (kind == "generate") {

@@ -25,10 +25,10 @@ struct PlanOverrides {
   std::vector<std::string> dtypes;
   std::vector<int64_t> batch_sizes;
   std::vector<int64_t> seq_lens;
-  std::string backend;              // compile backend instead of the profiles' ("" = theirs)
+  std::string backend;                 // compile backend instead of the profiles' ("" = theirs)
   std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
   std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)
-  std::optional<double> timeout_s;  // every test's deadline
+  std::optional<double> timeout_s;     // every test's deadline
   // A local checkpoint replacing the suite's models: its directory, content
   // hash and what the probe read from its config.
   std::string checkpoint_dir;

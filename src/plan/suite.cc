@@ -15,8 +15,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::set<std::string> kModelKinds = {"forward", "generate", "train"};
-const std::set<std::string> kHarnessKinds = {"noop",  "hang", "hang-hard", "segfault", "abort",
-                                             "oom",   "raise", "flood",    "kill-zygote"};
+const std::set<std::string> kHarnessKinds = {"noop", "hang",  "hang-hard", "segfault",   "abort",
+                                             "oom",  "raise", "flood",     "kill-zygote"};
 
 class Parser {
  public:
@@ -63,8 +63,8 @@ class Parser {
       std::string k = absl::StrCat(where, ".", key);
       if (key == "kind") {
         if (!value.is_string() || !IsHarnessKind(value.get<std::string>())) {
-          return Error(k, absl::StrCat("must be a harness kind (", absl::StrJoin(kHarnessKinds, ", "),
-                                       ")"));
+          return Error(
+              k, absl::StrCat("must be a harness kind (", absl::StrJoin(kHarnessKinds, ", "), ")"));
         }
         out->kind = value.get<std::string>();
       } else if (key == "timeout_s") {
@@ -103,7 +103,8 @@ bool IsHarnessKind(const std::string& kind) { return kHarnessKinds.count(kind) >
 absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& origin) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid JSON"));
-  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
+  if (!j.is_object())
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
   Parser p(origin);
   Suite suite;
   absl::Status s;
@@ -130,7 +131,8 @@ absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& ori
       s = p.Strings(value, key, &suite.kinds);
       for (const std::string& k : suite.kinds) {
         if (s.ok() && !IsModelKind(k)) {
-          s = p.Error(key, absl::StrCat("has '", k, "', not a model kind (forward, generate, train)"));
+          s = p.Error(key,
+                      absl::StrCat("has '", k, "', not a model kind (forward, generate, train)"));
         }
       }
     } else if (key == "dtypes") {
@@ -153,7 +155,8 @@ absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& ori
     }
     if (!s.ok()) return s;
   }
-  if (suite.name.empty()) return absl::InvalidArgumentError(absl::StrCat(origin, ": needs a 'name'"));
+  if (suite.name.empty())
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": needs a 'name'"));
   if (!suite.all_models && suite.models.empty() && suite.tests.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": names neither 'models' nor 'tests'"));
   }

@@ -36,16 +36,28 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
                                                  const std::string& origin) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid JSON"));
-  if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
-  static const std::set<std::string> kKeys = {
-      "name",   "description", "verified",     "device",          "pythonpath",
-      "import", "setup",       "available",    "synchronize",     "memory",
-      "dispatch_key", "fallback_counts", "reset_fallback_counts", "compile"};
+  if (!j.is_object())
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
+  static const std::set<std::string> kKeys = {"name",
+                                              "description",
+                                              "verified",
+                                              "device",
+                                              "pythonpath",
+                                              "import",
+                                              "setup",
+                                              "available",
+                                              "synchronize",
+                                              "memory",
+                                              "dispatch_key",
+                                              "fallback_counts",
+                                              "reset_fallback_counts",
+                                              "compile"};
   TargetProfile p;
   for (const auto& [key, value] : j.items()) {
     if (!kKeys.count(key)) {
-      return Bad(origin, key, absl::StrCat("is not a known key (", absl::StrJoin(kKeys, ", "),
-                                           "; see doc/targets.md)"));
+      return Bad(origin, key,
+                 absl::StrCat("is not a known key (", absl::StrJoin(kKeys, ", "),
+                              "; see doc/targets.md)"));
     }
     if (key == "name" || key == "device") {
       if (!value.is_string() || value.get<std::string>().empty()) {
@@ -121,9 +133,9 @@ absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& name_or_path,
     path = targets_dir / (name_or_path + ".json");
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-      return absl::NotFoundError(absl::StrCat("unknown target '", name_or_path, "' (known: ",
-                                              absl::StrJoin(ListTargetNames(targets_dir), ", "),
-                                              ")"));
+      return absl::NotFoundError(
+          absl::StrCat("unknown target '", name_or_path,
+                       "' (known: ", absl::StrJoin(ListTargetNames(targets_dir), ", "), ")"));
     }
   } else {
     path = name_or_path;

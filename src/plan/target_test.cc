@@ -42,8 +42,7 @@ TEST(TargetTest, RefusesBadProfilesNamingTheKey) {
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"memory":{"peak":"a:b"}})",
        "'memory.reset_peak'"},
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"setup":"rm -rf /"})", "'setup'"},
-      {R"({"name":"x","device":"x","compile":{"backend":"b"},"pythonpath":[""]})",
-       "'pythonpath'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"pythonpath":[""]})", "'pythonpath'"},
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"verified":"yes"})", "'verified'"},
   };
   for (const Case& c : cases) {

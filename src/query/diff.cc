@@ -14,9 +14,9 @@ namespace compatlab {
 namespace {
 
 constexpr ChangeKind kAllKinds[] = {
-    ChangeKind::kNewlyFailing,  ChangeKind::kNewlyPassing,  ChangeKind::kStatusChanged,
+    ChangeKind::kNewlyFailing,     ChangeKind::kNewlyPassing, ChangeKind::kStatusChanged,
     ChangeKind::kSignatureChanged, ChangeKind::kSlowerSteady, ChangeKind::kSlowerPrepare,
-    ChangeKind::kMoreMemory,    ChangeKind::kDifferentCpu,  ChangeKind::kOnlyInBase,
+    ChangeKind::kMoreMemory,       ChangeKind::kDifferentCpu, ChangeKind::kOnlyInBase,
     ChangeKind::kOnlyInHead,
 };
 
@@ -58,8 +58,8 @@ std::optional<Change> MetricRegression(ChangeKind kind, std::optional<double> ba
   change.detail = fmt::format("+{:.1f}% ({} -> {}, threshold +{:.0f}%", 100.0 * delta / *base,
                               Figure(*base, bytes), Figure(*head, bytes), 100.0 * threshold);
   if (base_spread > 0 || head_spread > 0) {
-    change.detail += fmt::format(", spread {} / {}", Figure(base_spread, bytes),
-                                 Figure(head_spread, bytes));
+    change.detail +=
+        fmt::format(", spread {} / {}", Figure(base_spread, bytes), Figure(head_spread, bytes));
   }
   change.detail += ")";
   return change;
@@ -99,9 +99,10 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
     }
   }
   if (base.cpu_model != head.cpu_model) {
-    changes.push_back({ChangeKind::kDifferentCpu, -1, -1,
-                       fmt::format("{} -> {}", base.cpu_model.empty() ? "(unknown)" : base.cpu_model,
-                                   head.cpu_model.empty() ? "(unknown)" : head.cpu_model)});
+    changes.push_back(
+        {ChangeKind::kDifferentCpu, -1, -1,
+         fmt::format("{} -> {}", base.cpu_model.empty() ? "(unknown)" : base.cpu_model,
+                     head.cpu_model.empty() ? "(unknown)" : head.cpu_model)});
     return changes;
   }
   if (b != h) return changes;
@@ -240,12 +241,12 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
   size_t b = 0;
   size_t h = 0;
   while (b < report.base.size() || h < report.head.size()) {
-    const bool take_base = h == report.head.size() ||
-                           (b < report.base.size() &&
-                            report.base[b].test_id < report.head[h].test_id);
-    const bool take_head = b == report.base.size() ||
-                           (h < report.head.size() &&
-                            report.head[h].test_id < report.base[b].test_id);
+    const bool take_base =
+        h == report.head.size() ||
+        (b < report.base.size() && report.base[b].test_id < report.head[h].test_id);
+    const bool take_head =
+        b == report.base.size() ||
+        (h < report.head.size() && report.head[h].test_id < report.base[b].test_id);
     if (take_base) {
       report.changes.push_back({ChangeKind::kOnlyInBase, static_cast<int>(b), -1, ""});
       ++b;
@@ -283,11 +284,10 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
       return run_of(x).spec.model_id < run_of(y).spec.model_id;
     });
     using C = TextTable::Column;
-    TextTable table({C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft},
-                     C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
-                     C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
-                     C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
-                     C{"detail", TextTable::kLeft}});
+    TextTable table(
+        {C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
+         C{"mode", TextTable::kLeft}, C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
+         C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft}, C{"detail", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
       const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";

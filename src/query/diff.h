@@ -64,8 +64,8 @@ bool IsRegression(ChangeKind kind);
 
 struct Change {
   ChangeKind kind = ChangeKind::kNewlyFailing;
-  int base = -1;  // index into DiffReport::base; -1 for kOnlyInHead
-  int head = -1;  // index into DiffReport::head; -1 for kOnlyInBase
+  int base = -1;       // index into DiffReport::base; -1 for kOnlyInHead
+  int head = -1;       // index into DiffReport::head; -1 for kOnlyInBase
   std::string detail;  // one line: the figures or the error signature
 };
 

@@ -68,9 +68,9 @@ TEST(DiffTest, ReportsPlantedRegression) {
   Find(head, "bert").result.prepare_s = 3.0;
   Find(head, "t5").result.host_peak_rss_bytes = int64_t{1300} << 20;
   DiffReport report = DiffRuns(Sweep("s1"), head);
-  EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"more memory t5", "newly failing llama",
-                                                        "slower prepare bert",
-                                                        "slower steady gpt2"}));
+  EXPECT_EQ(KindsOf(report),
+            (std::vector<std::string>{"more memory t5", "newly failing llama",
+                                      "slower prepare bert", "slower steady gpt2"}));
   EXPECT_EQ(report.Regressions(), 4);
   EXPECT_EQ(report.Count(ChangeKind::kNewlyFailing), 1);
   const std::string text = FormatDiffReport(report, "sweep=s1", "sweep=s2");
@@ -91,9 +91,9 @@ TEST(DiffTest, SlowdownWithinThresholdOrSpreadIsNotARegression) {
   // +10%, but the spread of head's iterations is 20 ms.
   Find(head, "gpt2").result.steady_median_s = 0.110;
   Find(head, "gpt2").result.steady_p90_s = 0.130;
-  Find(head, "bert").result.prepare_s = 2.1;  // +5% < 10%
+  Find(head, "bert").result.prepare_s = 2.1;                          // +5% < 10%
   Find(head, "t5").result.host_peak_rss_bytes = int64_t{1100} << 20;  // +10% < 20%
-  Find(head, "vit").result.steady_median_s = std::nullopt;  // not measured: not compared
+  Find(head, "vit").result.steady_median_s = std::nullopt;            // not measured: not compared
   DiffReport report = DiffRuns(Sweep("s1"), head);
   EXPECT_TRUE(report.changes.empty()) << FormatDiffReport(report, "a", "b");
 }
@@ -133,7 +133,7 @@ TEST(DiffTest, DifferentCpuIsFlaggedNotCompared) {
 TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
   std::vector<RunRecord> base = Sweep("s1");
   std::vector<RunRecord> head = Sweep("s2");
-  base.pop_back();  // vit only in head
+  base.pop_back();           // vit only in head
   head.erase(head.begin());  // llama only in base
   // Two runs of gpt2 in head: the later one (failing) counts.
   RunRecord later = Find(head, "gpt2");
@@ -143,7 +143,7 @@ TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
   head.push_back(later);
   DiffReport report = DiffRuns(base, head);
   EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"newly failing gpt2", "only in base llama",
-                                                        "only in head vit"}));
+                                                       "only in head vit"}));
   EXPECT_EQ(report.compared, 3);
   EXPECT_EQ(report.head.size(), 4u);
 }

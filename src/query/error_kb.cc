@@ -187,10 +187,11 @@ absl::Status ErrorKnowledgeBase::CheckObservedExamples() const {
     for (const ObservedFailure& o : entry.observed) {
       const KnownError* match = Match(o.status, o.signature);
       if (match == &entry) continue;
-      problems += fmt::format("{}entry \"{}\": its observed \"{}\" is {}", problems.empty() ? "" : "; ",
-                              entry.id, MatchSubject(o.status, o.signature),
-                              match == nullptr ? std::string("matched by no entry")
-                                               : fmt::format("matched first by \"{}\"", match->id));
+      problems +=
+          fmt::format("{}entry \"{}\": its observed \"{}\" is {}", problems.empty() ? "" : "; ",
+                      entry.id, MatchSubject(o.status, o.signature),
+                      match == nullptr ? std::string("matched by no entry")
+                                       : fmt::format("matched first by \"{}\"", match->id));
     }
   }
   if (problems.empty()) return absl::OkStatus();

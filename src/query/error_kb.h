@@ -45,15 +45,15 @@ struct ObservedFailure {
   std::string signature;  // as FailureSignature gives it
   std::string torch_version;
   std::string transformers_version;
-  std::string source;     // where it was seen (a sweep id, a suite), free text
+  std::string source;  // where it was seen (a sweep id, a suite), free text
 };
 
 struct KnownError {
-  std::string id;           // [a-z0-9-]+, unique in the file
-  std::string pattern;      // ECMAScript regex over MatchSubject()
-  std::string explanation;  // what the error means
-  std::string cause;        // the likely cause
-  std::string workaround;   // what to do about it
+  std::string id;                         // [a-z0-9-]+, unique in the file
+  std::string pattern;                    // ECMAScript regex over MatchSubject()
+  std::string explanation;                // what the error means
+  std::string cause;                      // the likely cause
+  std::string workaround;                 // what to do about it
   std::vector<ObservedFailure> observed;  // at least one
 };
 

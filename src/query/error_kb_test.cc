@@ -73,7 +73,7 @@ TEST(ErrorKbTest, ReportsObservedExamplesShadowedByAnEarlierEntry) {
     {"id": "never", "pattern": "^crash SIGBUS", "explanation": "E", "cause": "C", "workaround": "W",
      "observed": [{"model_type": "c", "status": "crash", "signature": "SIGSEGV",
                    "torch_version": "t", "transformers_version": "v"}]}]})",
-                                        "kb.json");
+                                      "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
   absl::Status s = kb->CheckObservedExamples();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
@@ -81,8 +81,9 @@ TEST(ErrorKbTest, ReportsObservedExamplesShadowedByAnEarlierEntry) {
                              "is matched first by \"general\""),
             std::string::npos)
       << s;
-  EXPECT_NE(s.message().find("entry \"never\": its observed \"crash SIGSEGV\" is matched by no entry"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find("entry \"never\": its observed \"crash SIGSEGV\" is matched by no entry"),
+      std::string::npos)
       << s;
 }
 
@@ -104,7 +105,8 @@ TEST(ErrorKbTest, RefusesMalformedFiles) {
        "entry \"x\": the pattern does not compile"},
       {entry_head + R"("pattern": "p", "typo": "", )" + observed + "}]}",
        "entry \"x\": unknown key \"typo\""},
-      {entry_head + R"("pattern": "")" + ", " + observed + "}]}", "entry \"x\": \"pattern\" is empty"},
+      {entry_head + R"("pattern": "")" + ", " + observed + "}]}",
+       "entry \"x\": \"pattern\" is empty"},
       {entry_head + R"("pattern": "p"}]})", "entry \"x\": \"observed\" must be a non-empty array"},
       {entry_head + R"("pattern": "p", "observed": [{"model_type": "m", "status": "pass",
         "signature": "S", "torch_version": "t", "transformers_version": "v"}]}]})",
@@ -113,7 +115,8 @@ TEST(ErrorKbTest, RefusesMalformedFiles) {
         "signature": "S", "torch_version": "t"}]}]})",
        "observed 0: missing \"transformers_version\""},
       {R"({"entries": [{"id": "Bad Id", "pattern": "p", "explanation": "E", "cause": "C",
-        "workaround": "W", )" + observed + "}]}",
+        "workaround": "W", )" +
+           observed + "}]}",
        "the id must be lower-case letters, digits and '-'"},
   };
   for (const Case& c : cases) {
@@ -124,9 +127,8 @@ TEST(ErrorKbTest, RefusesMalformedFiles) {
         << kb.status() << "\nexpected: " << c.message;
   }
   const std::string one = entry_head + R"("pattern": "p", )" + observed + "}";
-  auto dup = ErrorKnowledgeBase::Parse(R"({"entries": [)" + one.substr(13) + ", " +
-                                           one.substr(13) + "]}",
-                                       "kb.json");
+  auto dup = ErrorKnowledgeBase::Parse(
+      R"({"entries": [)" + one.substr(13) + ", " + one.substr(13) + "]}", "kb.json");
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.status().message().find("duplicate id"), std::string::npos) << dup.status();
 }
@@ -135,7 +137,8 @@ TEST(ErrorKbTest, RefusesMalformedFiles) {
 TEST(ErrorKbTest, RepositoryKnowledgeFileIsValid) {
   const char* source_dir = std::getenv("COMPATLAB_SOURCE_DIR");
   ASSERT_NE(source_dir, nullptr) << "ctest sets COMPATLAB_SOURCE_DIR";
-  auto kb = ErrorKnowledgeBase::Load(std::filesystem::path(source_dir) / "knowledge" / "errors.json");
+  auto kb =
+      ErrorKnowledgeBase::Load(std::filesystem::path(source_dir) / "knowledge" / "errors.json");
   ASSERT_TRUE(kb.ok()) << kb.status();  // parses, every pattern compiles
   EXPECT_GE(kb->entries().size(), 10u);
   // Each entry's observed failures are matched by that entry, not by an earlier one.

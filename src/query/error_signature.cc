@@ -9,7 +9,9 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsWordChar(char c) { return IsAlpha(c) || IsDigit(c) || c == '_'; }
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
 // Characters that end a path token: whitespace, quotes, brackets, separators.
 bool EndsPath(char c) {
   return IsSpace(c) || c == '"' || c == '\'' || c == '`' || c == ',' || c == ';' || c == '(' ||
@@ -109,7 +111,8 @@ std::string NormalizeErrorMessage(std::string_view message) {
       }
     }
     if (!IsWordChar(prev)) {
-      if (c == '0' && rest.size() > 2 && (rest[1] == 'x' || rest[1] == 'X') && IsHexDigit(rest[2])) {
+      if (c == '0' && rest.size() > 2 && (rest[1] == 'x' || rest[1] == 'X') &&
+          IsHexDigit(rest[2])) {
         size_t n = 2;
         while (n < rest.size() && IsHexDigit(rest[n])) ++n;
         emit("<hex>");

@@ -6,15 +6,13 @@ namespace compatlab {
 namespace {
 
 TEST(ErrorSignatureTest, RemovesNumbersAddressesAndPaths) {
-  EXPECT_EQ(NormalizeErrorMessage(
-                "size mismatch at /tmp/x.py:12, got 0x7ffd1234 and 64 (float32)"),
+  EXPECT_EQ(NormalizeErrorMessage("size mismatch at /tmp/x.py:12, got 0x7ffd1234 and 64 (float32)"),
             "size mismatch at <path>, got <hex> and N (float32)");
   EXPECT_EQ(NormalizeErrorMessage("Expected all tensors on one device, cuda:0 and cpu!"),
             "Expected all tensors on one device, cuda:N and cpu!");
   EXPECT_EQ(NormalizeErrorMessage("shape '[2, -1, 64]' is invalid for input of size 4096"),
             "shape '[N, -N, N]' is invalid for input of size N");
-  EXPECT_EQ(NormalizeErrorMessage("tolerance 1e-05 exceeded by 0.25"),
-            "tolerance N exceeded by N");
+  EXPECT_EQ(NormalizeErrorMessage("tolerance 1e-05 exceeded by 0.25"), "tolerance N exceeded by N");
   EXPECT_EQ(NormalizeErrorMessage("<object at 0x7F3A2B1C9D00> in \"./model/x.py\""),
             "<object at <hex>> in \"<path>\"");
   EXPECT_EQ(NormalizeErrorMessage("cache key 3f2a9c0d1b7e4a5f6c8d not found in ~/cache/k"),

@@ -13,8 +13,8 @@
 namespace compatlab {
 namespace {
 
-constexpr size_t kNamedModels = 5;   // models named per group; the rest are counted
-constexpr size_t kWrapWidth = 100;   // text width of the explanation lines
+constexpr size_t kNamedModels = 5;  // models named per group; the rest are counted
+constexpr size_t kWrapWidth = 100;  // text width of the explanation lines
 
 // `text` (sanitized) wrapped at spaces to lines of at most `width` code
 // points after `indent`; the first line is not indented (its label is there).
@@ -110,7 +110,8 @@ std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
     ++acc.stacks[{r.torch_version, r.transformers_version}];
     g.first_seen = std::min(g.first_seen, run.started_at);
     g.last_seen = std::max(g.last_seen, run.started_at);
-    if (std::tie(run.started_at, run.run_id) >= std::tie(acc.example_started_at, g.example_run_id)) {
+    if (std::tie(run.started_at, run.run_id) >=
+        std::tie(acc.example_started_at, g.example_run_id)) {
       acc.example_started_at = run.started_at;
       g.example_run_id = run.run_id;
     }
@@ -136,7 +137,7 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
   if (groups.empty()) return "no failures\n";
   std::string out;
   int64_t total = 0, explained_groups = 0, explained_runs = 0;
-  constexpr size_t kIndent = 4 + 9;  // "    " + label column
+  constexpr size_t kIndent = 4 + 9;                  // "    " + label column
   std::map<const KnownError*, size_t> explained_at;  // entry -> the group that shows it in full
   for (size_t i = 0; i < groups.size(); ++i) {
     const ErrorGroup& g = groups[i];
@@ -145,9 +146,10 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
       ++explained_groups;
       explained_runs += g.runs;
     }
-    out += fmt::format("[{}] {}, {}, {}: {}\n", i + 1, TestStatusName(g.status),
-                       Plural(g.runs, "run"), Plural(DistinctModels(g), "model"),
-                       g.signature.empty() ? "(no error message)" : SanitizeForTerminal(g.signature));
+    out +=
+        fmt::format("[{}] {}, {}, {}: {}\n", i + 1, TestStatusName(g.status), Plural(g.runs, "run"),
+                    Plural(DistinctModels(g), "model"),
+                    g.signature.empty() ? "(no error message)" : SanitizeForTerminal(g.signature));
     auto line = [&](std::string_view label, std::string_view text) {
       out += fmt::format("    {:<9}{}\n", label, Wrap(text, kIndent));
     };
@@ -155,10 +157,9 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
     if (!g.stages.empty()) line(g.stages.size() == 1 ? "stage" : "stages", Join(g.stages, ", "));
     std::vector<std::string> stacks;
     for (const ErrorGroup::Stack& s : g.stacks) {
-      stacks.push_back(fmt::format("torch {}, transformers {} ({})",
-                                   s.torch_version.empty() ? "?" : s.torch_version,
-                                   s.transformers_version.empty() ? "?" : s.transformers_version,
-                                   Plural(s.runs, "run")));
+      stacks.push_back(fmt::format(
+          "torch {}, transformers {} ({})", s.torch_version.empty() ? "?" : s.torch_version,
+          s.transformers_version.empty() ? "?" : s.transformers_version, Plural(s.runs, "run")));
     }
     line("stacks", Join(stacks, "; "));
     line("seen", g.first_seen == g.last_seen ? g.first_seen
@@ -246,7 +247,8 @@ std::string FormatKnownErrorsFooter(const std::vector<RunRecord>& runs,
            Wrap(fmt::format("{}: {}", NamedAndCounted(models[known]), known->explanation), indent,
                 width) +
            "\n";
-    out += std::string(indent, ' ') + Wrap("workaround: " + known->workaround, indent, width) + "\n";
+    out +=
+        std::string(indent, ' ') + Wrap("workaround: " + known->workaround, indent, width) + "\n";
   }
   return out;
 }

@@ -20,21 +20,21 @@ bool IsFailureStatus(TestStatus status);
 // The failures of one (status, FailureSignature) pair.
 struct ErrorGroup {
   TestStatus status = TestStatus::kHarnessError;
-  std::string signature;                  // FailureSignature(); may be empty
+  std::string signature;  // FailureSignature(); may be empty
   int64_t runs = 0;
-  std::vector<std::string> model_ids;     // distinct, sorted
-  std::vector<std::string> model_types;   // distinct, sorted, without ""
-  std::vector<std::string> stages;        // distinct, sorted, without ""
+  std::vector<std::string> model_ids;    // distinct, sorted
+  std::vector<std::string> model_types;  // distinct, sorted, without ""
+  std::vector<std::string> stages;       // distinct, sorted, without ""
   struct Stack {
     std::string torch_version;
     std::string transformers_version;
     int64_t runs = 0;
   };
-  std::vector<Stack> stacks;              // sorted by (torch, transformers)
-  std::string first_seen;                 // least started_at
-  std::string last_seen;                  // greatest started_at
-  std::string example_run_id;             // the run of last_seen (then the greatest run_id)
-  const KnownError* known = nullptr;      // the knowledge base's entry, if any
+  std::vector<Stack> stacks;          // sorted by (torch, transformers)
+  std::string first_seen;             // least started_at
+  std::string last_seen;              // greatest started_at
+  std::string example_run_id;         // the run of last_seen (then the greatest run_id)
+  const KnownError* known = nullptr;  // the knowledge base's entry, if any
 };
 
 // Groups the failures among `runs` (pass and skipped are left out) by

@@ -37,8 +37,8 @@ std::vector<RunRecord> Runs() {
       Failure("align", "mat1 and mat2 shapes cannot be multiplied (2x32 and 4x64)", "T1"),
       Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x32 and 64x64)", "T3", "2.12.0"),
       Failure("sam", "The size of tensor a (4) must match the size of tensor b (5)", "T0"),
-      MakeRun("s1", MakeSpec("bert")),                                    // pass: left out
-      MakeRun("s1", MakeSpec("blt"), TestStatus::kSkipped),               // skipped: left out
+      MakeRun("s1", MakeSpec("bert")),                       // pass: left out
+      MakeRun("s1", MakeSpec("blt"), TestStatus::kSkipped),  // skipped: left out
   };
   RunRecord crash = MakeRun("s1", MakeSpec("segv"), TestStatus::kCrash);
   crash.run_id = "run-crash";
@@ -107,11 +107,12 @@ TEST(ErrorsReportTest, ExplainsAnEntryInFullOnce) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
   const std::string text = FormatErrorsText(
-      GroupErrors({Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x60 and 64x16)", "T1"),
-                   Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x60 and 64x16)", "T2"),
-                   Failure("neucodec", "mat1 and mat2 shapes cannot be multiplied (1x128 and 2048x8)",
-                           "T3")},
-                  &*kb),
+      GroupErrors(
+          {Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x60 and 64x16)", "T1"),
+           Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x60 and 64x16)", "T2"),
+           Failure("neucodec", "mat1 and mat2 shapes cannot be multiplied (1x128 and 2048x8)",
+                   "T3")},
+          &*kb),
       "kb.json");
   EXPECT_NE(text.find("    known    [matmul-shapes] A linear layer got the wrong width.\n"),
             std::string::npos)
@@ -127,7 +128,8 @@ TEST(ErrorsReportTest, NamesAFewModelsAndCountsTheRest) {
   std::vector<RunRecord> runs;
   for (const char* m : {"a", "b", "c", "d", "e", "f", "g"}) runs.push_back(Failure(m, "boom", "T"));
   const std::string text = FormatErrorsText(GroupErrors(runs, nullptr), "");
-  EXPECT_NE(text.find("    models   hf:a, hf:b, hf:c, hf:d, hf:e, +2\u00a0more\n"), std::string::npos)
+  EXPECT_NE(text.find("    models   hf:a, hf:b, hf:c, hf:d, hf:e, +2\u00a0more\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("explained by no knowledge base"), std::string::npos) << text;
 }

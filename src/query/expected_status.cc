@@ -16,8 +16,8 @@ constexpr std::string_view kHeader =
     "# test_id\tmodel_id\tkind\tmode\ttarget\tstatus\n";
 
 ExpectedStatus LineOf(const RunRecord& run) {
-  return {run.test_id, run.spec.model_id, run.spec.kind, run.spec.mode, run.spec.target,
-          run.result.status};
+  return {run.test_id,   run.spec.model_id, run.spec.kind,
+          run.spec.mode, run.spec.target,   run.result.status};
 }
 
 bool FileOrder(const ExpectedStatus& a, const ExpectedStatus& b) {
@@ -77,9 +77,10 @@ absl::StatusOr<std::vector<ExpectedStatus>> ParseExpectedStatus(std::string_view
       return absl::InvalidArgumentError(fmt::format("{}:{}: {}", name, number, why));
     };
     if (fields.size() != 6) {
-      return error(fmt::format("expected 6 tab-separated fields (test_id, model_id, kind, mode, "
-                               "target, status), got {}",
-                               fields.size()));
+      return error(
+          fmt::format("expected 6 tab-separated fields (test_id, model_id, kind, mode, "
+                      "target, status), got {}",
+                      fields.size()));
     }
     if (!IsTestId(fields[0])) return error(fmt::format("'{}' is not a test_id", fields[0]));
     absl::StatusOr<TestStatus> status = ParseTestStatus(fields[5]);
@@ -135,11 +136,11 @@ std::string FormatExpectedMismatches(const std::vector<ExpectedMismatch>& mismat
       ++counts[m.what];
       static constexpr std::string_view kWhat[] = {"changed", "missing", "unexpected"};
       const ExpectedStatus& e = m.expected;
-      table.AddRow({std::string(kWhat[m.what]), e.test_id.substr(0, 12), e.model_id, e.target,
-                    e.mode, e.kind,
-                    m.what == ExpectedMismatch::kUnexpected ? "-"
-                                                            : std::string(TestStatusName(e.status)),
-                    m.actual.empty() ? "-" : m.actual});
+      table.AddRow(
+          {std::string(kWhat[m.what]), e.test_id.substr(0, 12), e.model_id, e.target, e.mode,
+           e.kind,
+           m.what == ExpectedMismatch::kUnexpected ? "-" : std::string(TestStatusName(e.status)),
+           m.actual.empty() ? "-" : m.actual});
     }
     out += table.Render();
   }

@@ -35,8 +35,8 @@ TEST(ExpectedStatusTest, ReportsEveryChange) {
   auto expected = ParseExpectedStatus(FormatExpectedStatus(Runs()), "golden.tsv");
   ASSERT_TRUE(expected.ok());
   std::vector<RunRecord> now = Runs();
-  now[0].result.status = TestStatus::kTimeout;  // llama changed
-  now.erase(now.begin() + 1);                   // gpt2 missing
+  now[0].result.status = TestStatus::kTimeout;   // llama changed
+  now.erase(now.begin() + 1);                    // gpt2 missing
   now.push_back(MakeRun("s1", MakeSpec("t5")));  // t5 unexpected
   auto mismatches = CheckExpectedStatus(*expected, now);
   ASSERT_EQ(mismatches.size(), 3u);

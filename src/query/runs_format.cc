@@ -41,13 +41,13 @@ std::string FallbackCell(const RunResult& result) {
 
 std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableOptions& options) {
   using C = TextTable::Column;
-  TextTable table({C{"model", TextTable::kLeft},     C{"target", TextTable::kLeft},
-                   C{"mode", TextTable::kLeft},      C{"kind", TextTable::kLeft},
-                   C{"shape", TextTable::kRight},    C{"status", TextTable::kLeft},
-                   C{"build_s", TextTable::kRight},  C{"prepare_s", TextTable::kRight},
-                   C{"warm_s", TextTable::kRight},   C{"steady_ms", TextTable::kRight},
-                   C{"speedup", TextTable::kRight},  C{"mem_mib", TextTable::kRight},
-                   C{"accuracy", TextTable::kLeft},  C{"breaks", TextTable::kRight},
+  TextTable table({C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
+                   C{"mode", TextTable::kLeft}, C{"kind", TextTable::kLeft},
+                   C{"shape", TextTable::kRight}, C{"status", TextTable::kLeft},
+                   C{"build_s", TextTable::kRight}, C{"prepare_s", TextTable::kRight},
+                   C{"warm_s", TextTable::kRight}, C{"steady_ms", TextTable::kRight},
+                   C{"speedup", TextTable::kRight}, C{"mem_mib", TextTable::kRight},
+                   C{"accuracy", TextTable::kLeft}, C{"breaks", TextTable::kRight},
                    C{"fallback", TextTable::kRight}, C{"wall_s", TextTable::kRight},
                    C{"error", TextTable::kLeft}});
   for (const RunRecord& run : runs) {
@@ -59,15 +59,14 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
     } else if (r.host_peak_rss_bytes) {
       mem = static_cast<double>(*r.host_peak_rss_bytes);
     }
-    table.AddRow({Truncate(run.spec.model_id, options.max_model_width), run.spec.target,
-                  run.spec.mode, run.spec.kind,
-                  fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
-                  Truncate(StatusCell(r), options.max_error_width), Number(r.build_s, 3),
-                  Number(r.prepare_s, 3), Number(r.warm_prepare_s, 3),
-                  Number(r.steady_median_s, 3, 1000.0), Number(r.speedup, 2),
-                  Number(mem, 0, 1.0 / kMiB), r.acc_rule.empty() ? "-" : r.acc_rule,
-                  r.graph_breaks ? fmt::format("{}", *r.graph_breaks) : "-", FallbackCell(r),
-                  Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
+    table.AddRow(
+        {Truncate(run.spec.model_id, options.max_model_width), run.spec.target, run.spec.mode,
+         run.spec.kind, fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
+         Truncate(StatusCell(r), options.max_error_width), Number(r.build_s, 3),
+         Number(r.prepare_s, 3), Number(r.warm_prepare_s, 3), Number(r.steady_median_s, 3, 1000.0),
+         Number(r.speedup, 2), Number(mem, 0, 1.0 / kMiB), r.acc_rule.empty() ? "-" : r.acc_rule,
+         r.graph_breaks ? fmt::format("{}", *r.graph_breaks) : "-", FallbackCell(r),
+         Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
   }
   return table.Render();
 }
@@ -122,8 +121,7 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
   std::map<std::string, std::map<TestStatus, int64_t>> counts;  // model type -> status -> n
   std::set<TestStatus> present;
   for (const RunRecord& run : runs) {
-    const std::string& type = run.spec.model_type.empty() ? run.spec.model_id
-                                                          : run.spec.model_type;
+    const std::string& type = run.spec.model_type.empty() ? run.spec.model_id : run.spec.model_type;
     ++counts[type][run.result.status];
     present.insert(run.result.status);
   }

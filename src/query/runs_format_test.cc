@@ -122,7 +122,8 @@ TEST(RunsFormatTest, CsvHasEverySchemaFieldAndOneRecordPerRun) {
   RunRecord minimal = MakeRun("s1", MakeSpec("gpt2"));
   const std::string csv = FormatRunsCsv({full, minimal});
   std::string header;
-  for (const FieldDef& f : ResultFields()) header += (header.empty() ? "" : ",") + std::string(f.name);
+  for (const FieldDef& f : ResultFields())
+    header += (header.empty() ? "" : ",") + std::string(f.name);
   ASSERT_EQ(csv.substr(0, header.size() + 2), header + "\r\n");
   // kind_params JSON is quoted with its quotes doubled; the model path too.
   EXPECT_NE(csv.find("\"{\"\"b\"\":\"\"x\\\"\"y\"\",\"\"new_tokens\"\":\"\"16\"\"}\""),

@@ -22,10 +22,12 @@ TEST(TextTableTest, PadsColumnsAndAlignsNumbersRight) {
 
 TEST(TextTableTest, SanitizesControlCharactersAndInvalidUtf8) {
   EXPECT_EQ(SanitizeForTerminal("a\nb\tc\x1b[31md"), "a b c [31md");
-  EXPECT_EQ(SanitizeForTerminal("\xc2\x9b" "x"), " x");       // C1 CSI
-  EXPECT_EQ(SanitizeForTerminal("ok \xff\xc3"), "ok ??");      // invalid, cut sequence
-  EXPECT_EQ(SanitizeForTerminal("\xc0\xaf"), "??");            // overlong '/'
-  EXPECT_EQ(SanitizeForTerminal("\xed\xa0\x80"), "???");       // surrogate
+  EXPECT_EQ(SanitizeForTerminal("\xc2\x9b"
+                                "x"),
+            " x");                                         // C1 CSI
+  EXPECT_EQ(SanitizeForTerminal("ok \xff\xc3"), "ok ??");  // invalid, cut sequence
+  EXPECT_EQ(SanitizeForTerminal("\xc0\xaf"), "??");        // overlong '/'
+  EXPECT_EQ(SanitizeForTerminal("\xed\xa0\x80"), "???");   // surrogate
   EXPECT_EQ(SanitizeForTerminal("naïve ✓ 🙂"), "naïve ✓ 🙂");
   TextTable table({{"a", TextTable::kLeft}});
   table.AddRow({"x\ny"});

@@ -97,9 +97,8 @@ void WriteAll(int fd, const std::string& s) {
   } else if (kind == "bad-result") {
     WriteAll(result_fd, "{not json");
   } else if (kind == "fail") {
-    WriteAll(result_fd,
-             R"({"status":"fail_to_run","stage":"run","error_type":"RuntimeError",)"
-             R"("error_message":"boom","error_traceback":"Traceback: ..."})");
+    WriteAll(result_fd, R"({"status":"fail_to_run","stage":"run","error_type":"RuntimeError",)"
+                        R"("error_message":"boom","error_traceback":"Traceback: ..."})");
   }
   _exit(0);
 }

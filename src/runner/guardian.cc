@@ -44,13 +44,26 @@ namespace {
     if (line.size() < 2) return;
     std::string arg = line.substr(2);
     switch (line[0]) {
-      case 'G': groups.insert(std::atoi(arg.c_str())); break;
-      case 'g': groups.erase(std::atoi(arg.c_str())); break;
-      case 'P': pids.insert(std::atoi(arg.c_str())); break;
-      case 'p': pids.erase(std::atoi(arg.c_str())); break;
-      case 'C': cgroups.insert(arg); break;
-      case 'c': cgroups.erase(arg); break;
-      case 'Q': _exit(0);
+      case 'G':
+        groups.insert(std::atoi(arg.c_str()));
+        break;
+      case 'g':
+        groups.erase(std::atoi(arg.c_str()));
+        break;
+      case 'P':
+        pids.insert(std::atoi(arg.c_str()));
+        break;
+      case 'p':
+        pids.erase(std::atoi(arg.c_str()));
+        break;
+      case 'C':
+        cgroups.insert(arg);
+        break;
+      case 'c':
+        cgroups.erase(arg);
+        break;
+      case 'Q':
+        _exit(0);
     }
   };
   // Reads what is in the pipe now; false at EOF (the owner is gone).

@@ -22,7 +22,8 @@ bool WaitGone(pid_t pid, double seconds) {
     std::string line;
     std::getline(stat, line);
     size_t paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') return true;
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z')
+      return true;
     usleep(10000);
   }
   return false;
@@ -56,8 +57,8 @@ TEST(GuardianTest, KillsTrackedGroupsWhenItsOwnerDies) {
   kill(owner, SIGKILL);
   waitpid(owner, nullptr, 0);
   // The victim was reparented away from us, so it cannot linger as our zombie.
-  EXPECT_TRUE(WaitGone(pids[0], 5)) << "victim survived its supervisor; guardian alive: "
-                                    << (kill(pids[1], 0) == 0);
+  EXPECT_TRUE(WaitGone(pids[0], 5))
+      << "victim survived its supervisor; guardian alive: " << (kill(pids[1], 0) == 0);
   EXPECT_TRUE(WaitGone(pids[1], 5)) << "guardian did not exit";
 }
 

@@ -108,7 +108,8 @@ void RemoveCgroupDir(const fs::path& dir) {
 
 class CgroupLimit : public MemoryLimit {
  public:
-  CgroupLimit(bool v2, fs::path dir, int64_t bytes) : v2_(v2), dir_(std::move(dir)), bytes_(bytes) {}
+  CgroupLimit(bool v2, fs::path dir, int64_t bytes)
+      : v2_(v2), dir_(std::move(dir)), bytes_(bytes) {}
   ~CgroupLimit() override {
     KillAll();
     RemoveCgroupDir(dir_);
@@ -215,14 +216,17 @@ void KillAndRemoveCgroup(const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<MemoryLimiter>> MakeMemoryLimiter(const std::string& force_method) {
   if (force_method.empty() || force_method == "cgroup_v2") {
-    if (auto parent = UsableCgroupParent(true)) return std::make_unique<CgroupLimiter>(true, *parent);
-    if (!force_method.empty()) return absl::UnavailableError("no writable cgroup v2 memory controller");
+    if (auto parent = UsableCgroupParent(true))
+      return std::make_unique<CgroupLimiter>(true, *parent);
+    if (!force_method.empty())
+      return absl::UnavailableError("no writable cgroup v2 memory controller");
   }
   if (force_method.empty() || force_method == "cgroup_v1") {
     if (auto parent = UsableCgroupParent(false)) {
       return std::make_unique<CgroupLimiter>(false, *parent);
     }
-    if (!force_method.empty()) return absl::UnavailableError("no writable cgroup v1 memory controller");
+    if (!force_method.empty())
+      return absl::UnavailableError("no writable cgroup v1 memory controller");
   }
   if (force_method.empty() || force_method == "rlimit") return std::make_unique<RlimitLimiter>();
   return absl::InvalidArgumentError(absl::StrCat("unknown memory-limit method '", force_method,
@@ -240,12 +244,18 @@ absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
   std::string unit = s.substr(i);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double mult = 1;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-  else return absl::InvalidArgumentError(absl::StrCat("bad size unit in '", text, "'"));
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return absl::InvalidArgumentError(absl::StrCat("bad size unit in '", text, "'"));
   double bytes = value * mult;
   if (bytes < 1 || bytes > 9.2e18) {
     return absl::InvalidArgumentError(absl::StrCat("size out of range: '", text, "'"));

@@ -44,7 +44,8 @@ TEST(MemoryLimiterTest, CgroupLimitIsCreatedAndRemoved) {
   if ((*limiter)->Method() == "rlimit") GTEST_SKIP() << "no writable memory cgroup here";
   std::string dir;
   {
-    auto limit = (*limiter)->Create("compatlab-memlimit-test-" + std::to_string(getpid()), 64 << 20);
+    auto limit =
+        (*limiter)->Create("compatlab-memlimit-test-" + std::to_string(getpid()), 64 << 20);
     ASSERT_TRUE(limit.ok()) << limit.status();
     dir = (*limit)->Dir();
     EXPECT_TRUE(std::filesystem::exists(dir));

@@ -59,8 +59,10 @@ void ReadOptional(const json& obj, const char* key, std::optional<T>* out) {
   if constexpr (std::is_same_v<T, double>) {
     if (it->is_number()) *out = it->get<double>();
   } else {
-    if (it->is_number_integer() || it->is_number_unsigned()) *out = it->get<int64_t>();
-    else if (it->is_number_float()) *out = static_cast<int64_t>(it->get<double>());
+    if (it->is_number_integer() || it->is_number_unsigned())
+      *out = it->get<int64_t>();
+    else if (it->is_number_float())
+      *out = static_cast<int64_t>(it->get<double>());
   }
 }
 

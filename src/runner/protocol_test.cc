@@ -51,7 +51,8 @@ TEST(ProtocolTest, CarriesProfileCompileOptionsAndCacheAndReadsNewMetrics) {
   EXPECT_EQ(j["compile_options"]["dynamic"], false);
   EXPECT_EQ(j["compile_cache_dir"], "/tmp/c/r1");
   EXPECT_EQ(j["cache_phase"], "cold");
-  EXPECT_FALSE(nlohmann::json::parse(TestRequestJson(LaunchRequest{}, 1)).contains("target_profile"));
+  EXPECT_FALSE(
+      nlohmann::json::parse(TestRequestJson(LaunchRequest{}, 1)).contains("target_profile"));
 
   RunResult r;
   ASSERT_TRUE(ParseChildResult(R"({"status":"fail_accuracy","stage":"compare","metrics":{

@@ -101,9 +101,9 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold) {
 
 struct Supervisor::Running {
   const TestJob* job = nullptr;
-  std::string cache_phase;            // "", cold or warm
-  std::string cache_dir;              // removed when the test is reported
-  std::optional<RunResult> cold;      // warm phase: the cold run's result
+  std::string cache_phase;        // "", cold or warm
+  std::string cache_dir;          // removed when the test is reported
+  std::optional<RunResult> cold;  // warm phase: the cold run's result
   double cold_start = 0;
   pid_t pid = -1;
   int fds[3] = {-1, -1, -1};  // stdout, stderr, result (read ends)
@@ -125,9 +125,12 @@ struct Supervisor::Running {
     for (int rounds = 0; rounds < 16; ++rounds) {
       ssize_t n = read(fds[i], buf, sizeof(buf));
       if (n > 0) {
-        if (i == 0) out.Append(buf, static_cast<size_t>(n));
-        else if (i == 1) err.Append(buf, static_cast<size_t>(n));
-        else if (result_text.size() < (8u << 20)) result_text.append(buf, static_cast<size_t>(n));
+        if (i == 0)
+          out.Append(buf, static_cast<size_t>(n));
+        else if (i == 1)
+          err.Append(buf, static_cast<size_t>(n));
+        else if (result_text.size() < (8u << 20))
+          result_text.append(buf, static_cast<size_t>(n));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -245,9 +248,9 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
         return;
       }
     }
-    absl::StatusOr<std::unique_ptr<MemoryLimit>> limit = limiter_->Create(
-        absl::StrCat(options_.limit_prefix, "-", getpid(), "-", ++limit_counter_),
-        options_.mem_limit_bytes);
+    absl::StatusOr<std::unique_ptr<MemoryLimit>> limit =
+        limiter_->Create(absl::StrCat(options_.limit_prefix, "-", getpid(), "-", ++limit_counter_),
+                         options_.mem_limit_bytes);
     if (!limit.ok()) {
       fail_start(std::string(limit.status().message()));
       return;
@@ -267,10 +270,14 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       }
       p = *made;
     }
-    LaunchRequest request{job.run_id,          job.spec,
-                          options_.torch_num_threads, r->limit.get(),
-                          options_.measure,     job.target_profile_json,
-                          job.compile_options_json, r->cache_dir,
+    LaunchRequest request{job.run_id,
+                          job.spec,
+                          options_.torch_num_threads,
+                          r->limit.get(),
+                          options_.measure,
+                          job.target_profile_json,
+                          job.compile_options_json,
+                          r->cache_dir,
                           r->cache_phase};
     absl::StatusOr<pid_t> pid =
         launcher_->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
@@ -327,9 +334,9 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
     } else if (oom_kills > 0) {
       result.status = TestStatus::kOom;
       result.stage = "run";
-      result.status_detail = absl::StrCat("memory limit ", result.mem_limit_bytes, " bytes (",
-                                          result.mem_limit_method, ", ", oom_kills, " OOM kill",
-                                          oom_kills == 1 ? "" : "s", ")");
+      result.status_detail =
+          absl::StrCat("memory limit ", result.mem_limit_bytes, " bytes (", result.mem_limit_method,
+                       ", ", oom_kills, " OOM kill", oom_kills == 1 ? "" : "s", ")");
       result.error_message = result.status_detail;
     } else if (WIFSIGNALED(wstatus)) {
       result.status = TestStatus::kCrash;
@@ -344,12 +351,11 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
       result.status = TestStatus::kHarnessError;
       result.stage = "harness";
       result.error_type = r.result_text.empty() ? "NoResult" : "BadResult";
-      result.error_message =
-          r.result_text.empty()
-              ? absl::StrCat("the child exited with code ", WEXITSTATUS(wstatus),
-                             " without a result")
-              : absl::StrCat("the child's result could not be read: ",
-                             r.result_text.substr(0, 200));
+      result.error_message = r.result_text.empty()
+                                 ? absl::StrCat("the child exited with code ", WEXITSTATUS(wstatus),
+                                                " without a result")
+                                 : absl::StrCat("the child's result could not be read: ",
+                                                r.result_text.substr(0, 200));
     }
     if (have_result && result.status != TestStatus::kHarnessError) {
       // Stack versions are facts of the interpreter whatever the status.
@@ -466,7 +472,8 @@ absl::Status Supervisor::Run(const std::vector<TestJob>& jobs,
   }
   // A stopped run reports nothing more; its tests run again on resume.
   for (const WarmPending& warm : warm_queue) {
-    RemoveCacheDir((std::filesystem::path(options_.compile_cache_root) / warm.job->run_id).string());
+    RemoveCacheDir(
+        (std::filesystem::path(options_.compile_cache_root) / warm.job->run_id).string());
   }
   for (auto& [pid, r] : running) RemoveCacheDir(r->cache_dir);
   close(sfd);

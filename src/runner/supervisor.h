@@ -21,12 +21,12 @@ namespace compatlab {
 
 struct SupervisorOptions {
   int jobs = 1;
-  double grace_s = 2.0;                     // SIGTERM to SIGKILL
+  double grace_s = 2.0;  // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;
-  int64_t torch_num_threads = 1;            // per child
+  int64_t torch_num_threads = 1;  // per child
   MeasureOptions measure;
-  size_t tail_bytes = 64 * 1024;            // kept per stream
-  std::string limit_prefix = "compatlab";   // prefix of per-test cgroup names
+  size_t tail_bytes = 64 * 1024;           // kept per stream
+  std::string limit_prefix = "compatlab";  // prefix of per-test cgroup names
   // Compile mode: each test gets the empty directory <root>/<run_id> as its
   // compile cache (cold), removed when the test is reported. "" = no cache
   // directories (torch's defaults).

@@ -4,10 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
-
-#include <filesystem>
 
 #include "gtest/gtest.h"
 #include "runner/fake_launcher.h"
@@ -69,7 +68,7 @@ TEST_F(SupervisorTest, WarmRerunSharesTheColdCacheDirectoryAndIsFoldedIntoOneRes
   for (int i : {0, 1}) {
     SCOPED_TRACE(i);
     EXPECT_EQ(r[i].status, TestStatus::kPass);
-    EXPECT_DOUBLE_EQ(r[i].prepare_s.value_or(-1), 5.0);   // the cold run's
+    EXPECT_DOUBLE_EQ(r[i].prepare_s.value_or(-1), 5.0);  // the cold run's
     EXPECT_EQ(r[i].cache_hits.value_or(-1), 0);
     EXPECT_DOUBLE_EQ(r[i].warm_prepare_s.value_or(-1), 1.0);
     EXPECT_EQ(r[i].warm_cache_hits.value_or(-1), 2);

@@ -57,12 +57,13 @@ absl::Status ZygoteLauncher::Spawn() {
   posix_spawnattr_setsigmask(&attr, &empty);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
   std::map<std::string, std::string> env = options_.env;
   const char* old_path = std::getenv("PYTHONPATH");
-  env["PYTHONPATH"] = options_.probe_dir + (old_path && *old_path ? absl::StrCat(":", old_path) : "");
+  env["PYTHONPATH"] =
+      options_.probe_dir + (old_path && *old_path ? absl::StrCat(":", old_path) : "");
   env["COMPATLAB_CONTROL_FD"] = "3";
   env["COMPATLAB_SUPERVISOR_PID"] = std::to_string(getpid());
   env["OPENBLAS_NUM_THREADS"] = "1";
@@ -100,10 +101,10 @@ absl::Status ZygoteLauncher::Spawn() {
   absl::StatusOr<std::string> reply = Receive(options_.start_timeout_s);
   if (!reply.ok()) {
     Stop(true);
-    return absl::UnavailableError(absl::StrCat("the zygote did not become ready: ",
-                                               reply.status().message(),
-                                               options_.log_path.empty() ? "" : " (log: ",
-                                               options_.log_path, options_.log_path.empty() ? "" : ")"));
+    return absl::UnavailableError(
+        absl::StrCat("the zygote did not become ready: ", reply.status().message(),
+                     options_.log_path.empty() ? "" : " (log: ", options_.log_path,
+                     options_.log_path.empty() ? "" : ")"));
   }
   json ready = json::parse(*reply, nullptr, false);
   if (ready.is_discarded() || ready.value("type", "") != "ready") {
@@ -178,11 +179,10 @@ absl::StatusOr<pid_t> ZygoteLauncher::TryLaunch(const LaunchRequest& request, in
     if (absl::Status s = Spawn(); !s.ok()) return s;
   }
   int64_t id = next_request_id_++;
-  std::string msg =
-      json{{"type", "fork"},
-           {"request_id", id},
-           {"test", json::parse(TestRequestJson(request, getpid()))}}
-          .dump();
+  std::string msg = json{{"type", "fork"},
+                         {"request_id", id},
+                         {"test", json::parse(TestRequestJson(request, getpid()))}}
+                        .dump();
   int fds[3] = {stdout_fd, stderr_fd, result_fd};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))];
   std::memset(control, 0, sizeof(control));

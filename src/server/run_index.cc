@@ -15,8 +15,8 @@ namespace {
 constexpr float kNull = std::numeric_limits<float>::quiet_NaN();
 
 // The columns the index reads, after model_id, model_type and seq_len.
-const char* const kColumnFields[] = {"sweep_id", "target", "mode", "kind", "status",
-                                     "dtype", "torch_version", "transformers_version"};
+const char* const kColumnFields[] = {"sweep_id", "target", "mode",          "kind",
+                                     "status",   "dtype",  "torch_version", "transformers_version"};
 
 std::string Text(const FieldValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return *s;
@@ -64,8 +64,8 @@ MetricStats Stats(std::vector<double> values, bool geomean) {
 
 const std::vector<std::string>& RunIndex::WantedMetrics() {
   static const std::vector<std::string> kMetrics = {
-      "prepare_s",         "steady_median_s", "wall_s",          "host_peak_rss_bytes",
-      "device_peak_bytes", "speedup",         "warm_prepare_s",  "tokens_per_s"};
+      "prepare_s",         "steady_median_s", "wall_s",         "host_peak_rss_bytes",
+      "device_peak_bytes", "speedup",         "warm_prepare_s", "tokens_per_s"};
   return kMetrics;
 }
 
@@ -98,10 +98,10 @@ absl::Status RunIndex::Refresh(Store& store) {
     std::vector<FieldValue> values;
   };
   std::vector<NewRow> fresh;
-  absl::Status status = store.ScanFields(fields, last_rowid_,
-                                         [&](int64_t rowid, std::vector<FieldValue>& values) {
-                                           fresh.push_back({rowid, values});
-                                         });
+  absl::Status status =
+      store.ScanFields(fields, last_rowid_, [&](int64_t rowid, std::vector<FieldValue>& values) {
+        fresh.push_back({rowid, values});
+      });
   if (!status.ok()) return status;
   if (fresh.empty()) return absl::OkStatus();
   std::unique_lock lock(mu_);
@@ -119,7 +119,8 @@ absl::Status RunIndex::Refresh(Store& store) {
       model_rows_.emplace_back();
     }
     const auto* seq = std::get_if<int64_t>(&n.values[2]);
-    row.seq_len = seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
+    row.seq_len =
+        seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
     for (int c = 0; c < kColumns; ++c) row.col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
     model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
     rows_.push_back(row);
@@ -159,9 +160,9 @@ RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
   Resolved r;
   const RunFilter& f = query.filter;
   const std::string status = f.status ? std::string(TestStatusName(*f.status)) : "";
-  const std::string* wanted[kColumns] = {&f.sweep_id, &f.target, &f.mode,
-                                         &f.kind,     &status,   &f.dtype,
-                                         &f.torch_version, &f.transformers_version};
+  const std::string* wanted[kColumns] = {
+      &f.sweep_id, &f.target, &f.mode,          &f.kind,
+      &status,     &f.dtype,  &f.torch_version, &f.transformers_version};
   for (int c = 0; c < kColumns; ++c) {
     r.want[c] = kNone;
     if (wanted[c]->empty()) continue;
@@ -243,7 +244,8 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
       const std::vector<uint32_t>& rows = model_rows_[m];
       const size_t below = std::lower_bound(rows.begin(), rows.end(), end) - rows.begin();
       if (below > 0) {
-        heap.push_back({rows[below - 1], static_cast<uint32_t>(m), static_cast<uint32_t>(below - 1)});
+        heap.push_back(
+            {rows[below - 1], static_cast<uint32_t>(m), static_cast<uint32_t>(below - 1)});
       }
     }
     std::make_heap(heap.begin(), heap.end());
@@ -360,7 +362,8 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     group.key = std::move(key);
     group.runs = acc.runs;
     for (size_t status = 0; status < acc.statuses.size(); ++status) {
-      if (acc.statuses[status] > 0) group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];
+      if (acc.statuses[status] > 0)
+        group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];
     }
     for (size_t m = 0; m < acc.values.size(); ++m) {
       group.passing[metric_names_[m]] = Stats(acc.values[m], metric_names_[m] == "speedup");
@@ -369,9 +372,8 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   };
   // Groups in the order of their key values (names, then numbers).
   auto sorted = [](std::vector<SummaryGroup> groups) {
-    std::sort(groups.begin(), groups.end(), [](const SummaryGroup& a, const SummaryGroup& b) {
-      return a.key < b.key;
-    });
+    std::sort(groups.begin(), groups.end(),
+              [](const SummaryGroup& a, const SummaryGroup& b) { return a.key < b.key; });
     return groups;
   };
   auto name = [&](int column, uint32_t id) { return dicts_[column].values[id]; };

@@ -56,9 +56,9 @@ struct MetricStats {
 
 // One group of a summary: runs sharing the group's key.
 struct SummaryGroup {
-  std::map<std::string, std::string> key;    // e.g. {torch_version: ..., transformers_version: ...}
+  std::map<std::string, std::string> key;  // e.g. {torch_version: ..., transformers_version: ...}
   int64_t runs = 0;
-  std::map<std::string, int64_t> statuses;   // status name -> runs
+  std::map<std::string, int64_t> statuses;     // status name -> runs
   std::map<std::string, MetricStats> passing;  // metric -> stats over passing runs
 };
 
@@ -127,8 +127,8 @@ class RunIndex {
   struct Resolved {
     bool empty = false;
     uint32_t want[kColumns];
-    int columns[kColumns];  // the columns with a wanted value
-    int active = 0;         // how many
+    int columns[kColumns];                               // the columns with a wanted value
+    int active = 0;                                      // how many
     std::shared_ptr<const std::vector<uint8_t>> models;  // null = any model
     std::vector<uint8_t> failure_status;                 // by status id
     bool failures_only = false;
@@ -145,9 +145,9 @@ class RunIndex {
   std::vector<float> metric_values_;  // rows_.size() x metric_names_.size(), NaN = NULL
   std::vector<std::string> metric_names_;
   Dict dicts_[kColumns];
-  Dict models_;                             // model_id
-  std::vector<std::string> model_types_;    // by model id
-  std::vector<std::string> model_search_;   // lower-case "model_id\nmodel_type" by model id
+  Dict models_;                                    // model_id
+  std::vector<std::string> model_types_;           // by model id
+  std::vector<std::string> model_search_;          // lower-case "model_id\nmodel_type" by model id
   std::vector<std::vector<uint32_t>> model_rows_;  // positions in rows_, by model id
   int64_t last_rowid_ = 0;
   std::mutex refresh_mu_;

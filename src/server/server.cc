@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -14,9 +14,9 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "query/diff.h"
-#include "sqlite3.h"
 #include "query/errors_report.h"
 #include "server/run_index.h"
+#include "sqlite3.h"
 #include "store/record_json.h"
 #include "store/schema.h"
 #include "store/store.h"
@@ -101,7 +101,8 @@ class Params {
     // The HTTP library splits "a=b=c" its own way: refuse it rather than guess.
     const size_t query_start = req.target.find('?');
     if (query_start != std::string::npos) {
-      const std::vector<std::string> items = absl::StrSplit(req.target.substr(query_start + 1), '&');
+      const std::vector<std::string> items =
+          absl::StrSplit(req.target.substr(query_start + 1), '&');
       for (const std::string& item : items) {
         if (std::count(item.begin(), item.end(), '=') > 1) {
           return absl::InvalidArgumentError(
@@ -111,7 +112,8 @@ class Params {
     }
     for (const auto& [name, value] : req.params) {
       if (!allowed.contains(name)) {
-        return absl::InvalidArgumentError(fmt::format("unknown parameter '{}'", name.substr(0, 64)));
+        return absl::InvalidArgumentError(
+            fmt::format("unknown parameter '{}'", name.substr(0, 64)));
       }
       if (params.values_.contains(name)) {
         return absl::InvalidArgumentError(fmt::format("parameter '{}' given twice", name));
@@ -164,8 +166,8 @@ class Params {
 // The filter parameters every run selection takes (names of doc/results-schema.md).
 const std::vector<std::string>& FilterNames() {
   static const std::vector<std::string> kNames = {
-      "model",  "model_id", "sweep_id", "target",        "mode",
-      "kind",   "status",   "dtype",    "torch_version", "transformers_version"};
+      "model", "model_id", "sweep_id", "target",        "mode",
+      "kind",  "status",   "dtype",    "torch_version", "transformers_version"};
   return kNames;
 }
 
@@ -241,8 +243,8 @@ ordered_json KnownJson(const KnownError* known) {
 }
 
 ordered_json StatsJson(const MetricStats& s) {
-  return {{"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max},
-          {"geomean", s.geomean}};
+  return {
+      {"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max}, {"geomean", s.geomean}};
 }
 
 ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
@@ -253,7 +255,8 @@ ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
     const int64_t passes = g.statuses.contains("pass") ? g.statuses.at("pass") : 0;
     item["runs"] = g.runs;
     item["pass"] = passes;
-    item["pass_rate"] = g.runs > 0 ? static_cast<double>(passes) / static_cast<double>(g.runs) : 0.0;
+    item["pass_rate"] =
+        g.runs > 0 ? static_cast<double>(passes) / static_cast<double>(g.runs) : 0.0;
     item["statuses"] = g.statuses;
     ordered_json metrics = ordered_json::object();
     for (const auto& [name, stats] : g.passing) metrics[name] = StatsJson(stats);
@@ -409,7 +412,7 @@ struct Server::Impl {
   void Route(const std::string& path, std::set<std::string> allowed,
              std::optional<HttpError> (Impl::*endpoint)(const Params&, httplib::Response&)) {
     http.Get(path, [this, allowed = std::move(allowed), endpoint](const httplib::Request& req,
-                                                                   httplib::Response& res) {
+                                                                  httplib::Response& res) {
       absl::StatusOr<Params> params = Params::Parse(req, allowed);
       if (!params.ok()) return SendError(res, FromStatus(params.status()));
       MaybeRefresh();
@@ -517,8 +520,8 @@ std::optional<HttpError> Server::Impl::Errors(const Params& params, httplib::Res
   const IndexPage page = index.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json out = ordered_json::parse(
-      FormatErrorsJson(GroupErrors(*runs, kb ? &*kb : nullptr), kb_origin));
+  ordered_json out =
+      ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb ? &*kb : nullptr), kb_origin));
   out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
   SendJson(res, 200, out);
   return std::nullopt;
@@ -533,8 +536,8 @@ std::optional<HttpError> Server::Impl::Diff(const Params& params, httplib::Respo
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<DiffSide> side = ParseDiffSide(params.Get(keys[i]));
     if (!side.ok()) {
-      return HttpError{400, fmt::format("parameter '{}': {}", keys[i],
-                                        std::string(side.status().message()))};
+      return HttpError{
+          400, fmt::format("parameter '{}': {}", keys[i], std::string(side.status().message()))};
     }
     names[i] = side->Describe();
     IndexQuery query = *extra;
@@ -713,7 +716,8 @@ absl::Status Server::Bind(const std::string& host, int port) {
 
 absl::Status Server::Serve() {
   if (!impl_->http.listen_after_bind()) {
-    return absl::UnavailableError(fmt::format("the server on port {} stopped with an error", port_));
+    return absl::UnavailableError(
+        fmt::format("the server on port {} stopped with an error", port_));
   }
   return absl::OkStatus();
 }

@@ -31,13 +31,13 @@ using ReproFunction =
     std::function<absl::StatusOr<std::string>(const RunRecord& run, const KnownError* known)>;
 
 struct ServerOptions {
-  std::filesystem::path db;             // the store; must exist
-  std::filesystem::path web_dir;        // static files of the page, served at /
-  std::filesystem::path vendor_dir;     // the charting library's files, served at /vendor/
-  std::filesystem::path kb_path;        // knowledge file; unreadable = no explanations
-  ReproFunction repro;                  // null: /api/repro answers 501
-  int threads = 16;                     // request threads (one per open connection)
-  double refresh_interval_s = 1.0;      // how often new runs are looked for
+  std::filesystem::path db;          // the store; must exist
+  std::filesystem::path web_dir;     // static files of the page, served at /
+  std::filesystem::path vendor_dir;  // the charting library's files, served at /vendor/
+  std::filesystem::path kb_path;     // knowledge file; unreadable = no explanations
+  ReproFunction repro;               // null: /api/repro answers 501
+  int threads = 16;                  // request threads (one per open connection)
+  double refresh_interval_s = 1.0;   // how often new runs are looked for
 };
 
 class HttpServer;  // the HTTP library's server, internal

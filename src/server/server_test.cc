@@ -22,7 +22,8 @@ json Runs(const json& table) {
   json runs = json::array();
   for (const json& row : table["rows"]) {
     json run = json::object();
-    for (size_t i = 0; i < table["fields"].size(); ++i) run[table["fields"][i].get<std::string>()] = row[i];
+    for (size_t i = 0; i < table["fields"].size(); ++i)
+      run[table["fields"][i].get<std::string>()] = row[i];
     runs.push_back(run);
   }
   return runs;
@@ -152,9 +153,8 @@ TEST_F(ServerTest, BadParametersAndUnknownRoutesAreJsonErrors) {
   Start();
   for (const std::string path :
        {"/api/search?status=great", "/api/search?limit=0", "/api/search?limit=1000",
-        "/api/search?cursor=abc", "/api/search?colour=red", "/api/search?model=%0a",
-        "/api/model", "/api/diff?head=", "/api/search?model=a&model=b",
-        "/api/diff?base=torch=2.13.0&head=s1"}) {
+        "/api/search?cursor=abc", "/api/search?colour=red", "/api/search?model=%0a", "/api/model",
+        "/api/diff?head=", "/api/search?model=a&model=b", "/api/diff?base=torch=2.13.0&head=s1"}) {
     auto [status, body] = Get(path);
     EXPECT_EQ(status, 400) << path;
     EXPECT_TRUE(body.contains("error")) << path << " " << body;

@@ -100,10 +100,9 @@ absl::Status Migrate(sqlite::Database& db, int target, const std::vector<FieldDe
       STORE_RETURN_IF_ERROR(db.Exec(sql));
     }
   }
-  STORE_ASSIGN_OR_RETURN(
-      sqlite::Statement set_meta,
-      db.Prepare("INSERT INTO meta (key, value) VALUES (?, ?) "
-                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement set_meta,
+                         db.Prepare("INSERT INTO meta (key, value) VALUES (?, ?) "
+                                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
   auto set = [&set_meta](const std::string& key, const std::string& value) -> absl::Status {
     set_meta.Reset();
     STORE_RETURN_IF_ERROR(set_meta.BindAll(key, value));

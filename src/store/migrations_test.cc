@@ -13,12 +13,22 @@ namespace {
 constexpr int kNext = kSchemaVersion + 1;
 std::vector<FieldDef> FieldsOfNextVersion() {
   std::vector<FieldDef> fields = ResultFields();
-  FieldDef metric{"next_metric", FieldGroup::kResult, FieldType::kInteger, true, "",
-                  "A metric.", kNext,
+  FieldDef metric{"next_metric",
+                  FieldGroup::kResult,
+                  FieldType::kInteger,
+                  true,
+                  "",
+                  "A metric.",
+                  kNext,
                   [](const RunRecord&) -> FieldValue { return std::monostate{}; },
                   [](const FieldValue&, RunRecord&) { return absl::OkStatus(); }};
-  FieldDef text{"device_name", FieldGroup::kContext, FieldType::kText, false, "",
-                "Device name.", kNext,
+  FieldDef text{"device_name",
+                FieldGroup::kContext,
+                FieldType::kText,
+                false,
+                "",
+                "Device name.",
+                kNext,
                 [](const RunRecord&) -> FieldValue { return std::string("it's none"); },
                 [](const FieldValue&, RunRecord&) { return absl::OkStatus(); }};
   fields.push_back(metric);

@@ -79,9 +79,9 @@ absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view text) {
     if (field == nullptr || field->group != FieldGroup::kSpec) {
       return absl::InvalidArgumentError(fmt::format("test spec: unknown key '{}'", key));
     }
-    absl::StatusOr<FieldValue> field_value =
-        field->name == "kind_params" && value.is_object() ? FieldValue(value.dump())
-                                                          : FieldValueFromJson(value, *field);
+    absl::StatusOr<FieldValue> field_value = field->name == "kind_params" && value.is_object()
+                                                 ? FieldValue(value.dump())
+                                                 : FieldValueFromJson(value, *field);
     if (!field_value.ok()) return field_value.status();
     if (absl::Status status = field->set(*field_value, record); !status.ok()) return status;
   }

@@ -84,7 +84,8 @@ FieldDef Converted(std::string_view name, std::string_view description,
 }
 
 // Shorthand for the accessor lambda of Member().
-#define COMPATLAB_MEMBER(expr) [](auto& r) -> auto& { return r.expr; }
+#define COMPATLAB_MEMBER(expr) \
+  [](auto& r) -> auto& { return r.expr; }
 
 std::vector<FieldDef> MakeResultFields() {
   constexpr std::string_view kSeconds = "s";
@@ -113,8 +114,7 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(spec.model_id)));
   add(Member("model_type", "", "transformers model type (llama); empty for harness kinds.",
              COMPATLAB_MEMBER(spec.model_type)));
-  add(Member("model_class", "",
-             "Head class chosen at plan time (LlamaForCausalLM); may be empty.",
+  add(Member("model_class", "", "Head class chosen at plan time (LlamaForCausalLM); may be empty.",
              COMPATLAB_MEMBER(spec.model_class)));
   add(Member("model_path", "", "Local checkpoint directory; not part of the identity.",
              COMPATLAB_MEMBER(spec.model_path)));
@@ -124,13 +124,11 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(spec.mode)));
   add(Member("backend", "", "Compile backend; empty in eager mode.",
              COMPATLAB_MEMBER(spec.backend)));
-  add(Member("kind", "",
-             "Test kind: forward, generate, train, or a harness kind (noop, faults).",
+  add(Member("kind", "", "Test kind: forward, generate, train, or a harness kind (noop, faults).",
              COMPATLAB_MEMBER(spec.kind)));
   add(Member("dtype", "", "Parameter and input dtype (float32, bfloat16).",
              COMPATLAB_MEMBER(spec.dtype)));
-  add(Member("batch_size", "", "Batch size of the inputs.",
-             COMPATLAB_MEMBER(spec.batch_size)));
+  add(Member("batch_size", "", "Batch size of the inputs.", COMPATLAB_MEMBER(spec.batch_size)));
   add(Member("seq_len", "tokens", "Sequence length of the inputs.",
              COMPATLAB_MEMBER(spec.seq_len)));
   add(Converted(
@@ -173,8 +171,7 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(result.error_traceback)));
   add(Member("build_s", kSeconds, "Build phase: configuration to model on the device.",
              COMPATLAB_MEMBER(result.build_s)));
-  add(Member("prepare_s", kSeconds,
-             "Prepare phase: the first call, compilation included.",
+  add(Member("prepare_s", kSeconds, "Prepare phase: the first call, compilation included.",
              COMPATLAB_MEMBER(result.prepare_s)));
   add(Member("steady_median_s", kSeconds,
              "Median time of one steady-state iteration (after warm-up, device "
@@ -221,8 +218,7 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(result.transformers_version)));
   add(Member("python_version", "", "Python version in the test process.",
              COMPATLAB_MEMBER(result.python_version)));
-  add(Member("resolved_model_class", "",
-             "Class the probe actually built; empty if it built none.",
+  add(Member("resolved_model_class", "", "Class the probe actually built; empty if it built none.",
              COMPATLAB_MEMBER(result.resolved_model_class)));
 
   group = FieldGroup::kContext;
@@ -230,12 +226,9 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(started_at)));
   add(Member("finished_at", kTime, "When the test process was reaped.",
              COMPATLAB_MEMBER(finished_at)));
-  add(Member("host", "", "Host name of the machine that ran the test.",
-             COMPATLAB_MEMBER(host)));
-  add(Member("cpu_model", "", "CPU model name of that machine.",
-             COMPATLAB_MEMBER(cpu_model)));
-  add(Member("jobs", "", "Number of tests the sweep ran in parallel.",
-             COMPATLAB_MEMBER(jobs)));
+  add(Member("host", "", "Host name of the machine that ran the test.", COMPATLAB_MEMBER(host)));
+  add(Member("cpu_model", "", "CPU model name of that machine.", COMPATLAB_MEMBER(cpu_model)));
+  add(Member("jobs", "", "Number of tests the sweep ran in parallel.", COMPATLAB_MEMBER(jobs)));
   add(Member("compatlab_version", "", "Version of compatlab that ran the test.",
              COMPATLAB_MEMBER(compatlab_version)));
 
@@ -253,8 +246,7 @@ std::vector<FieldDef> MakeResultFields() {
              "Compile mode: median steady-state time of the eager model in the same process, its "
              "calls interleaved with the compiled ones.",
              COMPATLAB_MEMBER(result.eager_steady_median_s)));
-  add(Member("eager_steady_p90_s", kSeconds,
-             "Compile mode: 90th percentile of those eager calls.",
+  add(Member("eager_steady_p90_s", kSeconds, "Compile mode: 90th percentile of those eager calls.",
              COMPATLAB_MEMBER(result.eager_steady_p90_s)));
   add(Member("speedup", "", "Compile mode: eager_steady_median_s / steady_median_s.",
              COMPATLAB_MEMBER(result.speedup)));
@@ -332,8 +324,7 @@ std::vector<FieldDef> MakeResultFields() {
              "train: cosine similarity of the first step's gradients and the reference's (before "
              "any update).",
              COMPATLAB_MEMBER(result.train_grad_cosine)));
-  add(Member("train_grad_cosine_last", "",
-             "train: the same for the last step's gradients.",
+  add(Member("train_grad_cosine_last", "", "train: the same for the last step's gradients.",
              COMPATLAB_MEMBER(result.train_grad_cosine_last)));
   add(Member("train_grad_cosine_min", "", "train: gradient cosine the rule requires.",
              COMPATLAB_MEMBER(result.train_grad_cosine_min)));

@@ -45,7 +45,7 @@ enum class FieldGroup {
 };
 
 struct FieldDef {
-  std::string_view name;         // column name and JSON key
+  std::string_view name;  // column name and JSON key
   FieldGroup group;
   FieldType type;
   bool nullable;                 // NULL means "not measured" / "not applicable"

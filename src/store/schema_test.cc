@@ -128,8 +128,7 @@ std::vector<DocRow> ReadDocFieldTable(const std::string& markdown, std::string* 
       *error = "malformed row: " + line;
       return {};
     }
-    rows.push_back({Unquote(Trim(cells[1])),
-                    Trim(cells[2]), Trim(cells[3]), Trim(cells[4])});
+    rows.push_back({Unquote(Trim(cells[1])), Trim(cells[2]), Trim(cells[3]), Trim(cells[4])});
   }
   if (tables != 1) *error = fmt::format("expected one field table, found {}", tables);
   return rows;

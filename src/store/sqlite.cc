@@ -10,8 +10,8 @@ namespace compatlab::sqlite {
 
 absl::Status Error(sqlite3* db, int rc, std::string_view context) {
   const int extended = db != nullptr ? sqlite3_extended_errcode(db) : rc;
-  std::string message = fmt::format("{}: {}", context,
-                                    db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  std::string message =
+      fmt::format("{}: {}", context, db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:
       if (extended == SQLITE_CONSTRAINT_UNIQUE || extended == SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -102,9 +102,7 @@ std::string Statement::ColumnText(int index) {
 
 int64_t Statement::ColumnInt(int index) { return sqlite3_column_int64(stmt_, index); }
 
-bool Statement::ColumnIsNull(int index) {
-  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
-}
+bool Statement::ColumnIsNull(int index) { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, int flags) {
   sqlite3* db = nullptr;
@@ -122,8 +120,7 @@ Database::~Database() { sqlite3_close_v2(db_); }
 
 absl::StatusOr<Statement> Database::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
-  const int rc =
-      sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) return Error(db_, rc, path_);
   return Statement(db_, stmt);
 }

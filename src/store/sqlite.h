@@ -18,10 +18,9 @@ struct sqlite3;
 struct sqlite3_stmt;
 
 // Early returns for the store's code (absl of this vintage exports none).
-#define STORE_RETURN_IF_ERROR(expr)                \
-  do {                                             \
-    if (absl::Status _status = (expr); !_status.ok()) \
-      return _status;                              \
+#define STORE_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                \
+    if (absl::Status _status = (expr); !_status.ok()) return _status; \
   } while (0)
 #define STORE_CONCAT_INNER(a, b) a##b
 #define STORE_CONCAT(a, b) STORE_CONCAT_INNER(a, b)

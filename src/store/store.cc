@@ -64,14 +64,13 @@ absl::Status CheckStore(sqlite::Database& db, OpenMode mode) {
                     "newer compatlab",
                     path, version, kSchemaVersion));
   }
-  STORE_ASSIGN_OR_RETURN(
-      const int64_t meta_version,
-      db.QueryInt("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
-                  "WHERE key = 'schema_version'), -1)"));
+  STORE_ASSIGN_OR_RETURN(const int64_t meta_version,
+                         db.QueryInt("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
+                                     "WHERE key = 'schema_version'), -1)"));
   if (meta_version != version) {
     return absl::DataLossError(
-        fmt::format("{}: damaged store: user_version {} but meta schema_version {}", path,
-                    version, meta_version));
+        fmt::format("{}: damaged store: user_version {} but meta schema_version {}", path, version,
+                    meta_version));
   }
   if (version < kSchemaVersion && mode == OpenMode::kReadOnly) {
     return absl::FailedPreconditionError(
@@ -310,8 +309,8 @@ absl::StatusOr<SweepInfo> Store::GetSweep(const std::string& sweep_id) {
 absl::StatusOr<std::optional<SweepInfo>> Store::LatestUnfinishedSweep() {
   STORE_ASSIGN_OR_RETURN(
       std::vector<SweepInfo> sweeps,
-      SelectSweeps(*db_,
-                   "WHERE finished_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1", {}));
+      SelectSweeps(*db_, "WHERE finished_at IS NULL ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                   {}));
   if (sweeps.empty()) return std::nullopt;
   return sweeps.front();
 }
@@ -326,8 +325,9 @@ absl::StatusOr<std::vector<TestSpec>> Store::SelectSpecs(const std::string& swee
   STORE_RETURN_IF_ERROR(GetSweep(sweep_id).status());
   std::string sql = "SELECT test_id, spec FROM planned_tests p WHERE p.sweep_id = ?";
   if (pending_only) {
-    sql += " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.sweep_id = p.sweep_id AND "
-           "r.test_id = p.test_id)";
+    sql +=
+        " AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.sweep_id = p.sweep_id AND "
+        "r.test_id = p.test_id)";
   }
   sql += " ORDER BY p.ordinal";
   STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
@@ -373,9 +373,8 @@ absl::Status Store::InsertRun(const RunRecord& record) {
   STORE_RETURN_IF_ERROR(planned.BindAll(record.sweep_id, record.test_id));
   STORE_ASSIGN_OR_RETURN(const bool is_planned, planned.Step());
   if (!is_planned) {
-    return absl::FailedPreconditionError(
-        fmt::format("{}: test {} is not planned in sweep {}", path_.string(), record.test_id,
-                    record.sweep_id));
+    return absl::FailedPreconditionError(fmt::format(
+        "{}: test {} is not planned in sweep {}", path_.string(), record.test_id, record.sweep_id));
   }
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement existing,
@@ -395,8 +394,8 @@ absl::Status Store::InsertRunRow(const RunRecord& record) {
   const std::vector<FieldDef>& fields = ResultFields();
   std::vector<std::string_view> placeholders(fields.size(), "?");
   STORE_ASSIGN_OR_RETURN(sqlite::Statement insert,
-                         db_->Prepare(fmt::format("INSERT INTO runs ({}) VALUES ({})",
-                                                  RunColumns(), fmt::join(placeholders, ", "))));
+                         db_->Prepare(fmt::format("INSERT INTO runs ({}) VALUES ({})", RunColumns(),
+                                                  fmt::join(placeholders, ", "))));
   std::vector<FieldValue> values;
   for (const FieldDef& field : fields) values.push_back(field.get(record));
   STORE_RETURN_IF_ERROR(BindAllValues(insert, values));
@@ -466,8 +465,8 @@ absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
     STORE_ASSIGN_OR_RETURN(const bool sweep_exists, has_sweep.Step());
     if (!sweep_exists) {
       insert_sweep.Reset();
-      STORE_RETURN_IF_ERROR(insert_sweep.BindAll(record.sweep_id, record.started_at, args,
-                                                 record.host, record.jobs));
+      STORE_RETURN_IF_ERROR(
+          insert_sweep.BindAll(record.sweep_id, record.started_at, args, record.host, record.jobs));
       STORE_RETURN_IF_ERROR(insert_sweep.Run());
       NewSweep& created = new_sweeps[record.sweep_id];
       created.info.sweep_id = record.sweep_id;

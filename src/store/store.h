@@ -30,7 +30,7 @@ namespace compatlab {
 namespace sqlite {
 class Database;
 class Statement;
-}
+}  // namespace sqlite
 
 enum class OpenMode {
   kReadWriteCreate,  // create the file and the schema if missing; migrate an older store
@@ -178,8 +178,9 @@ class Store {
   // rowid order (insertion order: runs are never deleted), with the values of
   // `fields` (result field names, schema.h) in that order. InvalidArgument
   // for an unknown field name.
-  absl::Status ScanFields(const std::vector<std::string>& fields, int64_t after_rowid,
-                          const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+  absl::Status ScanFields(
+      const std::vector<std::string>& fields, int64_t after_rowid,
+      const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
 
   // Calls `row` with the values of `fields` (result field names) of each run
   // of `rowids`, in that order; a rowid with no run is skipped. For output
@@ -187,9 +188,9 @@ class Store {
   // the values out. All rows come from one read transaction (one snapshot).
   // REQUIRES: no transaction open on this store. InvalidArgument for an
   // unknown field name.
-  absl::Status FieldsByRowid(const std::vector<std::string>& fields,
-                             const std::vector<int64_t>& rowids,
-                             const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+  absl::Status FieldsByRowid(
+      const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
+      const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
 
   // The runs with these rowids, in the order given; a rowid with no run is
   // skipped. Without `with_outputs`, stdout_tail, stderr_tail and
@@ -200,8 +201,7 @@ class Store {
  private:
   Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db);
 
-  absl::StatusOr<std::vector<TestSpec>> SelectSpecs(const std::string& sweep_id,
-                                                    bool pending_only);
+  absl::StatusOr<std::vector<TestSpec>> SelectSpecs(const std::string& sweep_id, bool pending_only);
   // The INSERT of InsertRun and MergeRuns, inside the caller's transaction.
   absl::Status InsertRunRow(const RunRecord& record);
 

@@ -71,8 +71,7 @@ class StoreTest : public ::testing::Test {
   // naming the file and containing `needle`; the file's bytes stay as they were.
   void ExpectRefusedInEveryMode(absl::StatusCode code, const std::string& needle) {
     const std::string before = Slurp(path_);
-    for (OpenMode mode :
-         {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
+    for (OpenMode mode : {OpenMode::kReadWriteCreate, OpenMode::kReadWrite, OpenMode::kReadOnly}) {
       auto store = Store::Open(path_, mode);
       EXPECT_EQ(store.status().code(), code) << store.status();
       const std::string message(store.status().message());
@@ -225,9 +224,9 @@ TEST_F(StoreTest, CreateSweepRejectsTakenIdAndDuplicateTestsWithoutWriting) {
   std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("llama")});
   EXPECT_EQ(store->CreateSweep(SweepInfo{.sweep_id = "s1"}, {MakeSpec("gpt2")}).code(),
             absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {MakeSpec("gpt2"), MakeSpec("gpt2")})
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      store->CreateSweep(SweepInfo{.sweep_id = "s2"}, {MakeSpec("gpt2"), MakeSpec("gpt2")}).code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store->CreateSweep(SweepInfo{}, {}).code(), absl::StatusCode::kInvalidArgument);
   TestSpec bad_utf8 = MakeSpec("gpt2");
   bad_utf8.model_class = "Bad\xff";
@@ -327,9 +326,9 @@ TEST_F(StoreTest, RoundTripsEveryField) {
   EXPECT_EQ((*runs)[0].spec.kind_params, full.spec.kind_params);
   ExpectSameFields((*runs)[1], sparse);
   const RunResult& r = (*runs)[1].result;
-  EXPECT_FALSE(r.build_s || r.prepare_s || r.steady_median_s || r.steady_p90_s ||
-               r.steady_iters || r.param_count || r.host_peak_rss_bytes ||
-               r.torch_num_threads || r.exit_code || r.term_signal);
+  EXPECT_FALSE(r.build_s || r.prepare_s || r.steady_median_s || r.steady_p90_s || r.steady_iters ||
+               r.param_count || r.host_peak_rss_bytes || r.torch_num_threads || r.exit_code ||
+               r.term_signal);
 }
 
 TEST_F(StoreTest, MetricsAreStoredAsNullWhenUnmeasured) {
@@ -371,8 +370,7 @@ TEST_F(StoreTest, QueryRunsFilters) {
   EXPECT_EQ(types({.model = "%"}), V{});
   EXPECT_EQ(types({.model = "'; DROP TABLE runs; --"}), V{});
   EXPECT_EQ(types({.status = TestStatus::kPass}), (V{"llama/s1", "llama/s1"}));
-  EXPECT_EQ(types({.sweep_id = "s1", .status = TestStatus::kPass, .kind = "train"}),
-            V{"llama/s1"});
+  EXPECT_EQ(types({.sweep_id = "s1", .status = TestStatus::kPass, .kind = "train"}), V{"llama/s1"});
   EXPECT_EQ(types({.mode = "compile"}), V{"gpt2/s1"});
   EXPECT_EQ(types({.target = "cuda"}), V{});
   EXPECT_EQ(types({.test_id = plan[0].TestId()}), (V{"llama/s1", "llama/s2"}));
@@ -449,8 +447,7 @@ TEST_F(StoreTest, QueryRunsFiltersByDtypeAndStack) {
   ASSERT_TRUE(store->InsertRun(b).ok());
   EXPECT_EQ(store->QueryRuns({.dtype = "bfloat16"})->size(), 1u);
   EXPECT_EQ(store->QueryRuns({.torch_version = "2.12.0"})->front().spec.model_type, "llama");
-  EXPECT_EQ(store->QueryRuns({.transformers_version = "5.23.0"})->front().spec.model_type,
-            "gpt2");
+  EXPECT_EQ(store->QueryRuns({.transformers_version = "5.23.0"})->front().spec.model_type, "gpt2");
   EXPECT_TRUE(store->QueryRuns({.torch_version = "2.13.0"})->empty());  // exact, not a prefix
 }
 
@@ -481,7 +478,7 @@ TEST_F(StoreTest, QueryRunsSortsBySchemaFields) {
   EXPECT_EQ(order("model_type"), (V{"bert", "gpt2", "llama"}));
   EXPECT_EQ(order("-model_type"), (V{"llama", "gpt2", "bert"}));
   EXPECT_EQ(order("-wall_s,model_type"), (V{"bert", "llama", "gpt2"}));
-  EXPECT_EQ(order("-wall_s"), (V{"llama", "bert", "gpt2"}));  // ties in insertion order
+  EXPECT_EQ(order("-wall_s"), (V{"llama", "bert", "gpt2"}));          // ties in insertion order
   EXPECT_EQ(order("steady_median_s"), (V{"gpt2", "llama", "bert"}));  // NULL first
   EXPECT_EQ(ParseRunSort("wall_s;DROP TABLE runs").status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -509,8 +506,8 @@ TEST_F(StoreTest, MergeRunsCreatesSweepsAndPlansAndIsIdempotent) {
   EXPECT_EQ(stats->tests_planned, 2);
   auto sweep = store->GetSweep("far");
   ASSERT_TRUE(sweep.ok());
-  EXPECT_EQ(sweep->created_at, "2026-11-30T02:00:00.000Z");  // earliest started_at
-  EXPECT_EQ(sweep->finished_at, "2026-11-30T03:00:05.000Z");   // latest finished_at
+  EXPECT_EQ(sweep->created_at, "2026-11-30T02:00:00.000Z");   // earliest started_at
+  EXPECT_EQ(sweep->finished_at, "2026-11-30T03:00:05.000Z");  // latest finished_at
   EXPECT_EQ(sweep->host, "far-host");
   EXPECT_EQ(sweep->jobs, 4);
   EXPECT_EQ(sweep->planned, 2);
@@ -574,8 +571,8 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
                   .ok());
   EXPECT_EQ(types, (std::vector<std::string>{"llama", "gpt2", "bert"}));
   int64_t later = 0;
-  ASSERT_TRUE(store->ScanFields({}, rowids[1], [&](int64_t, std::vector<FieldValue>&) { ++later; })
-                  .ok());
+  ASSERT_TRUE(
+      store->ScanFields({}, rowids[1], [&](int64_t, std::vector<FieldValue>&) { ++later; }).ok());
   EXPECT_EQ(later, 1);
   EXPECT_EQ(store->ScanFields({"rowid; DROP TABLE runs"}, 0, [](int64_t, auto&) {}).code(),
             absl::StatusCode::kInvalidArgument);
@@ -586,8 +583,7 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   EXPECT_EQ((*runs)[0].spec.model_type, "bert");
   EXPECT_EQ((*runs)[1].spec.model_type, "llama");
   EXPECT_EQ((*runs)[0].result.error_traceback, "");
-  EXPECT_EQ(store->RunsByRowid({rowids[0]}, true)->front().result.error_traceback,
-            "Traceback ...");
+  EXPECT_EQ(store->RunsByRowid({rowids[0]}, true)->front().result.error_traceback, "Traceback ...");
 
   std::vector<std::string> picked;
   ASSERT_TRUE(store

@@ -41,7 +41,8 @@ absl::Status WriteFileAtomic(const fs::path& path, std::string_view contents) {
       int err = errno;
       close(fd);
       unlink(tmp.c_str());
-      return absl::DataLossError(absl::StrCat("cannot write ", tmp.string(), ": ", std::strerror(err)));
+      return absl::DataLossError(
+          absl::StrCat("cannot write ", tmp.string(), ": ", std::strerror(err)));
     }
     off += static_cast<size_t>(n);
   }

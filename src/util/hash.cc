@@ -53,14 +53,15 @@ absl::StatusOr<std::string> HashDirectory(const std::filesystem::path& dir) {
     return absl::NotFoundError(absl::StrCat("not a directory: ", dir.string()));
   }
   std::vector<std::string> files;
-  for (fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink,
-                                           ec),
+  for (fs::recursive_directory_iterator
+           it(dir, fs::directory_options::follow_directory_symlink, ec),
        end;
        it != end; it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file()) files.push_back(fs::relative(it->path(), dir).generic_string());
   }
-  if (ec) return absl::InternalError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
   std::sort(files.begin(), files.end());
   Sha256 h;
   std::vector<char> buf(1 << 16);

@@ -12,8 +12,8 @@
 namespace compatlab {
 
 struct CommandResult {
-  int exit_code = -1;    // -1 when killed by a signal
-  int term_signal = 0;   // signal number when killed by one
+  int exit_code = -1;   // -1 when killed by a signal
+  int term_signal = 0;  // signal number when killed by one
   std::string stdout_text;
   std::string stderr_text;
 };

@@ -10,9 +10,9 @@ namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 TEST(Utf8Test, ValidTextIsUnchanged) {
-  for (std::string text : {std::string(""), std::string("plain ascii"),
-                           std::string("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
-                           std::string("nul\0inside", 10)}) {
+  for (std::string text :
+       {std::string(""), std::string("plain ascii"),
+        std::string("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::string("nul\0inside", 10)}) {
     EXPECT_TRUE(IsValidUtf8(text)) << text;
     EXPECT_EQ(ToValidUtf8(text), text);
   }

@@ -157,7 +157,7 @@ def fallback_counts() -> dict[str, int]:
     the overload that reached the fallback: for structured ops that is usually the
     .out variant (torch.tanh on ctest counts "aten::tanh.out")."""
     names, counts = _ops().fallback_counts()
-    return dict(zip(names, counts))
+    return dict(zip(names, counts, strict=False))
 
 
 def reset_fallback_counts() -> None:

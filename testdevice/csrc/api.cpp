@@ -1,11 +1,11 @@
 // What Python reads from the device: custom ops in the namespace
 // compatlab_testdevice (torch.ops.compatlab_testdevice.*), so the library
 // needs no Python headers and loads with torch.ops.load_library.
-#include "testdevice.h"
+#include <torch/library.h>
 
 #include <tuple>
 
-#include <torch/library.h>
+#include "testdevice.h"
 
 namespace compatlab_testdevice {
 namespace {

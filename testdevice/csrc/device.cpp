@@ -1,17 +1,17 @@
 // The ctest device itself: its allocator and statistics, its device guard
 // and its PrivateUse1 hooks. Kernels live in kernels.cpp.
-#include "testdevice.h"
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
-#include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <c10/core/StorageImpl.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
-#include <c10/core/impl/alloc_cpu.h>
-#include <c10/util/Exception.h>
+#include "testdevice.h"
 
 namespace compatlab_testdevice {
 namespace {

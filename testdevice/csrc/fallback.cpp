@@ -3,13 +3,13 @@
 // implement: operands are copied to the CPU, the CPU kernel runs, results
 // (and mutated inputs) are copied back. The copies use the whitelisted
 // copy kernels, so they are never counted here.
-#include "testdevice.h"
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
 
 #include <map>
 #include <mutex>
 
-#include <ATen/native/CPUFallback.h>
-#include <torch/library.h>
+#include "testdevice.h"
 
 namespace compatlab_testdevice {
 namespace {

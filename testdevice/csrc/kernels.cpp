@@ -4,8 +4,6 @@
 // ops dispatch to PrivateUse1 kernels, not how they compute. Every other op
 // reaches the counting CPU fallback (fallback.cpp), and the Python side
 // reads this list back from the dispatcher, never from a copy of it.
-#include "testdevice.h"
-
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -30,6 +28,8 @@
 #include <c10/core/StorageImpl.h>
 #include <torch/library.h>
 
+#include "testdevice.h"
+
 namespace compatlab_testdevice {
 namespace {
 
@@ -49,8 +49,8 @@ at::Tensor AsCpu(const at::Tensor& t) {
 void CheckOperands(const char* op, std::initializer_list<const at::Tensor*> tensors) {
   for (const at::Tensor* t : tensors) {
     if (!t->defined() || OnDevice(*t) || (t->is_cpu() && t->dim() == 0)) continue;
-    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found ",
-                t->device(), " and ctest:0 (when checking arguments for ", op, ")");
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found ", t->device(),
+                " and ctest:0 (when checking arguments for ", op, ")");
   }
 }
 
@@ -66,8 +66,7 @@ void CheckFactoryArgs(std::optional<at::Layout> layout, std::optional<at::Device
 }
 
 at::Tensor NewDeviceTensor(at::IntArrayRef size, at::IntArrayRef stride, at::ScalarType dtype) {
-  return at::detail::empty_strided_generic(size, stride, GetDeviceAllocator(), kDeviceKeys,
-                                           dtype);
+  return at::detail::empty_strided_generic(size, stride, GetDeviceAllocator(), kDeviceKeys, dtype);
 }
 
 // A ctest tensor with the values, sizes and strides of a CPU result.
@@ -123,8 +122,7 @@ at::Tensor& SetEmpty(at::Tensor& self) {
 // --- copies -----------------------------------------------------------------
 
 void CheckCopyDevice(const at::Tensor& t) {
-  TORCH_CHECK(t.is_cpu() || OnDevice(t), "ctest copies to and from the CPU only, not ",
-              t.device());
+  TORCH_CHECK(t.is_cpu() || OnDevice(t), "ctest copies to and from the CPU only, not ", t.device());
 }
 
 at::Tensor& Copy(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
@@ -145,9 +143,7 @@ at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
   return CopyFrom(self, dst, false);
 }
 
-at::Scalar LocalScalarDense(const at::Tensor& self) {
-  return at::_local_scalar_dense(AsCpu(self));
-}
+at::Scalar LocalScalarDense(const at::Tensor& self) { return at::_local_scalar_dense(AsCpu(self)); }
 
 // --- views (metadata only; the generic native implementations work on any
 // strided tensor and keep the result aliased to the input) -------------------
@@ -204,10 +200,10 @@ at::Tensor Relu(const at::Tensor& self) {
 // a contiguous [n, p] matrix of mat1's dtype.
 at::Tensor Mm(const at::Tensor& self, const at::Tensor& mat2) {
   CheckOperands("mm", {&self, &mat2});
-  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: expected 2-D tensors, got ",
-              self.dim(), "-D and ", mat2.dim(), "-D");
-  at::Tensor out = EmptyMemoryFormat({self.size(0), mat2.size(1)}, self.scalar_type(),
-                                     std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: expected 2-D tensors, got ", self.dim(),
+              "-D and ", mat2.dim(), "-D");
+  at::Tensor out = EmptyMemoryFormat({self.size(0), mat2.size(1)}, self.scalar_type(), std::nullopt,
+                                     std::nullopt, std::nullopt, std::nullopt);
   at::Tensor out_cpu = AsCpu(out);
   at::mm_out(out_cpu, AsCpu(self), AsCpu(mat2));
   return out;
@@ -216,10 +212,10 @@ at::Tensor Mm(const at::Tensor& self, const at::Tensor& mat2) {
 at::Tensor Addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const at::Scalar& beta, const at::Scalar& alpha) {
   CheckOperands("addmm", {&self, &mat1, &mat2});
-  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm: expected 2-D matrices, got ",
-              mat1.dim(), "-D and ", mat2.dim(), "-D");
-  at::Tensor out = EmptyMemoryFormat({mat1.size(0), mat2.size(1)}, mat1.scalar_type(),
-                                     std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm: expected 2-D matrices, got ", mat1.dim(),
+              "-D and ", mat2.dim(), "-D");
+  at::Tensor out = EmptyMemoryFormat({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), std::nullopt,
+                                     std::nullopt, std::nullopt, std::nullopt);
   at::Tensor out_cpu = AsCpu(out);
   at::addmm_out(out_cpu, AsCpu(self), AsCpu(mat1), AsCpu(mat2), beta, alpha);
   return out;

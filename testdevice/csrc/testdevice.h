@@ -7,13 +7,13 @@
 // api.cpp (namespace compatlab_testdevice).
 #pragma once
 
+#include <c10/core/Allocator.h>
+#include <c10/core/DeviceType.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <c10/core/Allocator.h>
-#include <c10/core/DeviceType.h>
 
 namespace c10 {
 struct StorageImpl;

@@ -146,7 +146,7 @@ def test_export_import_export_gives_identical_files(cli, store):
     second = export(cli, target, cli.workdir / "second")
     assert [f.relative_to(cli.workdir / "second") for f in second] == [
         f.relative_to(cli.workdir / "first") for f in first]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=False):
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
@@ -269,8 +269,8 @@ def test_expected_status_file_gates_changes(cli, store):
     golden = cli.workdir / "golden.tsv"
     proc = cli.run("diff", "--db", db, "--head", sweep_id, "--write-expected", golden)
     assert proc.returncode == 0, proc.stderr
-    lines = [l for l in golden.read_text().splitlines() if not l.startswith("#")]
-    assert len(lines) == 4 and all(len(l.split("\t")) == 6 for l in lines)
+    lines = [ln for ln in golden.read_text().splitlines() if not ln.startswith("#")]
+    assert len(lines) == 4 and all(len(ln.split("\t")) == 6 for ln in lines)
     proc = cli.run("diff", "--db", db, "--head", sweep_id, "--expected", golden)
     assert proc.returncode == 0, proc.stdout
     assert "expected status: 4 tests, 0 changed, 0 missing, 0 unexpected" in proc.stdout
@@ -299,7 +299,7 @@ def test_query_filters_sorts_and_writes_csv(cli, store):
     assert text.count("\r\n") == 3 and text.endswith("\r\n")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[0] == [name for name, _, _ in documented_fields()]
-    records = [dict(zip(rows[0], r)) for r in rows[1:]]
+    records = [dict(zip(rows[0], r, strict=False)) for r in rows[1:]]
     assert [r["status"] for r in records] == ["pass", "pass"]
     walls = [float(r["wall_s"]) for r in records]
     assert walls == sorted(walls, reverse=True)

@@ -8,7 +8,8 @@ is runnable, skipped (not supported yet) or bogus (harness_error).
 import re
 
 from . import faults, forward, generate, train
-from .common import StageFailed, dtype_of
+from .common import StageFailed as StageFailed  # re-exported for child.run_test
+from .common import dtype_of
 
 # kind name -> function
 KINDS = {

@@ -31,8 +31,19 @@ import torch
 
 from .. import accuracy, compiler
 from ..measure import measure_params, steady_state
-from .common import (audit_call, begin, build_model_and_inputs, cpu_copy, dtype_of, first_call,
-                     interleaved_steady, reference_failed, reference_inputs, require_capture, stage)
+from .common import (
+    audit_call,
+    begin,
+    build_model_and_inputs,
+    cpu_copy,
+    dtype_of,
+    first_call,
+    interleaved_steady,
+    reference_failed,
+    reference_inputs,
+    require_capture,
+    stage,
+)
 
 __all__ = ["run", "dtype_of"]
 

@@ -212,7 +212,7 @@ def run(request, result, context=None):
             generate(gc, recorder)
             if recorder.times:
                 prefill.append(recorder.times[0] - begin)
-                gaps.extend(b - a for a, b in zip(recorder.times, recorder.times[1:]))
+                gaps.extend(b - a for a, b in zip(recorder.times, recorder.times[1:], strict=False))
         return prefill, gaps
 
     prefill, gaps = stage(result, "steady", "fail_to_run", clocked)

@@ -192,7 +192,7 @@ def grad_cosine(a, b):
     import torch
 
     dot = na = nb = 0.0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x is None and y is None:
             continue
         x = torch.zeros(0, dtype=torch.float64) if x is None else x.to(torch.float64).reshape(-1)
