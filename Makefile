@@ -1,6 +1,6 @@
 # compatlab: two entry points.
 #   make sweep   the main job: the smoke suite on the CPU into ./compatlab.db
-#   make test    every test (C++ unit tests, the same under ASan/UBSan, Python and end-to-end)
+#   make test    lint, then every test (C++ unit tests, the same under ASan/UBSan, Python and end-to-end)
 # Each installs what it needs itself (Debian packages, .venv, the CMake build).
 
 SHELL := /bin/bash
@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python web-deps build build-asan testdevice sweep test test-cpp test-asan test-python test-web bench bench-serve clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint format test-cpp test-asan test-python test-web bench bench-serve clean
 
 all: build
 
@@ -61,6 +61,19 @@ testdevice: python $(TESTDEVICE_LIB)
 sweep: build python
 	$(BUILD)/compatlab sweep --suite smoke --db compatlab.db $(SWEEP_ARGS)
 
+# clang-format (Debian's, .clang-format) over the C++ and ruff (pinned, ruff.toml) over the
+# Python; `make format` applies both.
+CXX_SOURCES = $(shell git ls-files --cached --others --exclude-standard 'src/*.cc' 'src/*.h' \
+                'testdevice/csrc/*.cpp' 'testdevice/csrc/*.h')
+lint: python
+	@clang-format --dry-run -Werror $(CXX_SOURCES)
+	@.venv/bin/ruff check --quiet .
+	@echo "lint: clang-format and ruff clean ($(words $(CXX_SOURCES)) C++ files)"
+
+format: python
+	@clang-format -i $(CXX_SOURCES)
+	@.venv/bin/ruff check --quiet --fix .
+
 test-cpp: build python
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS)
 
@@ -78,7 +91,7 @@ test-web: build python web-deps
 	  node --test --test-reporter=tap tests/web/ | tee $(BUILD)/web-tests.tap
 	@grep -Eq '^# tests [1-9]' $(BUILD)/web-tests.tap || { echo "test-web: no test ran" >&2; exit 1; }
 
-test: test-cpp test-asan test-python test-web
+test: lint test-cpp test-asan test-python test-web
 
 bench: build python
 	bench/overhead
