@@ -37,9 +37,11 @@ class StageFailed(Exception):
 
 
 @contextmanager
-def recorded(result: Result, name: str, status: str) -> Iterator[None]:
+def recorded(result: Result, name: str, status: str = "",
+             handle: Callable[[Exception], None] | None = None) -> Iterator[None]:
     """A stage as a context manager: an exception in it is recorded in `result` as `status`
-    at stage `name` (MemoryError: oom) and ends the kind (StageFailed)."""
+    at stage `name` (or by `handle(exc)`, which then says how), MemoryError as oom at `name`;
+    either way the kind ends (StageFailed)."""
     try:
         yield
     except StageFailed:
@@ -48,7 +50,10 @@ def recorded(result: Result, name: str, status: str) -> Iterator[None]:
         result.fail("oom", name, exc)
         raise StageFailed() from exc
     except Exception as exc:
-        result.fail(status, name, exc)
+        if handle is not None:
+            handle(exc)
+        else:
+            result.fail(status, name, exc)
         raise StageFailed() from exc
 
 

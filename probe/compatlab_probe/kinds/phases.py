@@ -83,24 +83,13 @@ class ModelTest:
         or backend error is fail_to_compile at stage compile, any other error fail_to_run at
         prepare; MemoryError oom. Compile mode also records the call's cache hits and misses
         and dynamo counters, and a call that captured no graph is harness_error at compile."""
-        from ..compiler import DynamoStats, cache_counters, is_compile_error
+        from ..compiler import DynamoStats, cache_counters
 
         stats = DynamoStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
         start = time.perf_counter()
-        try:
+        with recorded(self.result, "prepare", handle=self._first_call_failed):
             yield
-        except StageFailed:
-            raise
-        except MemoryError as exc:
-            self.result.fail("oom", "prepare", exc)
-            raise StageFailed() from exc
-        except Exception as exc:
-            if self.compiling and is_compile_error(exc):
-                self.result.fail("fail_to_compile", "compile", exc)
-            else:
-                self.result.fail("fail_to_run", "prepare", exc)
-            raise StageFailed() from exc
         self.result.metrics["prepare_s"] = time.perf_counter() - start
         if stats is None:
             return
@@ -112,6 +101,14 @@ class ModelTest:
             self.result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
                                                     "captured_calls 0); the test would measure eager code", "compile")
             raise StageFailed()
+
+    def _first_call_failed(self, exc: Exception) -> None:
+        from ..compiler import is_compile_error
+
+        if self.compiling and is_compile_error(exc):
+            self.result.fail("fail_to_compile", "compile", exc)
+        else:
+            self.result.fail("fail_to_run", "prepare", exc)
 
     @contextmanager
     def steady(self) -> Iterator[None]:
@@ -149,16 +146,10 @@ class ModelTest:
         """The CPU reference. When it raises, the verdict is unknown: MemoryError is oom at
         compare, anything else leaves the test's own result standing (pass, with the reason
         in status_detail and acc_rule null); either way the kind ends there."""
-        try:
+        with recorded(self.result, "compare", handle=self._reference_failed):
             yield
-        except StageFailed:
-            raise
-        except MemoryError as exc:
-            self.result.fail("oom", "compare", exc)
-            raise StageFailed() from exc
-        except Exception as exc:  # noqa: BLE001 - the verdict is unknown, the test's result stands
-            self.result.metrics.update(acc_ref_dtype=None, acc_rule=None)
-            self.result.set_status("pass", f"accuracy not measured: the CPU reference failed: "
-                                           f"{type(exc).__name__}: {str(exc)[:300]}")
-            raise StageFailed() from exc
 
+    def _reference_failed(self, exc: Exception) -> None:
+        self.result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+        self.result.set_status("pass", f"accuracy not measured: the CPU reference failed: "
+                                       f"{type(exc).__name__}: {str(exc)[:300]}")
