@@ -74,9 +74,9 @@ def configure_cache(request: TestRequest) -> str:
     return directory
 
 
-def backend_of(request: TestRequest, target: Target | None = None) -> Any:
+def backend_of(request: TestRequest, target: Target) -> Any:
     """The compile backend: the request's backend, else the target profile's; "pkg.mod:fn" is imported."""
-    backend = request.compile.backend or (target.compile_backend if target is not None else "") or "inductor"
+    backend = request.compile.backend or target.compile_backend
     if ":" in backend:
         from .target import resolve
 
@@ -84,16 +84,14 @@ def backend_of(request: TestRequest, target: Target | None = None) -> Any:
     return backend
 
 
-def options_of(request: TestRequest, target: Target | None = None) -> dict[str, Any]:
+def options_of(request: TestRequest, target: Target) -> dict[str, Any]:
     """torch.compile keyword arguments: the request's compile_options, else the profile's
     (the parser has checked both against request.COMPILE_KWARGS)."""
     options = request.compile.options
-    if options is None and target is not None:
-        options = target.compile_options
-    return dict(options or {})
+    return dict(target.compile_options if options is None else options)
 
 
-def compile_callable(fn_or_module: Any, request: TestRequest, target: Target | None = None) -> Any:
+def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) -> Any:
     """torch.compile(fn_or_module) with the request's backend and options."""
     import torch
 
