@@ -7,9 +7,11 @@ decides a timeout (see doc/worker-protocol.md).
 Modules:
   runtime   environment variables and software-stack facts
   osutil    Linux process helpers (prctl, threads, memory high-water mark)
+  request   the test request, parsed once into typed parts (every default in one place)
   result    the result object of doc/worker-protocol.md
   child     runs one test request in the current process (the test child T)
-  kinds     the test kinds (forward, noop, fault kinds)
+  kinds     the test kinds (forward, generate, train on one phase skeleton; noop, fault kinds)
+  target    a target profile in the child; compiler: torch.compile, caches, dynamo counters
   heads     the head-class rule (which class a model type is tested with)
   factory   tiny models from default configs, or local checkpoints
   inputs    seeded inputs for a built model

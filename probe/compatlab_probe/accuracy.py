@@ -20,7 +20,13 @@ or "failed"), kind train the loss trajectory and first-step gradient cosine
 TOLERANCES, train also GRAD_COSINE_MIN.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .result import Result
 
 COSINE_MIN = 0.99
 
@@ -44,12 +50,12 @@ TOLERANCES = {
 }
 
 
-def dtype_name(dtype):
+def dtype_name(dtype: Any) -> str:
     """"float32" for torch.float32 or "float32"; other names as str(dtype) without "torch."."""
     return str(dtype).replace("torch.", "")
 
 
-def tolerance(dtype, kind="forward"):
+def tolerance(dtype: Any, kind: str = "forward") -> tuple[float, float, float]:
     """(atol, rtol, multiplier) for a dtype (torch dtype or name) and kind."""
     name = dtype_name(dtype)
     for key in ((name, kind), (name, "forward"), ("float32", kind)):
@@ -58,7 +64,7 @@ def tolerance(dtype, kind="forward"):
     return TOLERANCES[("float32", "forward")]
 
 
-def flatten(output):
+def flatten(output: Any) -> list[Any]:
     """The floating tensors of a model output, in order: tensors, lists/tuples, dicts, ModelOutput."""
     import torch
 
@@ -84,7 +90,7 @@ def flatten(output):
     return found
 
 
-def as_vector(output):
+def as_vector(output: Any) -> Any:
     """One float64 CPU vector of every floating value of `output` (complex as real pairs)."""
     import torch
 
@@ -99,7 +105,7 @@ def as_vector(output):
     return torch.cat(parts)
 
 
-def cosine(a, b):
+def cosine(a: Any, b: Any) -> float:
     """Cosine similarity of two outputs (or vectors), as a float; 1.0 for two zero vectors."""
     import torch
 
@@ -113,7 +119,7 @@ def cosine(a, b):
     return float(torch.dot(a, b) / (na * nb))
 
 
-def rmse(a, b):
+def rmse(a: Any, b: Any) -> float:
     import torch
 
     if a.numel() == 0:
@@ -125,7 +131,7 @@ def _finite(x):
     return x if x is not None and math.isfinite(x) else None
 
 
-def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
+def compare(outputs: Any, reference: Any, eager_outputs: Any, dtype: Any, kind: str = "forward") -> dict[str, Any]:
     """The acc_* metrics of `outputs` (the target's) against `reference` (float64 CPU).
 
     `eager_outputs`: the eager run in the target's dtype the rmse-ratio rule judges
@@ -172,7 +178,7 @@ def compare(outputs, reference, eager_outputs, dtype, kind="forward"):
     return metrics
 
 
-def describe(acc):
+def describe(acc: dict[str, Any]) -> str:
     """One line for status_detail: the numbers that decided a verdict."""
     def fmt(key):
         value = acc.get(key)
@@ -183,7 +189,7 @@ def describe(acc):
             f"x{fmt('acc_multiplier')}, cosine {fmt('acc_cosine')} (min {COSINE_MIN})")
 
 
-def repeatable(first, again, dtype, kind="forward"):
+def repeatable(first: Any, again: Any, dtype: Any, kind: str = "forward") -> bool:
     """True when two eager runs of the same model on the same inputs agree within the
     tolerance: the model computes a function of its inputs (no random op in its forward)."""
     import torch
@@ -195,7 +201,7 @@ def repeatable(first, again, dtype, kind="forward"):
     return bool(torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
 
 
-def not_comparable(result, first, again):
+def not_comparable(result: Result, first: Any, again: Any) -> None:
     """Records that the output is random (two eager runs differ): accuracy is not measured,
     the test's own status stands."""
     a, b = as_vector(first), as_vector(again)
@@ -206,7 +212,7 @@ def not_comparable(result, first, again):
                                      f"inputs differ, max abs diff {shown})", result.stage)
 
 
-def passed(acc):
+def passed(acc: dict[str, Any]) -> bool:
     """True when the acc_* metrics' verdict is a pass (forward, generate or train rule)."""
     return acc.get("acc_rule") in ("allclose", "rmse_ratio", "cosine") + TOKEN_RULES + TRAIN_RULES
 
@@ -220,7 +226,7 @@ TRAIN_RULES = ("loss_and_grad",)
 GRAD_COSINE_MIN = {"float64": 0.99999, "float32": 0.999, "bfloat16": 0.98, "float16": 0.99}
 
 
-def compare_tokens(tokens, ref_tokens, ref_scores, dtype):
+def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: Any) -> dict[str, Any]:
     """The gen_* / acc_* metrics of greedy tokens [batch, N] against the reference's.
 
     `ref_scores`: the reference's processed scores at each of the N steps ([batch,
@@ -272,7 +278,7 @@ def compare_tokens(tokens, ref_tokens, ref_scores, dtype):
     return metrics
 
 
-def compare_train(losses, ref_losses, grad_cosine, dtype):
+def compare_train(losses: list[float], ref_losses: list[float], grad_cosine: float | None, dtype: Any) -> dict[str, Any]:
     """The train accuracy metrics: loss trajectory and first-step gradient cosine.
 
     Passes ("loss_and_grad") when every step's |loss - ref| <= multiplier * (atol +
@@ -291,14 +297,14 @@ def compare_train(losses, ref_losses, grad_cosine, dtype):
     return metrics
 
 
-def describe_tokens(acc):
+def describe_tokens(acc: dict[str, Any]) -> str:
     """One line for status_detail of a failed token rule."""
     return (f"accuracy {acc.get('acc_rule')}: token match rate {acc.get('gen_token_match_rate')}, first "
             f"divergence at new token {acc.get('gen_first_divergence')}, reference score gap "
             f"{acc.get('gen_divergence_logit_gap')} > tie tolerance {acc.get('gen_tie_tolerance')}")
 
 
-def describe_train(acc, losses, ref_losses, grad_cosine):
+def describe_train(acc: dict[str, Any], losses: list[float], ref_losses: list[float], grad_cosine: float | None) -> str:
     """One line for status_detail of a failed train rule."""
     return (f"accuracy {acc.get('acc_rule')}: loss {losses} vs reference {ref_losses} (max abs err "
             f"{acc.get('train_loss_max_abs_err')}, atol {acc.get('acc_atol')}, rtol {acc.get('acc_rtol')} "

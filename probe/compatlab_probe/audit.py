@@ -26,8 +26,14 @@ cannot see (a backend's own internal fallbacks) comes from the profile's
 `fallback_counts` function, reported apart as backend_fallback_counts.
 """
 
+from __future__ import annotations
+
 import collections
 import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .target import Target
 
 NOT_APPLICABLE = "not_applicable"
 AUDITED = "audited"
@@ -36,7 +42,7 @@ _COMPOSITE_KEYS = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 _STRUCTURED_KEY = "CompositeExplicitAutogradNonFunctional"
 
 
-def op_name(func):
+def op_name(func: Any) -> str:
     """Schema-form name of an OpOverload: "aten::add.Tensor", "aten::mm" (empty overload name)."""
     schema = func._schema
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
@@ -51,7 +57,7 @@ def _has(name, key):
         return False
 
 
-def classify(name, dispatch_key):
+def classify(name: str, dispatch_key: str) -> str:
     """"kernel", "composite", "structured" or "fallback" for op `name` on `dispatch_key`."""
     if _has(name, dispatch_key):
         return "kernel"
@@ -110,7 +116,7 @@ _NOTHING = object()
 class OpAudit:
     """Context manager counting the op overloads executed on `target` while it is active."""
 
-    def __init__(self, target, decompose=True):
+    def __init__(self, target: Target, decompose: bool = True):
         self.target = target
         self.applicable = bool(getattr(target, "audit_applicable", False))
         self.dispatch_key = getattr(target, "dispatch_key", "")
@@ -183,11 +189,11 @@ class OpAudit:
 
     # -- results
 
-    def fallback_ops(self):
+    def fallback_ops(self) -> dict[str, int]:
         """{op name: calls} of executed ops classified "fallback"."""
         return {name: n for name, n in sorted(self.counts.items()) if self._kind(name) == "fallback"}
 
-    def backend_counts(self):
+    def backend_counts(self) -> dict[str, int] | None:
         """The backend's own fallback counters over the audited block, or None without any."""
         if self._backend_after is None:
             return None
@@ -195,7 +201,7 @@ class OpAudit:
         delta = {k: v - before.get(k, 0) for k, v in self._backend_after.items()}
         return {k: v for k, v in sorted(delta.items()) if v > 0}
 
-    def metrics(self):
+    def metrics(self) -> dict[str, Any]:
         """fallback_audit, ops_executed, fallback_ops, backend_fallback_counts (contract names)."""
         if not self.applicable:
             return {"fallback_audit": NOT_APPLICABLE}
@@ -208,6 +214,6 @@ class OpAudit:
         }
 
 
-def unavailable(reason):
+def unavailable(reason: str) -> dict[str, Any]:
     """The metrics of an audit that could not run."""
     return {"fallback_audit": f"unavailable: {reason}"}

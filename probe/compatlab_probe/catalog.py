@@ -9,14 +9,17 @@ With --model-path DIR it describes a local checkpoint instead:
 No model is built and no modelling module is imported: only the auto tables' names.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import sys
+from typing import Any
 
 from .runtime import apply_env
 
 
-def catalog():
+def catalog() -> dict[str, Any]:
     """The catalog object for every registered model type."""
     import torch
     import transformers
@@ -39,7 +42,7 @@ def catalog():
     }
 
 
-def describe_checkpoint(path):
+def describe_checkpoint(path: str) -> dict[str, Any]:
     """{"checkpoint": {...}} for a local checkpoint directory; raises on a bad one."""
     from .factory import checkpoint_head
 
@@ -47,7 +50,7 @@ def describe_checkpoint(path):
     return {"checkpoint": {"model_type": model_type, "head_class": head_class, "head_kind": head_kind}}
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     apply_env()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-path", help="describe this local checkpoint directory")

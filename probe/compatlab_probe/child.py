@@ -1,12 +1,19 @@
-"""The test child's work, shared by the zygote's child T and by run_one.
+"""The test child's work, shared by the zygote's child T, run_one and reproduction scripts.
 
-`prepare_process` applies the request's memory limit and thread count;
-`run_test` runs the kind and always returns one result object (a dict).
+`run_child` is the whole of it: the request parsed once (request.parse_request; a
+malformed one is a harness_error result), `prepare_process` (the memory limit and
+thread count), then `run_test` (the kind). It always returns one result object (a dict).
 """
 
+from __future__ import annotations
+
+import os
 import resource
+from collections.abc import Mapping
+from typing import Any
 
 from . import kinds
+from .request import BadRequest, MemoryLimit, TestRequest, parse_request
 from .result import Result
 from .runtime import stack_info
 
@@ -14,46 +21,60 @@ from .runtime import stack_info
 class Context:
     """What a kind may need to know about the process that started it."""
 
-    def __init__(self, zygote_pid=None):
+    def __init__(self, zygote_pid: int | None = None):
         self.zygote_pid = zygote_pid
 
 
-def apply_memory_limit(limit):
-    """Applies memory_limit {method, bytes, cgroup_procs}; raises ValueError/OSError on failure."""
-    method = (limit or {}).get("method", "")
-    if not method:
-        return
-    if method in ("cgroup_v1", "cgroup_v2"):
-        import os
-
-        with open(limit["cgroup_procs"], "w") as f:
+def apply_memory_limit(limit: MemoryLimit) -> None:
+    """Applies the memory limit (no method: nothing); raises OSError when it cannot."""
+    if limit.method in ("cgroup_v1", "cgroup_v2"):
+        with open(limit.cgroup_procs, "w") as f:
             f.write(str(os.getpid()))
-    elif method == "rlimit":
-        size = int(limit["bytes"])
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    else:
-        raise ValueError(f"unknown memory_limit method {method!r}")
+    elif limit.method == "rlimit":
+        resource.setrlimit(resource.RLIMIT_AS, (limit.bytes, limit.bytes))
 
 
-def prepare_process(request):
+def prepare_process(request: TestRequest) -> dict[str, Any] | None:
     """Memory limit first (before anything else), then torch threads.
 
     Returns None, or a result dict (harness_error) when the limits cannot be applied.
     """
     try:
-        apply_memory_limit(request.get("memory_limit"))
-        threads = int(request.get("torch_num_threads") or 0)
-        if threads > 0:
+        apply_memory_limit(request.memory_limit)
+        if request.torch_num_threads > 0:
             import torch
 
-            torch.set_num_threads(threads)
+            torch.set_num_threads(request.torch_num_threads)
     except Exception as exc:
         return Result(stack_info()).fail("harness_error", "harness", exc).to_dict()
     return None
 
 
-def run_test(request, context=None):
-    """Runs one test request in this process; returns its result object."""
+def bad_request(exc: BadRequest) -> dict[str, Any]:
+    """The harness_error result of a malformed request: the parser's message as the detail
+    and as the error (type BadRequest, no traceback: the request is at fault, not the code)."""
+    result = Result(stack_info()).set_status("harness_error", str(exc), "harness")
+    result.error_type, result.error_message = type(exc).__name__, str(exc)
+    return result.to_dict()
+
+
+def run_child(raw: Mapping[str, Any], context: Context | None = None) -> dict[str, Any]:
+    """A test child's whole work on the request object it was sent; returns its result object."""
+    try:
+        request = parse_request(raw)
+    except BadRequest as exc:
+        return bad_request(exc)
+    return prepare_process(request) or run_test(request, context)
+
+
+def run_test(request: TestRequest | Mapping[str, Any], context: Context | None = None) -> dict[str, Any]:
+    """Runs one test in this process (no limits applied; a raw request object is parsed
+    first, a malformed one answered harness_error); returns its result object."""
+    if not isinstance(request, TestRequest):
+        try:
+            request = parse_request(request)
+        except BadRequest as exc:
+            return bad_request(exc)
     result = Result(stack_info())
     try:
         problem = kinds.check_request(request)
@@ -62,7 +83,7 @@ def run_test(request, context=None):
             result.set_status(status, detail, "harness" if status == "harness_error" else "")
             return result.to_dict()
         try:
-            kinds.KINDS[request["kind"]](request, result, context or Context())
+            kinds.KINDS[request.kind](request, result, context or Context())
         except kinds.StageFailed:
             pass  # a model kind's stage failed; the result already says how
         eager_frames = result.metrics.get("frames_run_eagerly") or 0

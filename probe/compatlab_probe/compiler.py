@@ -3,7 +3,7 @@ dynamo's counters and how to tell a compile error from a run error.
 
     configure_cache(request)                 # before anything compiles
     stats = DynamoStats.snapshot()
-    compiled = compile_callable(model, request)
+    compiled = compile_callable(model, request, target)
     ... first call ...
     result.metrics.update(stats.delta())     # graph_breaks, unique_graphs, captured_calls, reasons
     hits, misses = cache_counters()
@@ -14,13 +14,20 @@ distinct reason, counting its occurrences), inductor.fxgraph_cache_hit/miss,
 aot_autograd.autograd_cache_hit/miss.
 """
 
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .request import TestRequest
+
+if TYPE_CHECKING:
+    from .target import Target
 
 GRAPH_BREAK_REASONS_MAX = 20
 GRAPH_BREAK_REASON_CHARS = 300
-# torch.compile keyword arguments a profile's compile.options may carry.
-COMPILE_KWARGS = ("dynamic", "fullgraph", "mode", "options")
 
 CACHE_HIT_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("aot_autograd", "autograd_cache_hit"))
 CACHE_MISS_COUNTERS = (("inductor", "fxgraph_cache_miss"), ("aot_autograd", "autograd_cache_miss"))
@@ -31,15 +38,15 @@ _COMPILE_ERROR_NAMES = {"UnsupportedOpError", "BackendCompilerFailed", "Inductor
                         "TorchRuntimeError", "UncapturedHigherOrderOpError"}
 
 
-def configure_cache(request):
-    """Points every compile cache at request["compile_cache_dir"] ("" or absent: torch's defaults).
+def configure_cache(request: TestRequest) -> str:
+    """Points every compile cache at the request's compile_cache_dir ("": torch's defaults).
 
     Sets TORCHINDUCTOR_CACHE_DIR (inductor's FX graph cache, AOTAutograd cache and
     compiled kernels live under it) and TRITON_CACHE_DIR, turns the local FX graph
     and AOTAutograd caches on (and the remote ones off), and clears inductor's
     in-process memo of the old directory. Returns the directory or "".
     """
-    directory = request.get("compile_cache_dir") or ""
+    directory = request.compile.cache_dir
     if not directory:
         return ""
     directory = os.path.abspath(directory)
@@ -67,9 +74,9 @@ def configure_cache(request):
     return directory
 
 
-def backend_of(request, target=None):
-    """The compile backend: request["backend"], else the target profile's; "pkg.mod:fn" is imported."""
-    backend = request.get("backend") or (target.compile_backend if target is not None else "") or "inductor"
+def backend_of(request: TestRequest, target: Target) -> Any:
+    """The compile backend: the request's backend, else the target profile's; "pkg.mod:fn" is imported."""
+    backend = request.compile.backend or target.compile_backend
     if ":" in backend:
         from .target import resolve
 
@@ -77,26 +84,21 @@ def backend_of(request, target=None):
     return backend
 
 
-def options_of(request, target=None):
-    """torch.compile keyword arguments: request["compile_options"], else the profile's."""
-    options = request.get("compile_options")
-    if options is None and target is not None:
-        options = target.compile_options
-    options = dict(options or {})
-    unknown = sorted(set(options) - set(COMPILE_KWARGS))
-    if unknown:
-        raise ValueError(f"unknown compile options {unknown} (torch.compile takes {list(COMPILE_KWARGS)})")
-    return options
+def options_of(request: TestRequest, target: Target) -> dict[str, Any]:
+    """torch.compile keyword arguments: the request's compile_options, else the profile's
+    (the parser has checked both against request.COMPILE_KWARGS)."""
+    options = request.compile.options
+    return dict(target.compile_options if options is None else options)
 
 
-def compile_callable(fn_or_module, request, target=None):
+def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) -> Any:
     """torch.compile(fn_or_module) with the request's backend and options."""
     import torch
 
     return torch.compile(fn_or_module, backend=backend_of(request, target), **options_of(request, target))
 
 
-def reset_dynamo():
+def reset_dynamo() -> None:
     """Forgets compiled graphs and guards in this process (not the counters)."""
     import torch
 
@@ -112,17 +114,17 @@ def _counters():
 class DynamoStats:
     """Dynamo's counters since a snapshot: graph_breaks, unique_graphs, captured_calls, reasons."""
 
-    def __init__(self, stats, breaks, skips=None):
+    def __init__(self, stats: dict[str, int], breaks: dict[str, int], skips: dict[str, int] | None = None):
         self._stats = stats
         self._breaks = breaks
         self._skips = skips or {}
 
     @classmethod
-    def snapshot(cls):
+    def snapshot(cls) -> DynamoStats:
         c = _counters()
         return cls(dict(c["stats"]), dict(c["graph_break"]), dict(c["unimplemented"]))
 
-    def skipped_frames(self):
+    def skipped_frames(self) -> dict[str, int]:
         """{first line of the reason: count} of frames dynamo gave up on since the
         snapshot, e.g. "Dynamo recompile limit exceeded": those calls ran eagerly
         although the test is compiled."""
@@ -141,7 +143,7 @@ class DynamoStats:
             out[first] = out.get(first, 0) + n
         return out
 
-    def delta(self):
+    def delta(self) -> dict[str, Any]:
         """The metrics dict: graph_breaks, unique_graphs, captured_calls (ints) and
         graph_break_reasons (JSON array text of distinct reasons, bounded)."""
         c = _counters()
@@ -167,7 +169,7 @@ class DynamoStats:
         }
 
 
-def cache_counters():
+def cache_counters() -> tuple[int, int]:
     """(hits, misses) of the FX graph cache plus the AOTAutograd cache in this process."""
     c = _counters()
     hits = sum(c[group][name] for group, name in CACHE_HIT_COUNTERS)
@@ -175,7 +177,7 @@ def cache_counters():
     return int(hits), int(misses)
 
 
-def cache_counter_detail():
+def cache_counter_detail() -> dict[str, int]:
     """{"inductor.fxgraph_cache_hit": n, ...}: every inductor/aot_autograd cache counter."""
     c = _counters()
     out = {}
@@ -186,7 +188,7 @@ def cache_counter_detail():
     return out
 
 
-def _chain(exc):
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -194,7 +196,7 @@ def _chain(exc):
         exc = exc.__cause__ or exc.__context__
 
 
-def is_compile_error(exc):
+def is_compile_error(exc: BaseException) -> bool:
     """True when `exc` (raised by a compiled callable's call) is a failure to compile:
     a dynamo, AOTAutograd, inductor or backend error (BackendCompilerFailed wraps the
     backend's own, e.g. the ctest backend's UnsupportedOpError), not an error of

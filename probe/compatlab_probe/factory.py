@@ -12,12 +12,15 @@ are then recomputed from the reduced ones.
 See doc/model-factory.md for the rules and the head-class choice.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import importlib
 import json
 import math
 import os
 import re
+from typing import Any
 
 from . import heads
 
@@ -71,14 +74,14 @@ _TOKEN_ID = re.compile(r"(token_id|token_index|token_ids|_tokens)$")
 OVERRIDES_PATH = os.path.join(os.path.dirname(__file__), "overrides.json")
 
 
-def load_overrides(path=OVERRIDES_PATH):
+def load_overrides(path: str = OVERRIDES_PATH) -> dict[str, Any]:
     """The per-architecture overrides: {model_type: {...}} (see overrides.json's _doc)."""
     with open(path) as f:
         data = json.load(f)
     return data["models"]
 
 
-def model_overrides(model_type):
+def model_overrides(model_type: str) -> dict[str, Any]:
     return load_overrides().get(model_type, {})
 
 
@@ -404,7 +407,7 @@ def _tiny_image(value, patch):
     return None
 
 
-def reduce_config(model_type, overrides=None):
+def reduce_config(model_type: str, overrides: dict[str, Any] | None = None) -> Any:
     """The tiny configuration of `model_type`: defaults shrunk by the rules, then overrides."""
     from transformers import CONFIG_MAPPING
 
@@ -421,7 +424,7 @@ POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_l
 POSITION_MARGIN = 2
 
 
-def fit_positions(config, length, overrides=None):
+def fit_positions(config: Any, length: int, overrides: dict[str, Any] | None = None) -> dict[str, Any] | str:
     """Raises the position limits of a reduced configuration tree to take `length` tokens.
 
     Every POSITION_FIELDS value below length + POSITION_MARGIN, at any level of
@@ -451,7 +454,7 @@ def fit_positions(config, length, overrides=None):
     return changes
 
 
-def special_token_ids(config):
+def special_token_ids(config: Any) -> set[int]:
     """Every special-token id in a configuration tree (ints), to keep out of random inputs."""
     found = set()
 
@@ -474,7 +477,7 @@ def special_token_ids(config):
 # --------------------------------------------------------------------------- classes
 
 
-def head_class_name(model_type, requested=""):
+def head_class_name(model_type: str, requested: str = "") -> tuple[str | None, str | None]:
     """(class name, head kind) to test `model_type` with: overrides, then request, then the rule."""
     override = model_overrides(model_type).get("head_class")
     name = override or requested
@@ -483,7 +486,7 @@ def head_class_name(model_type, requested=""):
     return heads.head_for(model_type)
 
 
-def import_class(model_type, class_name):
+def import_class(model_type: str, class_name: str) -> type:
     """The modelling class `class_name`; imports the modelling module of `model_type` first."""
     import transformers
 
@@ -501,7 +504,7 @@ def import_class(model_type, class_name):
     return cls
 
 
-def fit_config_to_class(cls, config):
+def fit_config_to_class(cls: type, config: Any) -> Any:
     """The configuration `cls` expects: `config` itself or one of its sub-configurations."""
     expected = getattr(cls, "config_class", None)
     if not isinstance(expected, type) or isinstance(config, expected):
@@ -513,7 +516,7 @@ def fit_config_to_class(cls, config):
     return config
 
 
-def build_model(cls, config, dtype, seed):
+def build_model(cls: type, config: Any, dtype: Any, seed: int) -> Any:
     """A seeded, randomly initialised `cls(config)` in eval mode, cast to `dtype`."""
     import torch
 
@@ -525,7 +528,7 @@ def build_model(cls, config, dtype, seed):
 # --------------------------------------------------------------------------- checkpoints
 
 
-def checkpoint_head(path):
+def checkpoint_head(path: str) -> tuple[str, str | None, str | None]:
     """(model_type, head class name, head kind) of a local checkpoint directory."""
     from transformers import AutoConfig
 
@@ -538,14 +541,14 @@ def checkpoint_head(path):
     return model_type, head_class, head_kind
 
 
-def import_class_or_none(model_type, class_name):
+def import_class_or_none(model_type: str, class_name: str) -> type | None:
     try:
         return import_class(model_type, class_name)
     except ImportError:
         return None
 
 
-def checkpoint_class(path, class_name=""):
+def checkpoint_class(path: str, class_name: str = "") -> tuple[type, str]:
     """(modelling class, head kind) to load a local checkpoint with.
 
     `class_name` wins when given; else the checkpoint's own architectures, else the rule.

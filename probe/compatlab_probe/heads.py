@@ -10,6 +10,8 @@ Nothing here imports a modelling module, so the rule is cheap to evaluate for
 every registered model type.
 """
 
+from __future__ import annotations
+
 from transformers.models.auto import modeling_auto
 from transformers.models.auto.auto_mappings import (
     FEATURE_EXTRACTOR_MAPPING_NAMES,
@@ -84,7 +86,7 @@ def _first_name(value):
     return value[0] if isinstance(value, (tuple, list)) else value
 
 
-def head_for(model_type):
+def head_for(model_type: str) -> tuple[str | None, str | None]:
     """(head_class, head_kind) for a registered model type, or (None, None)."""
     for kind, table in HEAD_RULE:
         names = _table(table)
@@ -98,7 +100,7 @@ def head_for(model_type):
     return None, None
 
 
-def head_kind_of_class(model_type, class_name):
+def head_kind_of_class(model_type: str, class_name: str) -> str | None:
     """The head kind under which `class_name` is registered for `model_type`, else None."""
     for kind, table in HEAD_RULE:
         if _first_name(_table(table).get(model_type)) == class_name:
@@ -109,7 +111,7 @@ def head_kind_of_class(model_type, class_name):
     return None
 
 
-def modality(model_type):
+def modality(model_type: str) -> str:
     """"text", "vision", "audio" or "multimodal", from the auto tables' names."""
     def listed(tables):
         return any(model_type in _table(t) for t in tables)
@@ -131,16 +133,16 @@ def modality(model_type):
     return "text"
 
 
-def registered_model_types():
+def registered_model_types() -> list[str]:
     """Every model type the installed transformers registers, in registry order."""
     return list(CONFIG_MAPPING_NAMES)
 
 
-def config_class_name(model_type):
+def config_class_name(model_type: str) -> str | None:
     return CONFIG_MAPPING_NAMES[model_type]
 
 
-def modeling_module_name(model_type):
+def modeling_module_name(model_type: str) -> str:
     """The dotted name of the modelling module of `model_type`."""
     module = model_type_to_module_name(model_type)
     leaf = module.split(".")[-1]

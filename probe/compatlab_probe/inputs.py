@@ -19,7 +19,10 @@ hints in overrides.json ("inputs") can add or change inputs; see
 doc/model-factory.md.
 """
 
+from __future__ import annotations
+
 import inspect
+from typing import Any
 
 import torch
 
@@ -58,7 +61,8 @@ def _token_ids(config, shape, gen):
     return allowed[picks]
 
 
-def make_inputs(model, config, head_kind, batch_size, seq_len, seed=0, hints=None):
+def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_len: int, seed: int = 0,
+                hints: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keyword arguments of one forward call of `model`."""
     hints = dict(hints or {})
     gen = torch.Generator().manual_seed(seed)

@@ -1,5 +1,7 @@
 """Linux process helpers: prctl, thread listing, descriptors, memory high-water mark."""
 
+from __future__ import annotations
+
 import ctypes
 import os
 import signal
@@ -18,17 +20,17 @@ def _prctl(option, arg):
         raise OSError(err, os.strerror(err))
 
 
-def set_pdeathsig(sig=signal.SIGKILL):
+def set_pdeathsig(sig: int = signal.SIGKILL) -> None:
     """Asks the kernel to send `sig` to this process when its parent dies."""
     _prctl(PR_SET_PDEATHSIG, int(sig))
 
 
-def set_child_subreaper(enabled=True):
+def set_child_subreaper(enabled: bool = True) -> None:
     """Makes orphaned descendants of this process reparent to it (or stops doing so)."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1 if enabled else 0)
 
 
-def thread_names():
+def thread_names() -> list[str]:
     """Names (comm) of this process's threads, one per thread, from /proc/self/task."""
     names = []
     for tid in sorted(os.listdir("/proc/self/task"), key=int):
@@ -40,7 +42,7 @@ def thread_names():
     return names
 
 
-def close_fds_except(keep):
+def close_fds_except(keep: set[int]) -> None:
     """Closes every open descriptor >= 3 that is not in `keep`."""
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
@@ -51,7 +53,7 @@ def close_fds_except(keep):
                 pass
 
 
-def reset_peak_rss():
+def reset_peak_rss() -> bool:
     """Resets the kernel's RSS high-water mark (VmHWM). Returns False if not possible."""
     try:
         with open("/proc/self/clear_refs", "w") as f:
@@ -61,7 +63,7 @@ def reset_peak_rss():
         return False
 
 
-def peak_rss_bytes():
+def peak_rss_bytes() -> int | None:
     """VmHWM of this process in bytes, or None when /proc does not say."""
     try:
         with open("/proc/self/status") as f:

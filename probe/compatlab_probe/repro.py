@@ -12,7 +12,7 @@ The script needs only torch and transformers. It embeds, verbatim, the source of
 every module of this package that a test child runs (PROBE_FILES: every *.py
 and *.json here except the harness's entry points in NOT_EMBEDDED), writes them
 to a temporary directory under another package name, and runs the request
-through the same calls as `run_one` (child.prepare_process, child.run_test).
+through the same call as `run_one` (child.run_child).
 The configuration reduction, seeded weights and inputs, the kind and the
 measurement are therefore the probe's own code, not a copy that could drift:
 a change to the probe is in the next script generated. doc/repro.md.
@@ -20,12 +20,18 @@ a change to the probe is in the next script generated. doc/repro.md.
 Nothing here imports torch or transformers: generating a script is fast.
 """
 
+from __future__ import annotations
+
 import argparse
 import hashlib
 import json
 import os
 import pprint
 import sys
+from collections.abc import Mapping
+from typing import Any
+
+from .request import TestRequest, parse_request
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Entry points of the harness (fork server, command lines, this generator):
@@ -38,7 +44,7 @@ EMBEDDED_PACKAGE = "compatlab_probe_embedded"
 PLUMBING = {"memory_limit", "supervisor_pid"}
 
 
-def probe_files(package_dir=PACKAGE_DIR):
+def probe_files(package_dir: str = PACKAGE_DIR) -> dict[str, str]:
     """{relative path: text} of every file a test child needs, sorted by path."""
     files = {}
     for root, dirs, names in os.walk(package_dir):
@@ -75,18 +81,18 @@ def _comment(text, width=96):
     return "\n".join(f"#   {line}".rstrip() for line in lines)
 
 
-def _describe(request):
+def _describe(request: TestRequest) -> str:
     """One line naming the test: model, class, kind, mode, target, dtype, shape, parameters."""
-    model = request.get("model_id") or request.get("model_type") or "?"
-    cls = request.get("model_class")
-    params = " ".join(f"{k}={v}" for k, v in sorted((request.get("kind_params") or {}).items()))
-    return (f"{model}{f' ({cls})' if cls else ''}: {request.get('kind', 'forward')}, "
-            f"{request.get('mode', 'eager')} on {request.get('target', 'cpu')}, {request.get('dtype', 'float32')}, "
-            f"batch {request.get('batch_size', 1)} x seq {request.get('seq_len', 32)}"
+    model = request.model_id or request.model_type or "?"
+    cls = request.model_class
+    params = " ".join(f"{k}={v}" for k, v in sorted(request.kind_params.given.items()))
+    return (f"{model}{f' ({cls})' if cls else ''}: {request.kind}, "
+            f"{request.mode} on {request.target}, {request.dtype}, "
+            f"batch {request.batch_size} x seq {request.seq_len}"
             f"{f', {params}' if params else ''}")
 
 
-def files_digest(files):
+def files_digest(files: Mapping[str, str]) -> str:
     """SHA-256 (hex) of the embedded files: names and contents, in order."""
     digest = hashlib.sha256()
     for rel, text in files.items():
@@ -94,7 +100,8 @@ def files_digest(files):
     return digest.hexdigest()
 
 
-def _header(request, recorded, known, files):
+def _header(request: TestRequest, recorded: Mapping[str, Any], known: Mapping[str, Any] | None,
+            files: Mapping[str, str]) -> str:
     """The comment block at the top of the script: the test, what was recorded, what is known."""
     out = ["#!/usr/bin/env python3",
            "# compatlab reproduction script: reruns one stored test with torch and transformers only.",
@@ -139,8 +146,8 @@ def _header(request, recorded, known, files):
         "#",
         "# How: PROBE_FILES below is the compatlab probe's own code (the modules a test child runs,",
         "# verbatim). They are written to a temporary directory, imported as",
-        f"# {EMBEDDED_PACKAGE}, and REQUEST is run through child.prepare_process and",
-        "# child.run_test, as `python -m compatlab_probe.run_one` does: the same reduced",
+        f"# {EMBEDDED_PACKAGE}, and REQUEST is run through child.run_child, as",
+        "# `python -m compatlab_probe.run_one` does: the same reduced",
         "# configuration, seeded weights and inputs, kind and measurement as the recorded run.",
     ]
     return "\n".join(out)
@@ -219,7 +226,7 @@ def _load_probe(directory):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Reruns one compatlab test (see the comments at the top).")
     parser.add_argument("--json", action="store_true", help="print the probe's result object as JSON")
-    parser.add_argument("--timeout", type=float, default=float(REQUEST.get("timeout_s") or 0),
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
                         help="deadline in seconds; 0 for none (default: the test's timeout_s)")
     args = parser.parse_args(argv)
     watchdog = None
@@ -240,7 +247,7 @@ def main(argv=None):
         sys.stdout.flush()
         os.dup2(2, 1)  # whatever the model prints goes to stderr, as in run_one
         try:
-            result = child.prepare_process(REQUEST) or child.run_test(REQUEST, child.Context())
+            result = child.run_child(REQUEST, child.Context())
         finally:
             if watchdog is not None:
                 watchdog.cancel()
@@ -251,15 +258,18 @@ def main(argv=None):
 '''
 
 
-def script(request, recorded=None, known_error=None):
-    """The reproduction script (text) of one test request."""
+def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None,
+           known_error: Mapping[str, Any] | None = None) -> str:
+    """The reproduction script (text) of one test request; BadRequest (a ValueError) if it is malformed."""
     request = {k: v for k, v in request.items() if k not in PLUMBING}
+    parsed = parse_request(request)
     files = probe_files()
     parts = [
-        _header(request, recorded or {}, known_error, files),
+        _header(parsed, recorded or {}, known_error, files),
         "",
         "# The test, as the supervisor sent it to the probe (doc/worker-protocol.md).",
         "REQUEST = " + pprint.pformat(request, width=100, sort_dicts=False),
+        f"TIMEOUT_S = {parsed.timeout_s!r}  # the test's deadline (REQUEST's timeout_s)",
         "",
         "# What the store recorded for this run.",
         "RECORDED = " + pprint.pformat(recorded or {}, width=100, sort_dicts=True),

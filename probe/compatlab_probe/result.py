@@ -1,6 +1,9 @@
 """The result object a test child returns (doc/worker-protocol.md, "The result object")."""
 
+from __future__ import annotations
+
 import traceback
+from typing import Any
 
 from . import PROTOCOL_VERSION
 
@@ -13,7 +16,7 @@ STAGES = ("import", "build", "compile", "prepare", "steady", "run", "compare", "
 TRACEBACK_LIMIT = 8 * 1024
 
 
-def bounded_traceback(exc):
+def bounded_traceback(exc: BaseException) -> str:
     """The formatted traceback of `exc`, keeping its last TRACEBACK_LIMIT bytes."""
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     data = text.encode("utf-8", "replace")
@@ -25,7 +28,7 @@ def bounded_traceback(exc):
 class Result:
     """Builds one result object; `to_dict()` gives the wire form."""
 
-    def __init__(self, stack=None):
+    def __init__(self, stack: dict[str, str] | None = None):
         self.status = "pass"
         self.status_detail = ""
         self.stage = ""
@@ -36,7 +39,7 @@ class Result:
         self.metrics = {}
         self.stack = stack or {}
 
-    def set_status(self, status, detail="", stage=""):
+    def set_status(self, status: str, detail: str = "", stage: str = "") -> Result:
         if status not in CHILD_STATUSES:
             raise ValueError(f"a child cannot decide status {status!r}")
         self.status = status
@@ -44,7 +47,7 @@ class Result:
         self.stage = stage
         return self
 
-    def fail(self, status, stage, exc, detail=""):
+    def fail(self, status: str, stage: str, exc: BaseException, detail: str = "") -> Result:
         """Records a failure caused by exception `exc` in `stage`."""
         self.set_status(status, detail, stage)
         self.error_type = type(exc).__name__
@@ -52,7 +55,7 @@ class Result:
         self.error_traceback = bounded_traceback(exc)
         return self
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {
             "protocol": PROTOCOL_VERSION,
             "status": self.status,

@@ -5,6 +5,8 @@ the reparenting. Whatever the model prints goes to stderr, so stdout carries
 only the result object.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
@@ -12,15 +14,15 @@ import sys
 from .runtime import apply_env
 
 
-def main():
+def main() -> int:
     apply_env()
     request = json.load(sys.stdin)
     result_fd = os.dup(1)
     sys.stdout.flush()
     os.dup2(2, 1)  # the test's own prints go to stderr
-    from .child import Context, prepare_process, run_test
+    from .child import Context, run_child
 
-    result = prepare_process(request) or run_test(request, Context())
+    result = run_child(request, Context())
     sys.stdout.flush()
     with os.fdopen(result_fd, "w") as out:
         json.dump(result, out)

@@ -4,6 +4,8 @@
 a thread pool on import, and a process with more than one thread must not fork.
 """
 
+from __future__ import annotations
+
 import os
 import platform
 
@@ -16,12 +18,12 @@ FORK_SAFE_ENV = {
 }
 
 
-def apply_env():
+def apply_env() -> None:
     """Sets FORK_SAFE_ENV in os.environ (overriding inherited values)."""
     os.environ.update(FORK_SAFE_ENV)
 
 
-def stack_info():
+def stack_info() -> dict[str, str]:
     """The software stack as reported in `ready` and in every result object.
 
     Imports torch and transformers if they are not imported yet.

@@ -12,6 +12,8 @@ waits to be reparented, sets PR_SET_PDEATHSIG, applies its limits, runs the
 test and writes one JSON result object to the result pipe.
 """
 
+from __future__ import annotations
+
 import importlib
 import json
 import os
@@ -20,8 +22,10 @@ import socket
 import sys
 import time
 import traceback
+from typing import Any
 
 from . import PROTOCOL_VERSION
+from .request import supervisor_pid_of
 from .runtime import apply_env
 
 MAX_DATAGRAM = 1 << 20
@@ -30,13 +34,13 @@ EXIT_ORPHANED = 3  # T found the supervisor gone before it started
 EXIT_NO_RESULT = 70  # T could not write its result
 
 
-def log(message):
+def log(message: str) -> None:
     print(f"compatlab zygote[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
 
 
-def _supervisor_pid(test):
-    pid = test.get("supervisor_pid") or os.environ.get("COMPATLAB_SUPERVISOR_PID") or 0
-    return int(pid)
+def _supervisor_pid(test: Any) -> int:
+    """The request's supervisor_pid, else COMPATLAB_SUPERVISOR_PID, else 0 (no check)."""
+    return supervisor_pid_of(test) or int(os.environ.get("COMPATLAB_SUPERVISOR_PID") or 0)
 
 
 def _write_all(fd, data):
@@ -47,14 +51,14 @@ def _write_all(fd, data):
 class Zygote:
     """Serves the control socket until EOF or `shutdown`."""
 
-    def __init__(self, sock, import_s):
+    def __init__(self, sock: socket.socket, import_s: float):
         self.sock = sock
         self.import_s = import_s
 
-    def send(self, message):
+    def send(self, message: dict[str, Any]) -> None:
         self.sock.send(json.dumps(message).encode())
 
-    def serve(self):
+    def serve(self) -> int:
         while True:
             data, fds, flags, _ = socket.recv_fds(self.sock, MAX_DATAGRAM, FORK_FDS)
             if not data:
@@ -66,7 +70,7 @@ class Zygote:
                 log("error handling a message:\n" + traceback.format_exc())
                 _close(fds)
 
-    def handle(self, data, fds, flags):
+    def handle(self, data: bytes, fds: list[int], flags: int) -> str | None:
         try:
             message = json.loads(data)
             kind = message.get("type")
@@ -89,7 +93,7 @@ class Zygote:
 
     # ----------------------------------------------------------------- preload
 
-    def preload(self, model_types):
+    def preload(self, model_types: list[str]) -> None:
         from . import heads
         from .osutil import thread_names
         from .runtime import stack_info
@@ -110,7 +114,7 @@ class Zygote:
 
     # ----------------------------------------------------------------- fork
 
-    def fork(self, message, fds, truncated):
+    def fork(self, message: dict[str, Any], fds: list[int], truncated: bool) -> None:
         from .osutil import thread_names
 
         request_id = message.get("request_id")
@@ -226,9 +230,9 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
         if supervisor and os.getppid() != supervisor:
             code = EXIT_ORPHANED
             return
-        from .child import Context, prepare_process, run_test
+        from .child import Context, run_child
 
-        result = prepare_process(test) or run_test(test, Context(zygote_pid=zygote_pid))
+        result = run_child(test, Context(zygote_pid=zygote_pid))
         sys.stdout.flush()
         sys.stderr.flush()
         _write_all(result_fd, json.dumps(result).encode())
@@ -247,7 +251,7 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
             os._exit(code)
 
 
-def main():
+def main() -> int:
     apply_env()
     from .osutil import set_pdeathsig
 

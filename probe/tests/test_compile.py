@@ -14,6 +14,7 @@ import pytest
 
 from compatlab_probe import accuracy, audit, compiler, factory, target
 from compatlab_probe.child import run_test
+from compatlab_probe.request import parse_request
 
 QUICK = {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}
 PERTURB = "compatlab_testdevice.backends:perturb"
@@ -161,7 +162,7 @@ def test_shipped_profiles_are_well_formed():
     neuron = target.load_profile("neuron")
     assert neuron["verified"] is False and neuron["compile"]["backend"] == "neuron"
     assert neuron["compile"]["options"] == {"dynamic": False, "fullgraph": True}
-    assert target.Target.from_request({}).name == "cpu"
+    assert target.Target.from_request(parse_request({"kind": "forward"})).name == "cpu"
 
 
 def test_unavailable_targets_are_skipped_with_the_reason():

@@ -5,7 +5,7 @@ model type and summarise.
         [--mode compile --backend aot_eager]
 
 Like the zygote, the scanner imports torch and transformers once and forks one
-child per model type, which runs the same code as run_one (child.run_test)
+child per model type, which runs the same code as run_one (child.run_child)
 under a timeout and an address-space rlimit; a child that dies or overruns is
 recorded as crash/timeout. The summary separates reduction failures (import
 and build stages: the factory could not make a tiny model) from model failures
@@ -29,7 +29,7 @@ from compatlab_probe.runtime import apply_env  # noqa: E402
 apply_env()
 
 from compatlab_probe import heads  # noqa: E402
-from compatlab_probe.child import Context, prepare_process, run_test  # noqa: E402
+from compatlab_probe.child import Context, run_child  # noqa: E402
 
 SCAN_MEASURE = {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}
 # Metrics kept in the scan's rows besides the status (accuracy verdict, compile counters).
@@ -61,7 +61,7 @@ def start(model_type, args):
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
             request = request_for(model_type, args)
-            result = prepare_process(request) or run_test(request, Context())
+            result = run_child(request, Context())
             data = json.dumps(result).encode()
             while data:
                 data = data[os.write(write_end, data):]

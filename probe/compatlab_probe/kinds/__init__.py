@@ -1,18 +1,24 @@
 """Test kinds: what a test child does with its request.
 
 Each kind is a function kind(request, result, context) that fills `result`
-(a result.Result). `check_request` decides, before any work, whether a request
-is runnable, skipped (not supported yet) or bogus (harness_error).
+(a result.Result) from `request` (a request.TestRequest, parsed and checked for
+malformed fields already). `check_request` decides, before any work, whether a
+well-formed request is runnable, skipped (not supported yet) or bogus (harness_error).
 """
 
-import re
+from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from ..request import TestRequest
+from ..result import Result
 from . import faults, forward, generate, train
 from .common import StageFailed as StageFailed  # re-exported for child.run_test
-from .common import dtype_of
 
+Kind = Callable[[TestRequest, Result, Any], None]
 # kind name -> function
-KINDS = {
+KINDS: dict[str, Kind] = {
     "forward": forward.run,
     "generate": generate.run,
     "train": train.run,
@@ -27,40 +33,23 @@ KINDS = {
     "kill-zygote": faults.kill_zygote,
 }
 # Kinds of the design that the probe does not run yet (until they are in KINDS).
-LATER_KINDS = set()
+LATER_KINDS: set[str] = set()
 # Kinds that build a model and so care about mode, target and dtype.
 MODEL_KINDS = {"forward", "generate", "train"}
-SUPPORTED_MODES = {"eager", "compile"}
 LATER_MODES = {"export"}
-_TARGET_NAME = re.compile(r"^[a-z][a-z0-9_:-]*$")
 
 
-def check_request(request):
+def check_request(request: TestRequest) -> tuple[str, str] | None:
     """None when the request can run; else (status, detail) with status skipped or harness_error."""
-    kind = request.get("kind")
+    kind = request.kind
     if kind in LATER_KINDS and kind not in KINDS:
         return "skipped", f"kind {kind} is not supported by the probe yet"
     if kind not in KINDS:
         return "harness_error", f"unknown kind {kind!r}"
     if kind not in MODEL_KINDS:
         return None
-    mode = request.get("mode", "eager")
-    if mode in LATER_MODES:
-        return "skipped", f"mode {mode} is not supported by the probe yet"
-    if mode not in SUPPORTED_MODES:
-        return "harness_error", f"unknown mode {mode!r}"
-    target = request.get("target", "cpu")
-    if not isinstance(target, str) or not _TARGET_NAME.match(target):
-        return "harness_error", f"bad target {target!r}"
-    profile = request.get("target_profile")
-    if profile is not None and (not isinstance(profile, dict) or not profile.get("device")):
-        return "harness_error", f"bad target_profile {profile!r:.200}"
-    if dtype_of(request.get("dtype", "float32")) is None:
-        return "harness_error", f"unknown dtype {request.get('dtype')!r}"
-    for key in ("batch_size", "seq_len"):
-        value = request.get(key, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            return "harness_error", f"bad {key} {value!r}"
-    if not request.get("model_type") and not request.get("model_path"):
+    if request.mode in LATER_MODES:
+        return "skipped", f"mode {request.mode} is not supported by the probe yet"
+    if not request.model_type and not request.model_path:
         return "harness_error", f"a {kind} test needs model_type or model_path"
     return None

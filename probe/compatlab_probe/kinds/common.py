@@ -1,70 +1,78 @@
-"""What the model kinds (forward, generate, train) share: stages, building a model and
-its inputs for a request, a CPU reference copy, and interleaved steady-state timing.
+"""What the model kinds (forward, generate, train) share below their phase skeleton
+(phases.py): stages, building a model and its inputs for a request, a CPU reference
+copy, and interleaved steady-state timing.
 
-    try:
-        built = build_model_and_inputs(request, result, dtype, target.device)
-        out = stage(result, "prepare", "fail_to_run", lambda: built.model(**built.inputs))
-    except StageFailed:
-        return          # the result already says what happened
+    built = build_model_and_inputs(request, result, dtype, target.device)
+    out = stage(result, "steady", "fail_to_run", lambda: built.model(**built.inputs))
+    # a failed stage raises StageFailed: the result already says what happened
 """
+
+from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
 from .. import factory, heads
 from ..inputs import make_inputs
 from ..measure import percentiles
+from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
+from ..result import Result
 
-DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-          "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64", "fp64": "float64"}
-# The sequence length of a model whose inputs do not depend on it (images, fixed audio features).
-DEFAULT_SEQ_LEN = 32
 _INPUT_WORDS = {"pixel_values": "image", "pixel_values_videos": "video", "input_features": "audio feature",
                 "input_values": "audio", "hidden_states": "image patch"}
 
 
-def dtype_of(name):
-    """The torch dtype for a request's dtype name, or None if unknown."""
+def dtype_of(name: str) -> Any:
+    """The torch dtype of a request's (canonical) dtype name."""
     import torch
 
-    attr = DTYPES.get(name)
-    return getattr(torch, attr) if attr else None
+    return getattr(torch, name)
 
 
 class StageFailed(Exception):
-    """A stage failed (or the test was skipped) and the result already says how."""
+    """The kind ends here: a stage failed (or the test was skipped) and the result already says how."""
 
 
-def stage(result, name, status, fn):
-    """Runs fn() and returns its value; on an exception records it in `result` as
-    `status` at stage `name` (MemoryError: oom) and raises StageFailed."""
+@contextmanager
+def recorded(result: Result, name: str, status: str = "",
+             handle: Callable[[Exception], None] | None = None) -> Iterator[None]:
+    """A stage as a context manager: an exception in it is recorded in `result` as `status`
+    at stage `name` (or by `handle(exc)`, which then says how), MemoryError as oom at `name`;
+    either way the kind ends (StageFailed)."""
     try:
-        return fn()
+        yield
     except StageFailed:
         raise
     except MemoryError as exc:
         result.fail("oom", name, exc)
+        raise StageFailed() from exc
     except Exception as exc:
-        result.fail(status, name, exc)
-    raise StageFailed()
+        if handle is not None:
+            handle(exc)
+        else:
+            result.fail(status, name, exc)
+        raise StageFailed() from exc
 
 
-def skip(result, reason):
+def stage(result: Result, name: str, status: str, fn: Callable[[], Any]) -> Any:
+    """Runs fn() as stage `name` (see `recorded`) and returns its value."""
+    with recorded(result, name, status):
+        return fn()
+
+
+def skip(result: Result, reason: str) -> NoReturn:
     """Marks the test skipped with `reason` and raises StageFailed."""
     result.set_status("skipped", reason)
     raise StageFailed()
 
 
-def kind_param(request, name, default):
-    """A kind_params value (strings on the wire) as the type of `default`."""
-    value = (request.get("kind_params") or {}).get(name, default)
-    return type(default)(value)
-
-
 class Built:
     """A built test: model (on the device), inputs (on the device), and how they were made."""
 
-    def __init__(self, **kw):
+    def __init__(self, **kw: Any):
         self.model = kw["model"]                # on the target device, eval mode, in dtype
         self.inputs = kw["inputs"]              # {name: tensor} on the target device
         self.cpu_inputs = kw["cpu_inputs"]      # the same inputs on the CPU (float ones in dtype)
@@ -78,7 +86,7 @@ class Built:
         self.position_changes = kw.get("position_changes") or {}
 
     @property
-    def tokens_per_call(self):
+    def tokens_per_call(self) -> int | None:
         """batch * seq_len of one forward call for token models, else None."""
         ids = self.cpu_inputs.get("input_ids")
         if ids is None:
@@ -86,22 +94,21 @@ class Built:
         return int(ids.numel()) if ids is not None and self.token_inputs else None
 
 
-def resolve_class(request, result):
+def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
     """(modelling class, head kind) for the request, at stage import (fail_to_load).
 
     A registered model type with no modelling class at all is skipped.
     """
-    model_type = request.get("model_type", "")
-    model_path = request.get("model_path", "")
-    if not model_path and not request.get("model_class") and model_type in heads.registered_model_types() \
+    model_type, model_path, model_class = request.model_type, request.model_path, request.model_class
+    if not model_path and not model_class and model_type in heads.registered_model_types() \
             and not factory.head_class_name(model_type)[0]:
         skip(result, f"model type {model_type} has no modelling class "
                      "(a configuration-only entry, e.g. a sub-model config)")
 
     def resolve():
         if model_path:
-            return factory.checkpoint_class(model_path, request.get("model_class", ""))
-        class_name, head_kind = factory.head_class_name(model_type, request.get("model_class", ""))
+            return factory.checkpoint_class(model_path, model_class)
+        class_name, head_kind = factory.head_class_name(model_type, model_class)
         if not class_name:
             raise LookupError(f"model type {model_type!r} has no modelling class")
         return factory.import_class(model_type, class_name), head_kind
@@ -115,7 +122,8 @@ def _cast_inputs(inputs, dtype):
     return {k: v.to(dtype) if v.is_floating_point() else v for k, v in inputs.items()}
 
 
-def build_model_and_inputs(request, result, dtype, device, positions_needed=None):
+def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, device: Any,
+                           positions_needed: int | None = None) -> Built:
     """Builds the request's model and inputs on `device`; returns a Built.
 
     Stages import and build (fail_to_load). Skips (StageFailed with status skipped):
@@ -125,10 +133,8 @@ def build_model_and_inputs(request, result, dtype, device, positions_needed=None
     `positions_needed`: positions the test uses (default seq_len; generate passes
     seq_len + new tokens). Sets result.model_class and metrics build_s and param_count.
     """
-    batch, seq_len = int(request.get("batch_size", 1)), int(request.get("seq_len", DEFAULT_SEQ_LEN))
-    seed = kind_param(request, "seed", 0)
-    model_type = request.get("model_type", "")
-    model_path = request.get("model_path", "")
+    batch, seq_len, seed = request.batch_size, request.seq_len, request.kind_params.seed
+    model_type, model_path = request.model_type, request.model_path
     overrides = factory.model_overrides(model_type) if model_type and not model_path else {}
     cls, head_kind = resolve_class(request, result)
     needed = int(positions_needed or seq_len)
@@ -170,7 +176,7 @@ def build_model_and_inputs(request, result, dtype, device, positions_needed=None
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes)
 
 
-def cpu_copy(model, dtype=None):
+def cpu_copy(model: Any, dtype: Any = None) -> Any:
     """A deep copy of `model` on the CPU (in `dtype` when given) with the same weights and
     buffers; `model` itself is untouched, and device tensors are copied straight to the
     CPU (no second copy on the device)."""
@@ -190,27 +196,28 @@ def cpu_copy(model, dtype=None):
     return ref.eval()
 
 
-def reference_inputs(inputs, dtype):
+def reference_inputs(inputs: dict[str, Any], dtype: Any) -> dict[str, Any]:
     """Inputs on the CPU, floating ones in `dtype` (the reference's)."""
     return {k: (v.to("cpu").to(dtype) if v.is_floating_point() else v.to("cpu")) for k, v in inputs.items()}
 
 
-def interleaved_steady(compiled_fn, eager_fn, params, sync=lambda: None):
+def interleaved_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], Any], params: MeasureSettings,
+                       sync: Callable[[], Any] = lambda: None) -> dict[str, Any]:
     """Steady state of a compiled and an eager callable of the same model, calls alternated.
 
-    Each runs params["warmup"] times first; then compiled and eager calls alternate
+    Each runs params.warmup times first; then compiled and eager calls alternate
     (each synchronised and timed alone) until both have min_iters iterations and
     min_time_s has passed. Returns the metrics dict: steady_median_s, steady_p90_s,
     steady_iters (compiled), eager_steady_median_s, eager_steady_p90_s, speedup
     (eager median / compiled median).
     """
-    for _ in range(params["warmup"]):
+    for _ in range(params.warmup):
         compiled_fn()
         eager_fn()
     sync()
     compiled, eager = [], []
     begin = time.perf_counter()
-    while len(compiled) < max(1, params["min_iters"]) or time.perf_counter() - begin < params["min_time_s"]:
+    while len(compiled) < max(1, params.min_iters) or time.perf_counter() - begin < params.min_time_s:
         for fn, times in ((compiled_fn, compiled), (eager_fn, eager)):
             start = time.perf_counter()
             fn()
@@ -223,79 +230,3 @@ def interleaved_steady(compiled_fn, eager_fn, params, sync=lambda: None):
         "eager_steady_median_s": eager_median, "eager_steady_p90_s": eager_p90,
         "speedup": eager_median / median if median > 0 else None,
     }
-
-
-# --------------------------------------------------------------------------- phases shared by the kinds
-
-
-def begin(request, result):
-    """The start of a model kind: (target, peak). Skips when the target cannot run here;
-    starts the host peak-RSS phase (the kinds restart it after the build, with the device
-    peak) and sets memory_method and torch_num_threads."""
-    import torch
-
-    from ..measure import PeakRss
-    from ..target import Target
-
-    target = Target.from_request(request)
-    reason = target.check_available()
-    if reason:
-        skip(result, reason)
-    peak = PeakRss()
-    peak.start()
-    result.metrics["memory_method"] = peak.method
-    result.metrics["torch_num_threads"] = torch.get_num_threads()
-    return target, peak
-
-
-def first_call(result, fn, compiling):
-    """Runs the first (preparing) call: in compile mode a dynamo/inductor/backend error is
-    fail_to_compile at stage compile; any other error fail_to_run at prepare; MemoryError oom."""
-    from ..compiler import is_compile_error
-
-    try:
-        return fn()
-    except StageFailed:
-        raise
-    except MemoryError as exc:
-        result.fail("oom", "prepare", exc)
-    except Exception as exc:
-        if compiling and is_compile_error(exc):
-            result.fail("fail_to_compile", "compile", exc)
-        else:
-            result.fail("fail_to_run", "prepare", exc)
-    raise StageFailed()
-
-
-def require_capture(result, delta):
-    """harness_error (stage compile) when a compile-mode first call captured no graph."""
-    if delta["unique_graphs"] == 0 and delta["captured_calls"] == 0:
-        result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
-                                           "captured_calls 0); the test would measure eager code", "compile")
-        raise StageFailed()
-
-
-def reference_failed(result, exc):
-    """The CPU reference could not run: the verdict is unknown and the test's own result stands."""
-    if isinstance(exc, MemoryError):
-        result.fail("oom", "compare", exc)
-        raise StageFailed() from exc
-    result.metrics.update(acc_ref_dtype=None, acc_rule=None)
-    result.set_status("pass", f"accuracy not measured: the CPU reference failed: {type(exc).__name__}: "
-                              f"{str(exc)[:300]}")
-
-
-def audit_call(result, target, call):
-    """One un-timed call under the fallback audit; only the metrics where it does not apply."""
-    from ..audit import OpAudit, unavailable
-
-    if not target.audit_applicable:
-        result.metrics.update(OpAudit(target).metrics())
-        return
-    try:
-        with OpAudit(target) as op_audit:
-            call()
-        target.sync()
-        result.metrics.update(op_audit.metrics())
-    except Exception as exc:  # noqa: BLE001 - an audit failure never fails the test
-        result.metrics.update(unavailable(f"{type(exc).__name__}: {exc}"[:300]))

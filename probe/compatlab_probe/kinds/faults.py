@@ -6,16 +6,24 @@ child decides only where it survives (noop, raise, flood, kill-zygote, oom
 under an rlimit).
 """
 
+from __future__ import annotations
+
 import ctypes
 import os
 import signal
 import time
+from typing import TYPE_CHECKING
+
+from ..request import TestRequest
+from ..result import Result
 
 CHUNK = 64 * 1024 * 1024
-FLOOD_BYTES = 100 * 1000 * 1000
+
+if TYPE_CHECKING:
+    from ..child import Context
 
 
-def noop(request, result, context):
+def noop(request: TestRequest, result: Result, context: Context) -> None:
     """Does nothing: measures what the harness costs around a test."""
 
 
@@ -24,11 +32,11 @@ def _sleep_forever():
         time.sleep(3600)
 
 
-def hang(request, result, context):
+def hang(request: TestRequest, result: Result, context: Context) -> None:
     _sleep_forever()
 
 
-def hang_hard(request, result, context):
+def hang_hard(request: TestRequest, result: Result, context: Context) -> None:
     """Ignores SIGTERM and leaves a grandchild holding stdout/stderr open."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if os.fork() == 0:
@@ -36,21 +44,20 @@ def hang_hard(request, result, context):
     _sleep_forever()
 
 
-def segfault(request, result, context):
+def segfault(request: TestRequest, result: Result, context: Context) -> None:
     ctypes.string_at(0)
 
 
-def abort(request, result, context):
+def abort(request: TestRequest, result: Result, context: Context) -> None:
     os.abort()
 
 
-def oom(request, result, context):
+def oom(request: TestRequest, result: Result, context: Context) -> None:
     """Allocates and touches 64 MiB chunks until killed, or until an rlimit refuses.
 
     Refuses to run without a memory limit: it would exhaust the host.
     """
-    method = (request.get("memory_limit") or {}).get("method", "")
-    if not method:
+    if not request.memory_limit.method:
         result.set_status("harness_error", "kind oom needs a memory_limit", "run")
         return
     chunks = []
@@ -64,7 +71,7 @@ def oom(request, result, context):
         result.fail("oom", "run", exc, detail=f"allocation refused after {count} chunks of 64 MiB")
 
 
-def raise_(request, result, context):
+def raise_(request: TestRequest, result: Result, context: Context) -> None:
     def explode():
         raise RuntimeError("raised on purpose by kind 'raise'")
 
@@ -74,9 +81,9 @@ def raise_(request, result, context):
         result.fail("fail_to_run", "run", exc)
 
 
-def flood(request, result, context):
-    """Writes FLOOD_BYTES to stdout, then to stderr; then passes."""
-    total = int((request.get("kind_params") or {}).get("bytes", FLOOD_BYTES))
+def flood(request: TestRequest, result: Result, context: Context) -> None:
+    """Writes kind_params.bytes to stdout, then to stderr; then passes."""
+    total = request.kind_params.bytes
     block = b"x" * 1023 + b"\n"
     for fd in (1, 2):
         left = total
@@ -84,9 +91,9 @@ def flood(request, result, context):
             left -= os.write(fd, block[: min(len(block), left)])
 
 
-def kill_zygote(request, result, context):
+def kill_zygote(request: TestRequest, result: Result, context: Context) -> None:
     """SIGKILLs the zygote (kind_params.pid, else the zygote that forked this child)."""
-    pid = (request.get("kind_params") or {}).get("pid") or getattr(context, "zygote_pid", None)
+    pid = request.kind_params.pid or getattr(context, "zygote_pid", None)
     if not pid:
         result.set_status("harness_error", "no zygote pid to kill", "run")
         return

@@ -25,112 +25,86 @@ reference on the CPU. Device peak memory and host peak RSS are read before the
 audit and the reference, so neither distorts them.
 """
 
-import time
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .. import accuracy, compiler
-from ..measure import measure_params, steady_state
-from .common import (
-    audit_call,
-    begin,
-    build_model_and_inputs,
-    cpu_copy,
-    dtype_of,
-    first_call,
-    interleaved_steady,
-    reference_failed,
-    reference_inputs,
-    require_capture,
-    stage,
-)
+from ..measure import steady_state
+from ..request import TestRequest
+from ..result import Result
+from .common import Built, cpu_copy, interleaved_steady, reference_inputs, stage
+from .phases import ModelTest, per_second
 
-__all__ = ["run", "dtype_of"]
+__all__ = ["run"]
+
+if TYPE_CHECKING:
+    from ..child import Context
 
 
-def run(request, result, context=None):
-    """The kind: fills `result`; a failed stage ends it with StageFailed (child.run_test)."""
-    mode = request.get("mode", "eager")
-    dtype = dtype_of(request.get("dtype", "float32"))
-    target, peak = begin(request, result)
-    if mode == "compile":
-        stage(result, "compile", "harness_error", lambda: compiler.configure_cache(request))
-
-    built = build_model_and_inputs(request, result, dtype, target.device)
-    model, inputs = built.model, built.inputs
-    grad_off = torch.inference_mode if mode == "eager" else torch.no_grad
+def run(request: TestRequest, result: Result, context: Context | None = None) -> None:
+    """The kind: fills `result`; a failed phase ends it with StageFailed (child.run_test)."""
+    test = ModelTest(request, result)
+    built = test.build()
+    model, inputs, target = built.model, built.inputs, test.target
+    grad_off = torch.no_grad if test.compiling else torch.inference_mode
 
     def eager_call():
         with grad_off():
             return model(**inputs)
 
-    target.reset_peak_memory()
-    peak.start()  # host high-water mark from here: the measured phases, not the build
-    params = measure_params(request)
-    if mode == "compile":
-        outputs, eager_outputs = _compiled_phases(request, result, target, model, inputs, eager_call, params)
+    if test.compiling:
+        outputs, eager_outputs = _compiled_phases(test, model, inputs, eager_call)
     else:
-        start = time.perf_counter()
-        outputs = stage(result, "prepare", "fail_to_run", lambda: _synced(eager_call, target))
-        result.metrics["prepare_s"] = time.perf_counter() - start
+        with test.first_call():
+            outputs = _synced(eager_call, target)
         outputs = accuracy.as_vector(outputs)
-        median, p90, iters = stage(result, "steady", "fail_to_run",
-                                   lambda: steady_state(eager_call, params, target.sync))
+        with test.steady():
+            median, p90, iters = steady_state(eager_call, request.measure, target.sync)
         result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=iters)
         eager_outputs = None
-    tokens = built.tokens_per_call
-    median = result.metrics.get("steady_median_s")
-    result.metrics["tokens_per_s"] = tokens / median if tokens and median else None
-    result.metrics["host_peak_rss_bytes"] = peak.read()
-    result.metrics["device_peak_bytes"] = target.peak_memory()
-    result.metrics["device_memory_method"] = target.memory_method
+    result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, result.metrics.get("steady_median_s"))
+    test.read_memory()
 
-    audit_call(result, target, eager_call)
+    test.audit(eager_call)
     # A model that draws random numbers in its forward (random masking: ViTMAE) cannot be
     # compared with a reference: two eager calls on the same inputs tell.
     first = eager_outputs if eager_outputs is not None else outputs
     again = stage(result, "steady", "fail_to_run", lambda: accuracy.as_vector(_synced(eager_call, target)))
-    if not accuracy.repeatable(first, again, dtype, "forward"):
+    if not accuracy.repeatable(first, again, built.dtype, "forward"):
         accuracy.not_comparable(result, first, again)
         return
-    _compare(result, target, built, outputs, eager_outputs)
+    _compare(test, built, outputs, eager_outputs)
 
 
-def _synced(fn, target):
+def _synced(fn: Any, target: Any) -> Any:
     value = fn()
     target.sync()
     return value
 
 
-def _compiled_phases(request, result, target, model, inputs, eager_call, params):
+def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_call: Any) -> tuple[Any, Any]:
     """Compile mode: eager first call, compiled first call (prepare), interleaved steady.
 
     Returns (compiled outputs, eager outputs) as CPU float64 vectors.
     """
+    result, target = test.result, test.target
     eager_outputs = accuracy.as_vector(stage(result, "prepare", "fail_to_run",
                                              lambda: _synced(eager_call, target)))
     compiled = stage(result, "compile", "harness_error",
-                     lambda: compiler.compile_callable(model, request, target))
+                     lambda: compiler.compile_callable(model, test.request, target))
 
     def compiled_call():
         with torch.no_grad():
             return compiled(**inputs)
 
-    stats = compiler.DynamoStats.snapshot()
-    hits, misses = compiler.cache_counters()
-    start = time.perf_counter()
-    outputs = first_call(result, lambda: _synced(compiled_call, target), compiling=True)
-    result.metrics["prepare_s"] = time.perf_counter() - start
-    hits2, misses2 = compiler.cache_counters()
-    result.metrics.update(cache_hits=hits2 - hits, cache_misses=misses2 - misses)
-    first = stats.delta()
-    result.metrics.update(first)
-    require_capture(result, first)
+    with test.first_call():
+        outputs = _synced(compiled_call, target)
     outputs = accuracy.as_vector(outputs)
-    steady = stage(result, "steady", "fail_to_run",
-                   lambda: interleaved_steady(compiled_call, eager_call, params, target.sync))
-    result.metrics.update(steady)
-    result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
+    with test.steady():
+        result.metrics.update(interleaved_steady(compiled_call, eager_call, test.request.measure, target.sync))
     return outputs, eager_outputs
 
 
@@ -149,18 +123,16 @@ def _reference(model, inputs):
     raise last
 
 
-def _compare(result, target, built, outputs, eager_outputs):
+def _compare(test: ModelTest, built: Built, outputs: Any, eager_outputs: Any) -> None:
     """acc_* metrics against the CPU reference; fail_accuracy at stage compare."""
-    try:
+    result = test.result
+    with test.reference():
         reference, ref_dtype = _reference(built.model, built.cpu_inputs)
-        if eager_outputs is None and not target.is_cpu:
+        if eager_outputs is None and not test.target.is_cpu:
             # Eager on a device: judged against the CPU's eager run at the same precision.
             cpu_model = cpu_copy(built.model, built.dtype)
             with torch.inference_mode():
                 eager_outputs = accuracy.as_vector(cpu_model(**built.cpu_inputs))
-    except Exception as exc:  # noqa: BLE001 - MemoryError included: reference_failed decides
-        reference_failed(result, exc)
-        return
     acc = accuracy.compare(outputs, reference, eager_outputs, built.dtype, "forward")
     acc["acc_ref_dtype"] = ref_dtype
     result.metrics.update(acc)

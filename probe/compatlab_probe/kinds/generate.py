@@ -1,7 +1,7 @@
 """Kind `generate`: greedy decoding of N new tokens with a static cache, compiled the way
 transformers compiles generation (doc/probe.md, "Kind generate"; doc/accuracy.md, "generate").
 
-    new_tokens   kind_params["new_tokens"], default 16: every call makes exactly N tokens
+    new_tokens   kind_params.new_tokens (request.KindParams): every call makes exactly N tokens
                  (min_new_tokens = max_new_tokens = N, greedy, one beam)
     cache        cache_implementation="static" (a StaticCache sized prompt + N)
     mode compile the generation config's compile_config holds the request's backend and
@@ -28,16 +28,25 @@ fail_to_run (prepare / steady); harness_error when compile mode captured nothing
 fail_accuracy (stage compare) from the token rule.
 """
 
+from __future__ import annotations
+
 import copy
 import time
+from typing import TYPE_CHECKING, Any
 
 from .. import accuracy
-from ..compiler import DynamoStats, backend_of, cache_counters, configure_cache, options_of
-from ..measure import measure_params, steady_state
+from ..compiler import backend_of, options_of
+from ..measure import steady_state
+from ..request import MeasureSettings, TestRequest
+from ..result import Result
 from . import common
-from .common import skip, stage
+from .common import stage
+from .phases import ModelTest, per_second
 
-DEFAULT_NEW_TOKENS = 16
+if TYPE_CHECKING:
+    from ..child import Context
+    from ..target import Target
+
 # Head kinds that generate text; any other head kind is skipped. The class must also
 # say it can generate (GenerationMixin.can_generate).
 GENERATE_HEADS = ("causal_lm", "seq2seq_lm", "speech_seq2seq", "image_text_to_text", "multimodal_lm")
@@ -49,7 +58,7 @@ CLOCK_CALLS = 3
 _DECODER_INPUTS = ("decoder_input_ids", "decoder_attention_mask")
 
 
-def not_applicable(cls, head_kind):
+def not_applicable(cls: type, head_kind: str) -> str | None:
     """None when `cls` (of head kind `head_kind`) can run kind generate, else the skip reason."""
     can = getattr(cls, "can_generate", None)
     if head_kind not in GENERATE_HEADS or not (callable(can) and can()):
@@ -61,11 +70,9 @@ def not_applicable(cls, head_kind):
     return None
 
 
-def generate_measure_params(request):
-    params = measure_params(request)
-    for key, most in GENERATE_MEASURE_MAX.items():
-        params[key] = min(params[key], most)
-    return params
+def generate_measure_params(request: TestRequest) -> MeasureSettings:
+    """The request's measure settings clamped to GENERATE_MEASURE_MAX."""
+    return request.measure.clamped(GENERATE_MEASURE_MAX)
 
 
 class _StepRecorder:
@@ -93,7 +100,7 @@ def _processors(recorder):
     return LogitsProcessorList([recorder])
 
 
-def generation_config(model, new_tokens, compile_config=None):
+def generation_config(model: Any, new_tokens: int, compile_config: Any = None) -> Any:
     """The model's generation config set for greedy, static-cache decoding of exactly N tokens."""
     gc = copy.deepcopy(model.generation_config)
     gc.max_new_tokens = new_tokens
@@ -121,7 +128,7 @@ def generation_config(model, new_tokens, compile_config=None):
     return gc
 
 
-def compile_config_of(request, target):
+def compile_config_of(request: TestRequest, target: Target) -> Any:
     """A transformers CompileConfig with the request's backend and torch.compile options,
     flagged to compile on every device (the CPU included)."""
     from transformers.generation.configuration_utils import CompileConfig
@@ -140,31 +147,21 @@ def _new_tokens(output, n):
     return sequences[:, -n:].to("cpu")
 
 
-def run(request, result, context=None):
-    """The kind: fills `result`; a failed stage ends it with StageFailed (child.run_test)."""
-    target, peak = common.begin(request, result)
-    compiling = request.get("mode", "eager") == "compile"
-    dtype = common.dtype_of(request.get("dtype", "float32"))
-    new_tokens = common.kind_param(request, "new_tokens", DEFAULT_NEW_TOKENS)
-    if new_tokens < 1:
-        result.set_status("harness_error", f"bad new_tokens {new_tokens}", "harness")
-        return
-    seq_len = int(request.get("seq_len", common.DEFAULT_SEQ_LEN))
+def run(request: TestRequest, result: Result, context: Context | None = None) -> None:
+    """The kind: fills `result`; a failed phase ends it with StageFailed (child.run_test)."""
+    test = ModelTest(request, result)
+    target, compiling, dtype = test.target, test.compiling, test.dtype
+    new_tokens = request.kind_params.new_tokens
     result.metrics["gen_new_tokens"] = new_tokens
 
     cls, head_kind = common.resolve_class(request, result)
     reason = not_applicable(cls, head_kind)
     if reason:
-        skip(result, reason)
+        test.skip(reason)
     if compiling and new_tokens < 2:
-        skip(result, "kind generate in compile mode needs new_tokens >= 2 "
-                     "(transformers compiles the decode steps only; one token is the prefill alone)")
-    if compiling:
-        stage(result, "compile", "harness_error", lambda: configure_cache(request))
-    target.reset_peak_memory()
-    peak.start()  # host high-water mark from here: the measured phases, not the build
-    built = common.build_model_and_inputs(request, result, dtype, target.device,
-                                          positions_needed=seq_len + new_tokens)
+        test.skip("kind generate in compile mode needs new_tokens >= 2 "
+                  "(transformers compiles the decode steps only; one token is the prefill alone)")
+    built = test.build(positions_needed=request.seq_len + new_tokens)
     model = built.model
     inputs = {k: v for k, v in built.inputs.items() if k not in _DECODER_INPUTS}
     cc = stage(result, "compile", "harness_error", lambda: compile_config_of(request, target)) \
@@ -179,30 +176,14 @@ def run(request, result, context=None):
         target.sync()
         return out
 
-    stats = DynamoStats.snapshot() if compiling else None
-    hits, misses = cache_counters()
-    start = time.perf_counter()
-    output = common.first_call(result, lambda: generate(gc), compiling)
-    result.metrics["prepare_s"] = time.perf_counter() - start
-    if getattr(model, "_previous_max_cache_length", None) is None:
-        skip(result, f"transformers did not give {cls.__name__} a static cache "
-                     "(cache_implementation='static' was ignored)")
-    if compiling:
-        hits2, misses2 = cache_counters()
-        result.metrics.update(stats.delta(), cache_hits=hits2 - hits, cache_misses=misses2 - misses)
-        common.require_capture(result, stats.delta())
+    with test.first_call():
+        output = generate(gc)
+        if getattr(model, "_previous_max_cache_length", None) is None:
+            test.skip(f"transformers did not give {cls.__name__} a static cache "
+                      "(cache_implementation='static' was ignored)")
     tokens = _new_tokens(output, new_tokens)
 
     params = generate_measure_params(request)
-    if compiling:
-        steady = stage(result, "steady", "fail_to_run",
-                       lambda: common.interleaved_steady(lambda: generate(gc), lambda: generate(gc_eager),
-                                                         params, target.sync))
-    else:
-        median, p90, iters = stage(result, "steady", "fail_to_run",
-                                   lambda: steady_state(lambda: generate(gc), params, target.sync))
-        steady = {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": iters}
-    result.metrics.update(steady)
 
     def clocked():
         prefill, gaps = [], []
@@ -215,24 +196,24 @@ def run(request, result, context=None):
                 gaps.extend(b - a for a, b in zip(recorder.times, recorder.times[1:], strict=False))
         return prefill, gaps
 
-    prefill, gaps = stage(result, "steady", "fail_to_run", clocked)
+    with test.steady():
+        if compiling:
+            steady = common.interleaved_steady(lambda: generate(gc), lambda: generate(gc_eager), params, target.sync)
+        else:
+            median, p90, iters = steady_state(lambda: generate(gc), params, target.sync)
+            steady = {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": iters}
+        result.metrics.update(steady)
+        prefill, gaps = clocked()
     result.metrics["gen_prefill_s"] = common.percentiles(prefill)[0] if prefill else None
     decode = common.percentiles(gaps)[0] if gaps else None
     result.metrics["gen_decode_token_s"] = decode
     batch = int(tokens.shape[0])
-    result.metrics["tokens_per_s"] = batch / decode if decode else None
-    if compiling:
-        result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
-    result.metrics["device_peak_bytes"] = target.peak_memory()
-    result.metrics["device_memory_method"] = target.memory_method
-    result.metrics["host_peak_rss_bytes"] = peak.read()
-    common.audit_call(result, target, lambda: generate(gc_eager))
+    result.metrics["tokens_per_s"] = per_second(batch, decode)
+    test.read_memory()
+    test.audit(lambda: generate(gc_eager))
 
-    try:
+    with test.reference():
         acc = _compare(model, inputs, gc, tokens, dtype)
-    except Exception as exc:  # noqa: BLE001 - MemoryError: oom; else the verdict is unknown
-        common.reference_failed(result, exc)
-        return
     result.metrics.update(acc)
     if not accuracy.passed(acc):
         result.set_status("fail_accuracy", accuracy.describe_tokens(acc), "compare")
@@ -240,7 +221,7 @@ def run(request, result, context=None):
     result.set_status("pass")
 
 
-def _compare(model, inputs, gc, tokens, dtype):
+def _compare(model: Any, inputs: dict[str, Any], gc: Any, tokens: Any, dtype: Any) -> dict[str, Any]:
     """The token metrics against the CPU eager reference (float64, else float32)."""
     import torch
 

@@ -1,7 +1,7 @@
 """Kind `train`: K steps of forward, loss, backward and an AdamW step on seeded random data
 with dropout off (doc/probe.md, "Kind train"; doc/accuracy.md, "train").
 
-    steps       kind_params["steps"], default 3
+    steps       kind_params.steps (request.KindParams)
     optimizer   torch.optim.AdamW(lr=LR), its defaults otherwise (foreach as torch picks)
     data        the request's seeded inputs plus labels made for the head kind (LABELS)
     dropout     model.train(), every dropout probability 0: nn.Dropout modules' p, and
@@ -23,17 +23,26 @@ Skipped: a head kind that gives no loss from labels (base models, ...), a model 
 forward returns no loss; otherwise statuses and stages as kind forward.
 """
 
+from __future__ import annotations
+
 import copy
 import json
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 from .. import accuracy
-from ..compiler import DynamoStats, cache_counters, compile_callable, configure_cache
+from ..compiler import compile_callable
+from ..request import MeasureSettings, TestRequest
+from ..result import Result
 from . import common
-from .common import skip, stage
+from .common import stage
+from .phases import ModelTest, per_second
 
-DEFAULT_STEPS = 3
+if TYPE_CHECKING:
+    from ..child import Context
+    from ..target import Target
+
 LR = 1e-4
 # Head kinds whose class computes a loss from labels; how the labels are made is in _labels.
 LABELS = {
@@ -60,7 +69,7 @@ class _NoLoss(Exception):
     """The model returned no loss for the labels given."""
 
 
-def not_applicable(head_kind):
+def not_applicable(head_kind: str) -> str | None:
     if head_kind not in LABELS:
         return (f"kind train does not apply to {head_kind} models: the head computes no loss from labels "
                 "(no generic loss is made up)")
@@ -71,7 +80,7 @@ def _is_dropout_name(name):
     return any(word in name for word in _DROPOUT_WORDS)
 
 
-def dropout_off(model):
+def dropout_off(model: Any) -> int:
     """Sets every dropout probability of `model` (modules and config tree) to 0; returns how many."""
     import torch
 
@@ -100,7 +109,7 @@ def dropout_off(model):
     return changed
 
 
-def labels_for(head_kind, config, inputs, seed):
+def labels_for(head_kind: str, config: Any, inputs: dict[str, Any], seed: int) -> dict[str, Any]:
     """{name: tensor} of the label arguments for `head_kind` (CPU tensors), from the inputs."""
     import torch
 
@@ -128,7 +137,7 @@ def labels_for(head_kind, config, inputs, seed):
     return {"labels": torch.randint(0, num_labels, (batch,), generator=gen)}
 
 
-def settle_problem_type(config, labels):
+def settle_problem_type(config: Any, labels: dict[str, Any]) -> None:
     """Sets a classifier config's problem_type as its loss would on the first call.
 
     transformers' classification losses write config.problem_type when it is None;
@@ -182,12 +191,12 @@ class _Trainer:
         self.losses.append(float(loss.detach()))
 
 
-def cpu_grads(grads):
+def cpu_grads(grads: list[Any]) -> list[Any]:
     """A step's kept gradients as CPU copies (after timing)."""
     return [None if g is None else g.to("cpu", copy=True) for g in grads]
 
 
-def grad_cosine(a, b):
+def grad_cosine(a: list[Any], b: list[Any]) -> float | None:
     """Cosine of two gradient lists (same parameter order), as float64; None-grads count as zeros."""
     import torch
 
@@ -217,26 +226,18 @@ def _timed_step(trainer, target, keep_grads=False):
     return time.perf_counter() - start
 
 
-def run(request, result, context=None):
-    """The kind: fills `result`; a failed stage ends it with StageFailed (child.run_test)."""
-    target, peak = common.begin(request, result)
-    compiling = request.get("mode", "eager") == "compile"
-    dtype = common.dtype_of(request.get("dtype", "float32"))
-    steps = common.kind_param(request, "steps", DEFAULT_STEPS)
-    if steps < 1:
-        result.set_status("harness_error", f"bad steps {steps}", "harness")
-        return
+def run(request: TestRequest, result: Result, context: Context | None = None) -> None:
+    """The kind: fills `result`; a failed phase ends it with StageFailed (child.run_test)."""
+    test = ModelTest(request, result)
+    target, compiling, dtype = test.target, test.compiling, test.dtype
+    steps = request.kind_params.steps
     result.metrics["train_steps"] = steps
 
     cls, head_kind = common.resolve_class(request, result)
     reason = not_applicable(head_kind)
     if reason:
-        skip(result, reason)
-    if compiling:
-        stage(result, "compile", "harness_error", lambda: configure_cache(request))
-    target.reset_peak_memory()
-    peak.start()  # host high-water mark from here: the measured phases, not the build
-    built = common.build_model_and_inputs(request, result, dtype, target.device)
+        test.skip(reason)
+    built = test.build()
     model = built.model
 
     def prepare_data():
@@ -256,41 +257,29 @@ def run(request, result, context=None):
         if compiling else model
     trainer = _Trainer(model, batch, fwd)
 
-    stats = DynamoStats.snapshot() if compiling else None
-    hits, misses = cache_counters()
-    def first_step():
+    with test.first_call():
         try:
-            return _timed_step(trainer, target, keep_grads=True)
+            trainer.step(keep_grads=True)
+            target.sync()
         except _NoLoss:
-            skip(result, f"kind train: {cls.__name__} returned no loss for the labels given "
-                         f"({LABELS.get(head_kind, head_kind)})")
+            test.skip(f"kind train: {cls.__name__} returned no loss for the labels given "
+                      f"({LABELS.get(head_kind, head_kind)})")
+    result.metrics["train_first_step_s"] = result.metrics["prepare_s"]
+    # Memory through step 1 (optimizer state included), before compile mode's eager copy.
+    test.read_memory()
 
-    first = common.first_call(result, first_step, compiling)
-    result.metrics.update(prepare_s=first, train_first_step_s=first)
-    if compiling:
-        hits2, misses2 = cache_counters()
-        result.metrics.update(stats.delta(), cache_hits=hits2 - hits, cache_misses=misses2 - misses)
-        common.require_capture(result, stats.delta())
-    # Memory through build and step 1 (optimizer state included), before compile mode's eager copy.
-    result.metrics["device_peak_bytes"] = target.peak_memory()
-    result.metrics["device_memory_method"] = target.memory_method
-    result.metrics["host_peak_rss_bytes"] = peak.read()
-
-    if steps > 1:
-        stage(result, "steady", "fail_to_run", lambda: _steady(result, trainer, steps, compiling, initial,
-                                                                 cpu_batch, target))
-    if compiling:
-        result.metrics.update(stats.delta())  # recompiles and breaks of the steady phase count too
+    with test.steady():
+        if steps > 1:
+            _steady(result, trainer, steps, compiling, initial, target)
     median = result.metrics.get("steady_median_s")
     result.metrics["train_steady_step_s"] = median
-    tokens = built.tokens_per_call
-    result.metrics["tokens_per_s"] = tokens / median if tokens and median else None
+    result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, median)
     result.metrics["train_loss"] = json.dumps(trainer.losses)
-    common.audit_call(result, target, lambda: _Trainer(initial_copy(initial, target), trainer.batch).step())
-    _compare(result, trainer, initial, cpu_batch, steps, dtype)
+    test.audit(lambda: _Trainer(initial_copy(initial, target), trainer.batch).step())
+    _compare(test, trainer, initial, cpu_batch, steps, dtype)
 
 
-def _steady(result, trainer, steps, compiling, initial, cpu_batch, target):
+def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, initial: Any, target: Target) -> None:
     """Steps 2..K: their times (compile mode: alternated with an eager copy's steps)."""
     last = steps
 
@@ -303,7 +292,7 @@ def _steady(result, trainer, steps, compiling, initial, cpu_batch, target):
         eager.step()  # its own first step (optimizer state), not timed
         target.sync()
         result.metrics.update(common.interleaved_steady(
-            compiled_step, eager.step, {"warmup": 0, "min_iters": steps - 1, "min_time_s": 0.0}, target.sync))
+            compiled_step, eager.step, MeasureSettings(warmup=0, min_iters=steps - 1, min_time_s=0.0), target.sync))
         del eager, eager_model
         return
     times = [_timed_step(trainer, target, keep_grads=len(trainer.losses) + 1 == last)
@@ -312,7 +301,7 @@ def _steady(result, trainer, steps, compiling, initial, cpu_batch, target):
     result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=len(times))
 
 
-def initial_copy(initial, target, dtype=None):
+def initial_copy(initial: Any, target: Target | None, dtype: Any = None) -> Any:
     """A training copy of the initial weights on the target (or the CPU in `dtype`)."""
     model = copy.deepcopy(initial)
     model = model.to(dtype) if dtype is not None else model.to(target.device)
@@ -340,12 +329,11 @@ def _reference(initial, cpu_batch, steps):
     raise last
 
 
-def _compare(result, trainer, initial, cpu_batch, steps, dtype):
-    try:
+def _compare(test: ModelTest, trainer: _Trainer, initial: Any, cpu_batch: dict[str, Any], steps: int,
+             dtype: Any) -> None:
+    result = test.result
+    with test.reference():
         ref_losses, ref_first, ref_last, ref_dtype = _reference(initial, cpu_batch, steps)
-    except Exception as exc:  # noqa: BLE001 - MemoryError: oom; else the verdict is unknown
-        common.reference_failed(result, exc)
-        return
     cos_first = grad_cosine(cpu_grads(trainer.grads.get(1, [])), ref_first)
     cos_last = grad_cosine(cpu_grads(trainer.grads[steps]), ref_last) if steps in trainer.grads else None
     acc = accuracy.compare_train(trainer.losses, ref_losses, cos_first, dtype)

@@ -1,0 +1,155 @@
+"""The phase skeleton of every model kind (forward, generate, train): doc/probe.md, "Phases".
+
+    test = ModelTest(request, result)   # the target (skipped when it cannot run here), dtype, mode
+    built = test.build()                # [compile: caches] build_s, param_count; measured phases start
+    with test.first_call():             # prepare_s; compile mode: cache and dynamo counters, capture check
+        ...the kind's first call...
+    with test.steady():                 # stage steady; compile mode: dynamo counters again
+        ...the kind's steady calls...
+    test.read_memory()                  # host and device peaks of the measured phases
+    test.audit(call)                    # one un-timed call under the fallback audit
+    with test.reference():              # the CPU reference: when it fails the verdict is unknown
+        ...reference...
+
+Each phase records its own failure in the result (stage, status) and ends the kind by
+raising StageFailed; a kind keeps only what is its own (generate's prefill/decode
+split, train's steps and losses, forward's interleaved compiled/eager steady).
+
+Memory (the meaning of store/schema.cc's host_peak_rss_bytes): the host RSS
+high-water mark and the device allocator's peak are reset right after the build,
+so both peaks cover the measured phases (first call, steady state, and the kind's
+own steps), including what is still resident from the build.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..measure import PeakRss
+from ..request import TestRequest
+from ..result import Result
+from .common import Built, StageFailed, build_model_and_inputs, dtype_of, recorded, skip, stage
+
+
+def per_second(count: int | None, seconds: float | None) -> float | None:
+    """count / seconds, or None when either is missing or zero."""
+    return count / seconds if count and seconds else None
+
+
+class ModelTest:
+    """One model-kind test in its phases; construct it first (it skips an unavailable target)."""
+
+    def __init__(self, request: TestRequest, result: Result):
+        import torch
+
+        from ..target import Target
+
+        self.request = request
+        self.result = result
+        self.compiling = request.compiling
+        self.dtype = dtype_of(request.dtype)
+        self.target = Target.from_request(request)
+        reason = self.target.check_available()
+        if reason:
+            skip(result, reason)
+        self.peak = PeakRss()
+        self._stats = None  # compile mode: dynamo's counters from the first call on
+        result.metrics["torch_num_threads"] = torch.get_num_threads()
+
+    def skip(self, reason: str) -> None:
+        """Marks the test skipped with `reason` and ends the kind."""
+        skip(self.result, reason)
+
+    def build(self, positions_needed: int | None = None) -> Built:
+        """Compile mode: the compile caches first (harness_error at compile when they cannot be
+        set). Then the model and inputs (common.build_model_and_inputs); then the measured
+        phases start: device peak and host peak-RSS mark reset, memory_method set."""
+        from ..compiler import configure_cache
+
+        if self.compiling:
+            stage(self.result, "compile", "harness_error", lambda: configure_cache(self.request))
+        built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
+        self.target.reset_peak_memory()
+        self.peak.start()
+        self.result.metrics["memory_method"] = self.peak.method
+        return built
+
+    @contextmanager
+    def first_call(self) -> Iterator[None]:
+        """The first (preparing) call, timed as prepare_s. In compile mode a dynamo, inductor
+        or backend error is fail_to_compile at stage compile, any other error fail_to_run at
+        prepare; MemoryError oom. Compile mode also records the call's cache hits and misses
+        and dynamo counters, and a call that captured no graph is harness_error at compile."""
+        from ..compiler import DynamoStats, cache_counters
+
+        stats = DynamoStats.snapshot() if self.compiling else None
+        hits, misses = cache_counters() if self.compiling else (0, 0)
+        start = time.perf_counter()
+        with recorded(self.result, "prepare", handle=self._first_call_failed):
+            yield
+        self.result.metrics["prepare_s"] = time.perf_counter() - start
+        if stats is None:
+            return
+        hits2, misses2 = cache_counters()
+        first = stats.delta()
+        self.result.metrics.update(first, cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+        self._stats = stats
+        if first["unique_graphs"] == 0 and first["captured_calls"] == 0:
+            self.result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
+                                                    "captured_calls 0); the test would measure eager code", "compile")
+            raise StageFailed()
+
+    def _first_call_failed(self, exc: Exception) -> None:
+        from ..compiler import is_compile_error
+
+        if self.compiling and is_compile_error(exc):
+            self.result.fail("fail_to_compile", "compile", exc)
+        else:
+            self.result.fail("fail_to_run", "prepare", exc)
+
+    @contextmanager
+    def steady(self) -> Iterator[None]:
+        """The steady phase: an error is fail_to_run at stage steady (MemoryError oom). Compile
+        mode: dynamo's counters then cover prepare and steady, so recompiles and breaks show."""
+        with recorded(self.result, "steady", "fail_to_run"):
+            yield
+        if self._stats is not None:
+            self.result.metrics.update(self._stats.delta())
+
+    def read_memory(self) -> None:
+        """host_peak_rss_bytes, device_peak_bytes and device_memory_method since build()."""
+        self.result.metrics["host_peak_rss_bytes"] = self.peak.read()
+        self.result.metrics["device_peak_bytes"] = self.target.peak_memory()
+        self.result.metrics["device_memory_method"] = self.target.memory_method
+
+    def audit(self, call: Callable[[], Any]) -> None:
+        """One un-timed call under the fallback audit; only the metrics where it does not apply.
+        An audit failure never fails the test (fallback_audit "unavailable: <why>")."""
+        from ..audit import OpAudit, unavailable
+
+        if not self.target.audit_applicable:
+            self.result.metrics.update(OpAudit(self.target).metrics())
+            return
+        try:
+            with OpAudit(self.target) as op_audit:
+                call()
+            self.target.sync()
+            self.result.metrics.update(op_audit.metrics())
+        except Exception as exc:  # noqa: BLE001 - an audit failure never fails the test
+            self.result.metrics.update(unavailable(f"{type(exc).__name__}: {exc}"[:300]))
+
+    @contextmanager
+    def reference(self) -> Iterator[None]:
+        """The CPU reference. When it raises, the verdict is unknown: MemoryError is oom at
+        compare, anything else leaves the test's own result standing (pass, with the reason
+        in status_detail and acc_rule null); either way the kind ends there."""
+        with recorded(self.result, "compare", handle=self._reference_failed):
+            yield
+
+    def _reference_failed(self, exc: Exception) -> None:
+        self.result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+        self.result.set_status("pass", f"accuracy not measured: the CPU reference failed: "
+                                       f"{type(exc).__name__}: {str(exc)[:300]}")

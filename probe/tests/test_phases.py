@@ -1,0 +1,51 @@
+"""The phase skeleton every model kind runs (kinds/phases.py, doc/probe.md "Phases")."""
+
+import pytest
+from kind_requests import assert_pass, run_kind
+
+from compatlab_probe import factory, measure
+from compatlab_probe.kinds import forward, phases
+
+
+@pytest.mark.parametrize("kind", ["forward", "generate", "train"])
+def test_every_kind_starts_its_memory_peaks_once_right_after_the_build(kind, monkeypatch):
+    """host_peak_rss_bytes means the measured phases after the build (store/schema.cc), in every kind."""
+    events = []
+    real_build, real_start = factory.build_model, measure.PeakRss.start
+    monkeypatch.setattr(factory, "build_model", lambda *a, **kw: (events.append("build"), real_build(*a, **kw))[1])
+    monkeypatch.setattr(measure.PeakRss, "start", lambda self: (events.append("peak"), real_start(self))[1])
+    real_first_call = phases.ModelTest.first_call
+
+    def first_call(self):
+        events.append("first call")
+        return real_first_call(self)
+
+    monkeypatch.setattr(phases.ModelTest, "first_call", first_call)
+    result = run_kind(kind, "llama", kind_params={"new_tokens": 2, "steps": 2})
+    assert_pass(result)
+    assert events[:3] == ["build", "peak", "first call"], events
+    assert events.count("peak") == 1
+    assert result["metrics"]["memory_method"].startswith("vmhwm")
+    assert result["metrics"]["host_peak_rss_bytes"] > 0
+
+
+def test_a_failing_reference_leaves_the_verdict_unknown(monkeypatch):
+    def no_reference(*args, **kwargs):
+        raise RuntimeError("no reference here")
+
+    monkeypatch.setattr(forward, "cpu_copy", no_reference)
+    result = run_kind("forward", "llama")
+    assert result["status"] == "pass" and result["stage"] == ""
+    assert result["status_detail"].startswith("accuracy not measured: the CPU reference failed: RuntimeError")
+    assert result["metrics"]["acc_rule"] is None
+
+
+def test_an_error_of_the_steady_phase_is_fail_to_run_at_steady(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("steady broke")
+
+    monkeypatch.setattr(forward, "steady_state", broken)
+    result = run_kind("forward", "llama")
+    assert result["status"] == "fail_to_run" and result["stage"] == "steady"
+    assert result["error_type"] == "RuntimeError" and result["error_message"] == "steady broke"
+    assert result["metrics"]["prepare_s"] > 0  # the first call before it was recorded
