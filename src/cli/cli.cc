@@ -11,11 +11,14 @@
 #include "cli/common.h"
 #include "cli/diff.h"
 #include "cli/errors.h"
-#include "cli/export.h"
 #include "cli/query.h"
 #include "cli/repro.h"
-#include "cli/serve.h"
 #include "cli/sweep.h"
+#ifndef COMPATLAB_PORTABLE
+#include "cli/export.h"
+#include "cli/import_store.h"
+#include "cli/serve.h"
+#endif
 #include "nlohmann/json.hpp"
 #include "plan/plan.h"
 #include "plan/suite.h"
@@ -203,6 +206,7 @@ int RunCli(int argc, char** argv) {
   query_cmd->alias("runs");  // the short form
   AddQueryOptions(*query_cmd, query);
 
+#ifndef COMPATLAB_PORTABLE  // the portable build (doc/targets.md) has no Arrow
   ExportFlags export_flags;
   CLI::App* export_cmd = app.add_subcommand(
       "export", "Write stored results as Parquet, one file per torch/transformers version pair");
@@ -213,10 +217,19 @@ int RunCli(int argc, char** argv) {
   ImportFlags import_flags;
   import_flags.command_line = JoinArgs(argc, argv);
   CLI::App* import_cmd = app.add_subcommand(
-      "import", "Merge exported Parquet files (or directories of them) into a store");
-  import_cmd->add_option("paths", import_flags.paths, "Parquet files or directories")->required();
+      "import",
+      "Merge exported Parquet files (or directories of them), or other stores, into a store");
+  import_cmd
+      ->add_option("paths", import_flags.paths,
+                   "Parquet files or directories (with --from-store: store files)")
+      ->required();
   import_cmd->add_option("--db", import_flags.db, "SQLite store (created if missing)")
       ->capture_default_str();
+  bool import_from_store = false;
+  import_cmd->add_flag("--from-store", import_from_store,
+                       "the paths are compatlab stores (SQLite), e.g. one scripts/verify-cuda "
+                       "brought back, not Parquet");
+#endif
 
   DiffFlags diff;
   CLI::App* diff_cmd = app.add_subcommand(
@@ -265,6 +278,7 @@ int RunCli(int argc, char** argv) {
                         "knowledge file (default: knowledge/errors.json of the project)");
   repro_cmd->add_option("--python", repro.python, "interpreter that runs the probe");
 
+#ifndef COMPATLAB_PORTABLE  // nor cpp-httplib
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand(
       "serve", "Serve the store read-only: a JSON API and a web page (doc/api.md)");
@@ -277,6 +291,7 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::Range(2, 256))
       ->capture_default_str();
   serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
+#endif
 
   try {
     app.parse(argc, argv);
@@ -296,12 +311,18 @@ int RunCli(int argc, char** argv) {
   if (*suites_cmd) return RunSuites(suites);
   if (*targets_cmd) return RunTargets();
   if (*query_cmd) return RunQuery(query);
+#ifndef COMPATLAB_PORTABLE
   if (*export_cmd) return RunExport(export_flags);
-  if (*import_cmd) return RunImport(import_flags);
+  if (*import_cmd) {
+    return import_from_store
+               ? RunImportFromStores(import_flags.paths, import_flags.db, import_flags.command_line)
+               : RunImport(import_flags);
+  }
+  if (*serve_cmd) return RunServe(serve);
+#endif
   if (*diff_cmd) return RunDiff(diff);
   if (*errors_cmd) return RunErrors(errors);
   if (*repro_cmd) return RunRepro(repro);
-  if (*serve_cmd) return RunServe(serve);
   return kExitBadInput;
 }
 

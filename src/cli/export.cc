@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/import_store.h"
 #include "export/dataset.h"
 #include "fmt/format.h"
 
@@ -47,19 +48,8 @@ int RunImport(const ImportFlags& flags) {
     return Fail(kExitBadInput, fmt::format("{} of {} files rejected; nothing imported",
                                            read.rejected.size(), files->size()));
   }
-  auto store = Store::Open(flags.db, OpenMode::kReadWriteCreate);
-  if (!store.ok()) return Fail(kExitBadInput, store.status());
-  auto merged = (*store)->MergeRuns(read.runs, flags.command_line);
-  if (!merged.ok()) {
-    const bool conflict = merged.status().code() == absl::StatusCode::kAlreadyExists ||
-                          merged.status().code() == absl::StatusCode::kInvalidArgument;
-    Fail(conflict ? kExitBadInput : kExitFailure, merged.status());
-    return Fail(conflict ? kExitBadInput : kExitFailure, "nothing imported");
-  }
-  std::cout << fmt::format(
-      "imported {} runs from {} files into {} ({} already present; {} sweeps created)\n",
-      merged->inserted, read.files, flags.db, merged->already_present, merged->sweeps_created);
-  return kExitOk;
+  return MergeImportedRuns(read.runs, flags.db, flags.command_line,
+                           fmt::format("{} files", read.files));
 }
 
 }  // namespace compatlab
