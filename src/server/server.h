@@ -13,29 +13,24 @@
 #define COMPATLAB_SERVER_SERVER_H_
 
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/records.h"
-#include "query/error_kb.h"
+#include "plan/catalog.h"
 
 namespace compatlab {
-
-// Makes the reproduction script of a run (what `compatlab repro` prints);
-// `known` is the knowledge base's entry for it or null. FailedPrecondition
-// when the run has no script (a harness test).
-using ReproFunction =
-    std::function<absl::StatusOr<std::string>(const RunRecord& run, const KnownError* known)>;
 
 struct ServerOptions {
   std::filesystem::path db;          // the store; must exist
   std::filesystem::path web_dir;     // static files of the page, served at /
   std::filesystem::path vendor_dir;  // the charting library's files, served at /vendor/
   std::filesystem::path kb_path;     // knowledge file; unreadable = no explanations
-  ReproFunction repro;               // null: /api/repro answers 501
+  // The reproduction scripts' generator (src/repro, what `compatlab repro`
+  // runs): its interpreter and probe; python "" = /api/repro answers 501.
+  ProbeEnv probe;
+  std::filesystem::path targets_dir;  // target profiles the scripts carry (targets/)
   int threads = 16;                  // request threads (one per open connection)
   double refresh_interval_s = 1.0;   // how often new runs are looked for
 };
