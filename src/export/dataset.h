@@ -76,9 +76,9 @@ absl::StatusOr<ImportResult> ImportFiles(Store& store,
 // The same with the store given by `open_store`, called only once every file
 // is accepted (so a rejected file leaves no new store behind); its error is
 // returned as it is.
-absl::StatusOr<ImportResult> ImportFiles(
-    const std::function<absl::StatusOr<Store*>()>& open_store,
-    const std::vector<std::filesystem::path>& files, const std::string& args);
+absl::StatusOr<ImportResult> ImportFiles(const std::function<absl::StatusOr<Store*>()>& open_store,
+                                         const std::vector<std::filesystem::path>& files,
+                                         const std::string& args);
 
 }  // namespace compatlab
 

@@ -31,9 +31,9 @@ struct ExportSummary {
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options);
 
 struct ImportOptions {
-  std::filesystem::path db;                 // created if missing
+  std::filesystem::path db;                  // created if missing
   std::vector<std::filesystem::path> paths;  // Parquet files, or directories of them
-  std::string args;                         // recorded as the args of the sweeps it creates
+  std::string args;                          // recorded as the args of the sweeps it creates
 };
 
 // Every file under options.paths read and checked before the store is even

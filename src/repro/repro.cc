@@ -130,8 +130,7 @@ absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(filter);
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
   if (runs->empty()) {
-    return absl::NotFoundError(
-        fmt::format("no run {} in {}", options.run_id, options.db.string()));
+    return absl::NotFoundError(fmt::format("no run {} in {}", options.run_id, options.db.string()));
   }
   const RunRecord& run = runs->front();
   // The explanation is a bonus: a missing or broken knowledge file only warns.

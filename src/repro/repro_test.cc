@@ -61,11 +61,12 @@ class ReproTest : public ::testing::Test {
     // input, and prints a script.
     env_.python = (temp_.path() / "python").string();
     env_.probe_dir = (temp_.path() / "probe").string();
-    WriteExecutable(env_.python, "#!/bin/sh\n"
-                                 "printf '%s\\n' \"$@\" > \"$0.args\"\n"
-                                 "printf '%s' \"$PYTHONPATH\" > \"$0.path\"\n"
-                                 "cat > \"$0.stdin\"\n"
-                                 "echo '#!/usr/bin/env python3'\n");
+    WriteExecutable(env_.python,
+                    "#!/bin/sh\n"
+                    "printf '%s\\n' \"$@\" > \"$0.args\"\n"
+                    "printf '%s' \"$PYTHONPATH\" > \"$0.path\"\n"
+                    "cat > \"$0.stdin\"\n"
+                    "echo '#!/usr/bin/env python3'\n");
     targets_ = temp_.path() / "targets";
     fs::create_directories(targets_);
   }
@@ -82,8 +83,7 @@ TEST_F(ReproTest, InputIsTheSupervisorsRequestPlusWhatWasRecorded) {
   KnownError known;
   known.id = "shape-mismatch";
   known.explanation = "the layers disagree";
-  const json input =
-      json::parse(ReproInputJson(run, &known, R"({"name":"cpu","device":"cpu"})"));
+  const json input = json::parse(ReproInputJson(run, &known, R"({"name":"cpu","device":"cpu"})"));
 
   const json& request = input["request"];
   EXPECT_EQ(request["run_id"], run.run_id);

@@ -29,9 +29,9 @@ TEST(ParamsTest, BadParametersAreRefusedWithTheirReason) {
             "parameter 'model' holds a control character");
   EXPECT_EQ(ParseError("/api/diff?base=torch=2.13.0", {{"base", "torch"}}),
             "a parameter value holds '=': percent-encode it as %3D");
-  EXPECT_THAT(ParseError("/api/search?" + std::string(100, 'n') + "=1",
-                         {{std::string(100, 'n'), "1"}}),
-              HasSubstr("'" + std::string(64, 'n') + "'"));  // the name is cut
+  EXPECT_THAT(
+      ParseError("/api/search?" + std::string(100, 'n') + "=1", {{std::string(100, 'n'), "1"}}),
+      HasSubstr("'" + std::string(64, 'n') + "'"));  // the name is cut
 }
 
 TEST(ParamsTest, GoodParametersAreKeptAndCanonical) {
@@ -42,15 +42,16 @@ TEST(ParamsTest, GoodParametersAreKeptAndCanonical) {
   EXPECT_EQ(params->Get("target"), "cuda");
   EXPECT_EQ(params->Get("sweep_id"), "");
   EXPECT_EQ(params->Canonical(), "limit=10&model=gpt2&target=cuda&");
-  EXPECT_TRUE(Params::Parse("/api/search?base=torch%3D2.13", {{"base", "torch=2.13"}},
-                            Allowed({"base"}))
-                  .ok());
+  EXPECT_TRUE(
+      Params::Parse("/api/search?base=torch%3D2.13", {{"base", "torch=2.13"}}, Allowed({"base"}))
+          .ok());
   EXPECT_TRUE(Params::Parse("/api/health", {}, {}).ok());
 }
 
 TEST(ParamsTest, IntegersAreBounded) {
-  absl::StatusOr<Params> params = Params::Parse(
-      "/", {{"limit", "0"}, {"cursor", "abc"}, {"a", "12"}, {"b", "7x"}}, {"limit", "cursor", "a", "b"});
+  absl::StatusOr<Params> params =
+      Params::Parse("/", {{"limit", "0"}, {"cursor", "abc"}, {"a", "12"}, {"b", "7x"}},
+                    {"limit", "cursor", "a", "b"});
   ASSERT_TRUE(params.ok()) << params.status();
   EXPECT_EQ(params->Int("limit", 25, 1, 200).status().message(),
             "parameter 'limit' must be a whole number from 1 to 200");
@@ -61,10 +62,12 @@ TEST(ParamsTest, IntegersAreBounded) {
 }
 
 TEST(ParamsTest, FiltersBecomeTheIndexQuery) {
-  absl::StatusOr<Params> params =
-      Params::Parse("/", {{"model", "GPT"}, {"model_id", "hf:gpt2"}, {"status", "fail_to_run"},
-                          {"torch_version", "2.13.0"}},
-                    Allowed({}));
+  absl::StatusOr<Params> params = Params::Parse("/",
+                                                {{"model", "GPT"},
+                                                 {"model_id", "hf:gpt2"},
+                                                 {"status", "fail_to_run"},
+                                                 {"torch_version", "2.13.0"}},
+                                                Allowed({}));
   ASSERT_TRUE(params.ok()) << params.status();
   absl::StatusOr<IndexQuery> query = ToIndexQuery(*params);
   ASSERT_TRUE(query.ok()) << query.status();

@@ -122,8 +122,8 @@ void ApiRoutes::Register(httplib::Server& http, std::function<void()> before_eac
   Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
 }
 
-void ApiRoutes::Route(httplib::Server& http, const std::string& path,
-                      std::set<std::string> allowed, Endpoint endpoint) {
+void ApiRoutes::Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
+                      Endpoint endpoint) {
   http.Get(path, [this, allowed = std::move(allowed), endpoint](const httplib::Request& req,
                                                                 httplib::Response& res) {
     absl::StatusOr<Params> params = Params::Parse(req.target, req.params, allowed);
@@ -177,7 +177,8 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
   return ordered_json{{"fields", std::move(fields)}, {"rows", std::move(rows)}};
 }
 
-absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_t>& rowids, bool full) {
+absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_t>& rowids,
+                                                        bool full) {
   absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
   if (!store.ok()) return store.status();
   return (*store)->RunsByRowid(rowids, full);
@@ -282,8 +283,7 @@ std::optional<HttpError> ApiRoutes::Errors(const Params& params, httplib::Respon
   const IndexPage page = index_.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json out =
-      ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb_), kb_origin_));
+  ordered_json out = ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb_), kb_origin_));
   out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
   SendJson(res, 200, out);
   return std::nullopt;
@@ -350,8 +350,7 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, httplib::Response
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params,
-                                                       httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, httplib::Response& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
   // A summary walks every matching run: the answer is kept until runs are added.

@@ -26,7 +26,9 @@ class ServeTest : public ::testing::Test {
     options_.port = 0;
   }
 
-  void CreateStore() { ASSERT_TRUE(Store::Open(options_.server.db, OpenMode::kReadWriteCreate).ok()); }
+  void CreateStore() {
+    ASSERT_TRUE(Store::Open(options_.server.db, OpenMode::kReadWriteCreate).ok());
+  }
 
   test::ScopedTempDir temp_;
   ServeOptions options_;

@@ -31,8 +31,8 @@ struct ServerOptions {
   // runs): its interpreter and probe; python "" = /api/repro answers 501.
   ProbeEnv probe;
   std::filesystem::path targets_dir;  // target profiles the scripts carry (targets/)
-  int threads = 16;                  // request threads (one per open connection)
-  double refresh_interval_s = 1.0;   // how often new runs are looked for
+  int threads = 16;                   // request threads (one per open connection)
+  double refresh_interval_s = 1.0;    // how often new runs are looked for
 };
 
 class HttpServer;  // the HTTP library's server, internal
