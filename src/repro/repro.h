@@ -53,10 +53,11 @@ struct ReproOptions {
   ProbeEnv probe;                     // interpreter and probe directory of the generator
 };
 
-// `compatlab repro`: the script of stored run options.run_id. Errors:
-// FailedPrecondition when the store cannot be opened or the run has no
-// script, NotFound for an unknown run id, Internal when the generator fails,
-// the store's error when it cannot be read.
+// `compatlab repro`: the script of stored run options.run_id, with the
+// knowledge base's entry when options.kb_path holds a usable file (else a
+// warning). Errors: FailedPrecondition when the store cannot be opened or the
+// run has no script, NotFound for an unknown run id, Internal when the store
+// cannot be read or the generator fails.
 absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options);
 
 }  // namespace compatlab

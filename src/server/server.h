@@ -3,8 +3,9 @@
 //
 // The store is only read: every connection is opened OpenMode::kReadOnly,
 // every query is parameterised, and the in-memory RunIndex picks up runs that
-// a running sweep or an import adds. JSON exists only here, at the HTTP edge;
-// the work is done on RunRecords by the store, query/ and RunIndex.
+// a running sweep or an import adds. JSON exists only in this module, at the
+// HTTP edge (routes.h, responses.h); the work is done on RunRecords by the
+// store, query/, repro/ and RunIndex.
 //
 // Thread safety: Serve() blocks; Stop() may be called from any thread.
 // Requests are handled by a pool of threads, each borrowing a store
