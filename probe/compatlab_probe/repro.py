@@ -1,6 +1,6 @@
 """`python -m compatlab_probe.repro`: a standalone reproduction script for one stored test.
 
-Input (the argument of --input, else standard input): one JSON object
+Input (on standard input, never the command line): one JSON object
   {"request":  the test request of doc/worker-protocol.md, without the
                supervisor's plumbing (memory_limit, supervisor_pid),
    "recorded": what the store holds about the run (run_id, status, stage,
@@ -285,11 +285,10 @@ def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--input", help="the input object as JSON text (default: read standard input)")
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] + " The input is read on standard input.")
+    parser.parse_args(argv)
     try:
-        data = json.loads(args.input if args.input is not None else sys.stdin.read())
+        data = json.loads(sys.stdin.read())
         if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
             raise ValueError("the input must be an object with a \"request\" object")
         text = script(data["request"], data.get("recorded") or {}, data.get("known_error"))

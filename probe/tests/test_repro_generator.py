@@ -58,17 +58,18 @@ def test_literals_survive_awkward_text():
         assert eval(repro._literal(text)) == text
 
 
-def test_command_line_reads_stdin_or_input_and_refuses_bad_input():
+def test_command_line_reads_stdin_only_and_refuses_bad_input():
     env = dict(os.environ, PYTHONPATH=os.path.dirname(repro.PACKAGE_DIR))
     data = json.dumps({"request": REQUEST, "recorded": {}, "known_error": None})
     ok = subprocess.run([sys.executable, "-m", "compatlab_probe.repro"], input=data, env=env,
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and ok.stdout.startswith("#!/usr/bin/env python3\n"), ok.stderr
-    same = subprocess.run([sys.executable, "-m", "compatlab_probe.repro", "--input", data], env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert same.stdout == ok.stdout
     compile(ok.stdout, "repro.py", "exec")
-    bad = subprocess.run([sys.executable, "-m", "compatlab_probe.repro", "--input", "[]"], env=env,
+    # The input never travels on the command line (stored text does not belong in argv).
+    argv = subprocess.run([sys.executable, "-m", "compatlab_probe.repro", "--input", data], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert argv.returncode == 2 and argv.stdout == "" and "unrecognized arguments" in argv.stderr
+    bad = subprocess.run([sys.executable, "-m", "compatlab_probe.repro"], input="[]", env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stdout == ""
     assert "must be an object with a \"request\" object" in bad.stderr

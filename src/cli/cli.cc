@@ -16,7 +16,6 @@
 #include "cli/sweep.h"
 #ifndef COMPATLAB_PORTABLE
 #include "cli/export.h"
-#include "cli/import_store.h"
 #include "cli/serve.h"
 #endif
 #include "nlohmann/json.hpp"
@@ -225,8 +224,7 @@ int RunCli(int argc, char** argv) {
       ->required();
   import_cmd->add_option("--db", import_flags.db, "SQLite store (created if missing)")
       ->capture_default_str();
-  bool import_from_store = false;
-  import_cmd->add_flag("--from-store", import_from_store,
+  import_cmd->add_flag("--from-store", import_flags.from_store,
                        "the paths are compatlab stores (SQLite), e.g. one scripts/verify-cuda "
                        "brought back, not Parquet");
 #endif
@@ -313,11 +311,7 @@ int RunCli(int argc, char** argv) {
   if (*query_cmd) return RunQuery(query);
 #ifndef COMPATLAB_PORTABLE
   if (*export_cmd) return RunExport(export_flags);
-  if (*import_cmd) {
-    return import_from_store
-               ? RunImportFromStores(import_flags.paths, import_flags.db, import_flags.command_line)
-               : RunImport(import_flags);
-  }
+  if (*import_cmd) return RunImport(import_flags);
   if (*serve_cmd) return RunServe(serve);
 #endif
   if (*diff_cmd) return RunDiff(diff);

@@ -18,6 +18,20 @@ int Fail(int code, const std::string& message) {
 
 int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }
 
+void Warn(const std::string& message) { std::cerr << "compatlab: warning: " << message << "\n"; }
+
+int ExitCodeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists:
+      return kExitBadInput;
+    default:
+      return kExitFailure;
+  }
+}
+
 ProbeEnv ResolveProbeEnv(const std::string& python_flag) {
   std::filesystem::path home = ProjectHome();
   ProbeEnv env;

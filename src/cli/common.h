@@ -18,6 +18,14 @@ inline constexpr int kExitInterrupted = 130;
 int Fail(int code, const absl::Status& status);
 int Fail(int code, const std::string& message);
 
+// Prints "compatlab: warning: <message>" on one line to stderr.
+void Warn(const std::string& message);
+
+// The exit code of a use case's error: kExitBadInput for InvalidArgument,
+// NotFound, FailedPrecondition and AlreadyExists (the use cases return these
+// for what the user gave), kExitFailure for every other code.
+int ExitCodeOf(const absl::Status& status);
+
 // The interpreter and probe directory: `python_flag`, else $COMPATLAB_PYTHON,
 // else <project home>/.venv/bin/python; probe/ under the project home.
 ProbeEnv ResolveProbeEnv(const std::string& python_flag);

@@ -1,55 +1,63 @@
 #include "cli/export.h"
 
-#include <filesystem>
 #include <iostream>
 
 #include "cli/common.h"
-#include "cli/import_store.h"
-#include "export/dataset.h"
+#include "export/transfer.h"
 #include "fmt/format.h"
 
 namespace compatlab {
 
-namespace fs = std::filesystem;
-
 int RunExport(const ExportFlags& flags) {
   absl::StatusOr<RunFilter> filter = ToRunFilter(flags.filter);
   if (!filter.ok()) return Fail(kExitBadInput, filter.status());
-  auto store = Store::Open(flags.db, OpenMode::kReadOnly);
-  if (!store.ok()) return Fail(kExitBadInput, store.status());
-  auto runs = (*store)->QueryRuns(*filter);
-  if (!runs.ok()) return Fail(kExitFailure, runs.status());
-  if (runs->empty()) {
+  ExportOptions options;
+  options.db = flags.db;
+  options.filter = *std::move(filter);
+  options.dir = flags.parquet_dir;
+  absl::StatusOr<ExportSummary> exported = ExportStore(options);
+  if (!exported.ok()) return Fail(ExitCodeOf(exported.status()), exported.status());
+  if (exported->runs == 0) {
     std::cerr << "compatlab: no runs match; nothing written\n";
     return kExitOk;
   }
-  auto files = ExportRuns(*runs, flags.parquet_dir);
-  if (!files.ok()) return Fail(kExitFailure, files.status());
-  for (const ExportedFile& file : *files) {
+  for (const ExportedFile& file : exported->files) {
     std::cout << fmt::format("{}\t{} runs\n", file.path.string(), file.runs);
   }
-  std::cerr << fmt::format("compatlab: exported {} runs to {} files under {}\n", runs->size(),
-                           files->size(), flags.parquet_dir);
+  std::cerr << fmt::format("compatlab: exported {} runs to {} files under {}\n", exported->runs,
+                           exported->files.size(), flags.parquet_dir);
   return kExitOk;
 }
 
 int RunImport(const ImportFlags& flags) {
-  std::vector<fs::path> paths(flags.paths.begin(), flags.paths.end());
-  auto files = CollectParquetFiles(paths);
-  if (!files.ok()) return Fail(kExitBadInput, files.status());
-  if (files->empty()) return Fail(kExitBadInput, "no .parquet files under the given paths");
-  // Every file is checked before the store is even opened: a rejected file
-  // leaves no trace, not even a new empty store.
-  ReadRunsResult read = ReadRunFiles(*files);
-  if (!read.rejected.empty()) {
-    for (const absl::Status& rejected : read.rejected) {
+  ImportOptions options;
+  options.db = flags.db;
+  options.paths.assign(flags.paths.begin(), flags.paths.end());
+  options.args = flags.command_line;
+  if (flags.from_store) {
+    absl::StatusOr<MergeStats> merged = ImportStoresIntoStore(options);
+    if (!merged.ok()) return Fail(ExitCodeOf(merged.status()), merged.status());
+    std::cout << fmt::format(
+        "imported {} runs from {} stores into {} ({} already present; {} sweeps created)\n",
+        merged->inserted, flags.paths.size(), flags.db, merged->already_present,
+        merged->sweeps_created);
+    return kExitOk;
+  }
+  absl::StatusOr<ImportResult> imported = ImportIntoStore(options);
+  if (!imported.ok()) return Fail(ExitCodeOf(imported.status()), imported.status());
+  if (!imported->rejected.empty()) {
+    for (const absl::Status& rejected : imported->rejected) {
       Fail(kExitBadInput, std::string(rejected.message()) + " (rejected)");
     }
+    const size_t files = imported->rejected.size() + static_cast<size_t>(imported->files);
     return Fail(kExitBadInput, fmt::format("{} of {} files rejected; nothing imported",
-                                           read.rejected.size(), files->size()));
+                                           imported->rejected.size(), files));
   }
-  return MergeImportedRuns(read.runs, flags.db, flags.command_line,
-                           fmt::format("{} files", read.files));
+  std::cout << fmt::format(
+      "imported {} runs from {} files into {} ({} already present; {} sweeps created)\n",
+      imported->merged.inserted, imported->files, flags.db, imported->merged.already_present,
+      imported->merged.sweeps_created);
+  return kExitOk;
 }
 
 }  // namespace compatlab

@@ -23,10 +23,12 @@ struct ImportFlags {
   std::string db = "compatlab.db";
   std::vector<std::string> paths;
   std::string command_line;  // recorded as the args of the sweeps it creates
+  bool from_store = false;   // the paths are compatlab stores, not Parquet
 };
 
 // Imports the Parquet files under flags.paths into flags.db (created if
 // missing). A rejected file: one line on stderr each, nothing imported, exit 2.
+// With flags.from_store the paths are stores (ImportStoresIntoStore).
 int RunImport(const ImportFlags& flags);
 
 }  // namespace compatlab

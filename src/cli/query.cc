@@ -4,8 +4,7 @@
 
 #include "cli/common.h"
 #include "query/error_kb.h"
-#include "query/errors_report.h"
-#include "query/runs_format.h"
+#include "query/list_runs.h"
 
 namespace compatlab {
 
@@ -54,29 +53,22 @@ void AddQueryOptions(CLI::App& command, QueryFlags& flags) {
 }
 
 int RunQuery(const QueryFlags& flags) {
+  ListRunsOptions options;
   absl::StatusOr<RunFilter> filter = ToRunFilter(flags.filter);
   if (!filter.ok()) return Fail(kExitBadInput, filter.status());
   absl::StatusOr<std::vector<RunSortKey>> sort = ParseRunSort(flags.sort);
   if (!sort.ok()) return Fail(kExitBadInput, sort.status());
-  filter->sort = *std::move(sort);
-  filter->limit = flags.limit;
-  auto store = Store::Open(flags.db, OpenMode::kReadOnly);
-  if (!store.ok()) return Fail(kExitBadInput, store.status());
-  auto runs = (*store)->QueryRuns(*filter);
-  if (!runs.ok()) return Fail(kExitFailure, runs.status());
-  if (flags.format == "json") {
-    std::cout << FormatRunsJson(*runs) << "\n";
-  } else if (flags.format == "csv") {
-    std::cout << FormatRunsCsv(*runs);
-  } else {
-    std::cout << FormatRunsTable(*runs);
-    // The knowledge base's explanations of the errors shown; without a
-    // usable knowledge file the table stands alone.
-    const std::filesystem::path kb_path = DefaultKnowledgeBasePath();
-    if (absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(kb_path); kb.ok()) {
-      std::cout << FormatKnownErrorsFooter(*runs, *kb, kb_path.string());
-    }
-  }
+  options.db = flags.db;
+  options.filter = *std::move(filter);
+  options.filter.sort = *std::move(sort);
+  options.filter.limit = flags.limit;
+  options.format = flags.format == "json"  ? RunsFormat::kJson
+                   : flags.format == "csv" ? RunsFormat::kCsv
+                                           : RunsFormat::kTable;
+  options.kb_path = DefaultKnowledgeBasePath();
+  absl::StatusOr<std::string> text = ListRuns(options);
+  if (!text.ok()) return Fail(ExitCodeOf(text.status()), text.status());
+  std::cout << *text;
   return kExitOk;
 }
 

@@ -108,13 +108,21 @@ ReadRunsResult ReadRunFiles(const std::vector<fs::path>& files) {
 
 absl::StatusOr<ImportResult> ImportFiles(Store& store, const std::vector<fs::path>& files,
                                          const std::string& args) {
+  return ImportFiles([&store]() -> absl::StatusOr<Store*> { return &store; }, files, args);
+}
+
+absl::StatusOr<ImportResult> ImportFiles(const std::function<absl::StatusOr<Store*>()>& open_store,
+                                         const std::vector<fs::path>& files,
+                                         const std::string& args) {
   ReadRunsResult read = ReadRunFiles(files);
   ImportResult result;
   result.rejected = std::move(read.rejected);
   result.files = read.files;
   result.runs_read = static_cast<int64_t>(read.runs.size());
   if (!result.rejected.empty()) return result;
-  absl::StatusOr<MergeStats> merged = store.MergeRuns(read.runs, args);
+  absl::StatusOr<Store*> store = open_store();
+  if (!store.ok()) return store.status();
+  absl::StatusOr<MergeStats> merged = (*store)->MergeRuns(read.runs, args);
   if (!merged.ok()) return merged.status();
   result.merged = *merged;
   return result;

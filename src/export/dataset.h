@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,12 @@ struct ImportResult {
 // by run_id). `args` is recorded as the args of the sweeps it creates.
 // Errors: the store's (then nothing was written either).
 absl::StatusOr<ImportResult> ImportFiles(Store& store,
+                                         const std::vector<std::filesystem::path>& files,
+                                         const std::string& args);
+// The same with the store given by `open_store`, called only once every file
+// is accepted (so a rejected file leaves no new store behind); its error is
+// returned as it is.
+absl::StatusOr<ImportResult> ImportFiles(const std::function<absl::StatusOr<Store*>()>& open_store,
                                          const std::vector<std::filesystem::path>& files,
                                          const std::string& args);
 

@@ -3,8 +3,9 @@
 //
 // The store is only read: every connection is opened OpenMode::kReadOnly,
 // every query is parameterised, and the in-memory RunIndex picks up runs that
-// a running sweep or an import adds. JSON exists only here, at the HTTP edge;
-// the work is done on RunRecords by the store, query/ and RunIndex.
+// a running sweep or an import adds. JSON exists only in this module, at the
+// HTTP edge (routes.h, responses.h); the work is done on RunRecords by the
+// store, query/, repro/ and RunIndex.
 //
 // Thread safety: Serve() blocks; Stop() may be called from any thread.
 // Requests are handled by a pool of threads, each borrowing a store
@@ -13,31 +14,26 @@
 #define COMPATLAB_SERVER_SERVER_H_
 
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/records.h"
-#include "query/error_kb.h"
+#include "plan/catalog.h"
 
 namespace compatlab {
-
-// Makes the reproduction script of a run (what `compatlab repro` prints);
-// `known` is the knowledge base's entry for it or null. FailedPrecondition
-// when the run has no script (a harness test).
-using ReproFunction =
-    std::function<absl::StatusOr<std::string>(const RunRecord& run, const KnownError* known)>;
 
 struct ServerOptions {
   std::filesystem::path db;          // the store; must exist
   std::filesystem::path web_dir;     // static files of the page, served at /
   std::filesystem::path vendor_dir;  // the charting library's files, served at /vendor/
   std::filesystem::path kb_path;     // knowledge file; unreadable = no explanations
-  ReproFunction repro;               // null: /api/repro answers 501
-  int threads = 16;                  // request threads (one per open connection)
-  double refresh_interval_s = 1.0;   // how often new runs are looked for
+  // The reproduction scripts' generator (src/repro, what `compatlab repro`
+  // runs): its interpreter and probe; python "" = /api/repro answers 501.
+  ProbeEnv probe;
+  std::filesystem::path targets_dir;  // target profiles the scripts carry (targets/)
+  int threads = 16;                   // request threads (one per open connection)
+  double refresh_interval_s = 1.0;    // how often new runs are looked for
 };
 
 class HttpServer;  // the HTTP library's server, internal

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <fstream>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -75,12 +76,15 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(writer_->InsertRun(run).ok());
   }
 
-  void Start(ReproFunction repro = nullptr) {
+  // `python`: the script generator's interpreter; "" for none.
+  void Start(const std::string& python = "") {
     ServerOptions options;
     options.db = db_;
     options.web_dir = web_;
     options.kb_path = temp_.path() / "no-kb.json";
-    options.repro = std::move(repro);
+    options.probe.python = python;
+    options.probe.probe_dir = (temp_.path() / "probe").string();
+    options.targets_dir = temp_.path() / "targets";
     options.refresh_interval_s = 0;
     options.threads = 4;
     auto server = Server::Open(options);
@@ -235,10 +239,14 @@ TEST_F(ServerTest, NewRunsAppearWithoutARestart) {
   EXPECT_EQ(status, 200) << model;
 }
 
-TEST_F(ServerTest, ReproUsesTheGivenGenerator) {
-  Start([](const RunRecord& run, const KnownError*) -> absl::StatusOr<std::string> {
-    return "# script of " + run.run_id + "\n";
-  });
+TEST_F(ServerTest, ReproRunsTheGeneratorWithTheRunOnItsInput) {
+  // A stand-in interpreter: the script names the run_id it read on stdin.
+  const fs::path python = temp_.path() / "python";
+  std::ofstream(python) << "#!/bin/sh\n"
+                           "id=$(sed -n 's/.*\"run_id\":\"\\([^\"]*\\)\".*/\\1/p')\n"
+                           "echo \"# script of $id\"\n";
+  fs::permissions(python, fs::perms::owner_all);
+  Start(python.string());
   const std::string run_id = Runs(Get("/api/search?limit=1").second)[0]["run_id"];
   auto [status, repro] = Get("/api/repro?run_id=" + run_id);
   ASSERT_EQ(status, 200);

@@ -9,6 +9,7 @@
 
 #include "core/records.h"
 #include "gtest/gtest.h"
+#include "store/store.h"
 
 namespace compatlab::test {
 
@@ -159,6 +160,21 @@ class ScopedTempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Creates the store `db` (if missing) with one sweep `sweep_id` planning the
+// tests of `runs`, and inserts `runs`. Test failures on any error.
+inline void WriteRuns(const std::filesystem::path& db, const std::string& sweep_id,
+                      const std::vector<RunRecord>& runs) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(store.ok()) << store.status();
+  SweepInfo sweep;
+  sweep.sweep_id = sweep_id;
+  sweep.created_at = "2026-11-30T02:00:00.000Z";
+  std::vector<TestSpec> plan;
+  for (const RunRecord& run : runs) plan.push_back(run.spec);
+  ASSERT_TRUE((*store)->CreateSweep(sweep, plan).ok());
+  for (const RunRecord& run : runs) ASSERT_TRUE((*store)->InsertRun(run).ok()) << run.run_id;
+}
 
 }  // namespace compatlab::test
 

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,8 +35,31 @@ std::vector<char*> BuildEnv(const std::map<std::string, std::string>& extra,
 
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          const std::map<std::string, std::string>& extra_env,
-                                         double timeout_s) {
+                                         double timeout_s, std::string_view input) {
   if (argv.empty()) return absl::InvalidArgumentError("empty command");
+  // The input lives in an anonymous file: the child reads it at its own pace.
+  int input_fd = -1;
+  if (!input.empty()) {
+    input_fd = memfd_create("compatlab-input", MFD_CLOEXEC);
+    if (input_fd < 0) return absl::InternalError("memfd_create failed");
+    for (size_t done = 0; done < input.size();) {
+      ssize_t n = write(input_fd, input.data() + done, input.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        close(input_fd);
+        return absl::InternalError("cannot write the command's input");
+      }
+      done += static_cast<size_t>(n);
+    }
+    lseek(input_fd, 0, SEEK_SET);
+  }
+  // Closes the input file on every return below.
+  struct InputCloser {
+    int fd;
+    ~InputCloser() {
+      if (fd >= 0) close(fd);
+    }
+  } input_closer{input_fd};
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
   if (pipe2(err, O_CLOEXEC) != 0) {
@@ -45,7 +69,11 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (input_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, input_fd, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   posix_spawnattr_t attr;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,13 +19,15 @@ struct CommandResult {
   std::string stderr_text;
 };
 
-// Runs argv[0] (searched in PATH) with argv, standard input from /dev/null,
-// the current environment plus `extra_env`, and collects its output. Kills it
-// (SIGKILL) after `timeout_s`, which is an error. Error only when the command
-// cannot be started or times out; a non-zero exit is a result.
+// Runs argv[0] (searched in PATH) with argv, the current environment plus
+// `extra_env`, and collects its output. Standard input reads `input`, then end
+// of file (an anonymous file holding it, so a large input cannot block; it
+// never appears in argv); /dev/null when `input` is empty. Kills it (SIGKILL)
+// after `timeout_s`, which is an error. Error only when the command cannot be
+// started or times out; a non-zero exit is a result.
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          const std::map<std::string, std::string>& extra_env,
-                                         double timeout_s);
+                                         double timeout_s, std::string_view input = {});
 
 // Builds a NULL-terminated envp: the current environment with `extra` set
 // (overriding). The strings live in `storage`.

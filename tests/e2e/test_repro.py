@@ -131,6 +131,21 @@ def test_fail_to_run_script_reproduces_without_compatlab(store, failing_row, iso
     assert result["status"] == "fail_to_run" and result["error_type"] == row["error_type"]
 
 
+def test_generator_input_travels_on_stdin_not_argv(store, failing_row, tmp_path, venv_python):
+    """The generator's command line holds no stored text: a wrapper records it, then runs the probe."""
+    cli, db, _ = store
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\ntr '\\0' '\\n' < /proc/$$/cmdline > \"$0.cmdline\"\nexec {venv_python} \"$@\"\n")
+    wrapper.chmod(0o755)
+    proc = cli.run("repro", failing_row["run_id"], "--db", db, "--python", wrapper)
+    assert proc.returncode == 0, proc.stderr
+    stored = failing_row["error_message"].strip().splitlines()[0]
+    assert stored in proc.stdout  # the script carries the recorded message ...
+    cmdline = (tmp_path / "python.cmdline").read_text().splitlines()
+    assert cmdline[-2:] == ["-m", "compatlab_probe.repro"]  # ... which the command line never did
+    assert not any(stored in arg or failing_row["run_id"] in arg for arg in cmdline)
+
+
 def test_repro_refuses_unknown_runs_and_harness_tests(cli, store, noop_store):
     _, db, _ = store
     proc = cli.run("repro", "no-such-run", "--db", db)

@@ -1,0 +1,60 @@
+// `compatlab export` and `compatlab import` as use cases: a store's runs
+// written as the Parquet dataset, and such files merged into a store
+// (doc/dataset.md).
+#ifndef COMPATLAB_EXPORT_TRANSFER_H_
+#define COMPATLAB_EXPORT_TRANSFER_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "export/dataset.h"
+#include "store/store.h"
+
+namespace compatlab {
+
+struct ExportOptions {
+  std::filesystem::path db;
+  RunFilter filter;
+  std::filesystem::path dir;  // the dataset's directory (created if missing)
+};
+
+struct ExportSummary {
+  int64_t runs = 0;                 // runs matched and written; 0 = nothing written
+  std::vector<ExportedFile> files;  // sorted by path
+};
+
+// The runs options.filter selects, written under options.dir (ExportRuns).
+// Errors: FailedPrecondition when the store cannot be opened; Internal when
+// it cannot be read or a file cannot be written.
+absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options);
+
+struct ImportOptions {
+  std::filesystem::path db;                  // created if missing
+  std::vector<std::filesystem::path> paths;  // Parquet files, or directories of them
+  std::string args;                          // recorded as the args of the sweeps it creates
+};
+
+// Every file under options.paths read and checked before the store is even
+// opened: with a rejected file (result.rejected not empty) nothing is
+// imported and no store is created. Errors: NotFound for a path that does not
+// exist; InvalidArgument when there is no .parquet file; FailedPrecondition
+// when the store cannot be opened; the merge's error (AlreadyExists or
+// InvalidArgument for a conflict with the store, else Internal) with
+// "; nothing imported" appended.
+absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options);
+
+// `import --from-store`: every run of the compatlab stores at options.paths
+// (SQLite files of this schema version, e.g. the one scripts/verify-cuda
+// brings back from a machine whose compatlab has no Arrow), merged into
+// options.db by the same rules as a Parquet import. Every source is read
+// before the target is opened, so a bad source leaves no new store. Errors:
+// InvalidArgument when a source is options.db itself; FailedPrecondition when
+// a source or the target cannot be opened; Internal when a source cannot be
+// read; the merge's error as for ImportIntoStore.
+absl::StatusOr<MergeStats> ImportStoresIntoStore(const ImportOptions& options);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_EXPORT_TRANSFER_H_

@@ -1,0 +1,31 @@
+#include "query/list_runs.h"
+
+#include "query/error_kb.h"
+#include "query/errors_report.h"
+#include "query/runs_format.h"
+#include "util/status.h"
+
+namespace compatlab {
+
+absl::StatusOr<std::string> ListRuns(const ListRunsOptions& options) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
+  if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(options.filter);
+  if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
+  switch (options.format) {
+    case RunsFormat::kJson:
+      return FormatRunsJson(*runs) + "\n";
+    case RunsFormat::kCsv:
+      return FormatRunsCsv(*runs);
+    case RunsFormat::kTable:
+      break;
+  }
+  std::string text = FormatRunsTable(*runs);
+  // The knowledge base's explanations of the errors shown.
+  if (absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(options.kb_path); kb.ok()) {
+    text += FormatKnownErrorsFooter(*runs, *kb, options.kb_path.string());
+  }
+  return text;
+}
+
+}  // namespace compatlab

@@ -1,0 +1,150 @@
+#include "repro/repro.h"
+
+#include "core/records.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "plan/target.h"
+#include "query/error_kb.h"
+#include "runner/protocol.h"
+#include "store/record_json.h"
+#include "store/store.h"
+#include "util/status.h"
+#include "util/subprocess.h"
+
+namespace compatlab {
+namespace {
+
+using nlohmann::ordered_json;
+
+// Stored fields the script shows as "recorded" (and compares against).
+constexpr const char* kRecordedFields[] = {"run_id",
+                                           "sweep_id",
+                                           "status",
+                                           "status_detail",
+                                           "stage",
+                                           "error_type",
+                                           "build_s",
+                                           "prepare_s",
+                                           "steady_median_s",
+                                           "steady_p90_s",
+                                           "steady_iters",
+                                           "param_count",
+                                           "host_peak_rss_bytes",
+                                           "torch_num_threads",
+                                           "mem_limit_bytes",
+                                           "mem_limit_method",
+                                           "torch_version",
+                                           "transformers_version",
+                                           "python_version",
+                                           "resolved_model_class",
+                                           "started_at",
+                                           "host",
+                                           "cpu_model",
+                                           "compatlab_version"};
+
+constexpr size_t kMaxMessageBytes = 2000;  // the recorded message's first line, cut
+
+std::string FirstLine(const std::string& text) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return "";
+  std::string line = text.substr(start, text.find('\n', start) - start);
+  if (line.size() > kMaxMessageBytes) line.resize(kMaxMessageBytes);
+  return line;
+}
+
+}  // namespace
+
+std::string ReproInputJson(const RunRecord& record, const KnownError* known,
+                           const std::string& target_profile_json) {
+  LaunchRequest launch;
+  launch.run_id = record.run_id;
+  launch.spec = record.spec;
+  launch.torch_num_threads = record.result.torch_num_threads.value_or(0);
+  launch.target_profile_json = target_profile_json;
+  launch.compile_options_json = record.result.compile_options;
+  ordered_json request = ordered_json::parse(TestRequestJson(launch, 0));
+
+  const ordered_json row = RunRecordToJson(record);
+  ordered_json recorded = ordered_json::object();
+  for (const char* field : kRecordedFields) recorded[field] = row.at(field);
+  recorded["error_message"] = FirstLine(record.result.error_message);
+  recorded["signature"] = FailureSignature(record.result);
+
+  ordered_json known_json = nullptr;
+  if (known != nullptr) {
+    known_json = {{"id", known->id},
+                  {"explanation", known->explanation},
+                  {"cause", known->cause},
+                  {"workaround", known->workaround}};
+  }
+  ordered_json input = {{"request", request}, {"recorded", recorded}, {"known_error", known_json}};
+  return input.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+bool HasReproScript(const RunRecord& run) {
+  return !run.spec.model_type.empty() || !run.spec.model_path.empty();
+}
+
+absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const KnownError* known,
+                                                const ProbeEnv& env,
+                                                const std::filesystem::path& targets_dir) {
+  if (!HasReproScript(run)) {
+    return absl::FailedPreconditionError(
+        fmt::format("run {} is a harness test (kind {}, model {}): it has no model and no "
+                    "reproduction script",
+                    run.run_id, run.spec.kind, run.spec.model_id));
+  }
+  // The run's target profile as this checkout has it (the probe's built-in cpu
+  // profile when the file is gone).
+  ReproScript out;
+  std::string profile_json;
+  if (absl::StatusOr<TargetProfile> profile = LoadTargetProfile(run.spec.target, targets_dir);
+      profile.ok()) {
+    profile_json = profile->json;
+  } else if (run.spec.target != "cpu") {
+    out.warnings.emplace_back(profile.status().message());
+  }
+  absl::StatusOr<CommandResult> r =
+      RunCommand({env.python, "-m", "compatlab_probe.repro"}, {{"PYTHONPATH", env.probe_dir}}, 120,
+                 ReproInputJson(run, known, profile_json));
+  if (!r.ok()) {
+    return absl::InternalError(fmt::format("cannot run the probe with {}: {}", env.python,
+                                           std::string(r.status().message())));
+  }
+  if (r->exit_code != 0 || r->stdout_text.empty()) {
+    std::string tail = r->stderr_text.size() > 400
+                           ? r->stderr_text.substr(r->stderr_text.size() - 400)
+                           : r->stderr_text;
+    return absl::InternalError(
+        fmt::format("the probe's script generator failed (exit {}): {}", r->exit_code, tail));
+  }
+  out.script = std::move(r->stdout_text);
+  return out;
+}
+
+absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
+  if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  RunFilter filter;
+  filter.run_id = options.run_id;
+  absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(filter);
+  if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
+  if (runs->empty()) {
+    return absl::NotFoundError(fmt::format("no run {} in {}", options.run_id, options.db.string()));
+  }
+  const RunRecord& run = runs->front();
+  // The explanation is a bonus: a missing or broken knowledge file only warns.
+  absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(options.kb_path);
+  std::vector<std::string> warnings;
+  if (!kb.ok() && HasReproScript(run)) {
+    warnings.push_back("no explanations: " + std::string(kb.status().message()));
+  }
+  const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
+  absl::StatusOr<ReproScript> script =
+      GenerateReproScript(run, known, options.probe, options.targets_dir);
+  if (!script.ok()) return script.status();
+  script->warnings.insert(script->warnings.begin(), warnings.begin(), warnings.end());
+  return script;
+}
+
+}  // namespace compatlab

@@ -1,0 +1,65 @@
+// Reproduction scripts (doc/repro.md): a standalone Python script (torch and
+// transformers only) that reruns one stored test, made by the probe's
+// generator (`python -m compatlab_probe.repro`) from the test request that the
+// supervisor would send, what the store recorded, and the knowledge base's
+// entry. The generator reads its input on standard input, never from argv.
+// Used by `compatlab repro` and by `serve`'s /api/repro.
+#ifndef COMPATLAB_REPRO_REPRO_H_
+#define COMPATLAB_REPRO_REPRO_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "plan/catalog.h"
+#include "query/error_kb.h"
+
+namespace compatlab {
+
+// The input object of `python -m compatlab_probe.repro` for `record`: the
+// test request exactly as the supervisor sends it (runner/protocol.h), what
+// the store recorded, and the knowledge base's entry (null when none). JSON.
+// `target_profile_json`: the target's profile (targets/NAME.json) as JSON
+// text, or "" for the probe's built-in cpu profile.
+std::string ReproInputJson(const RunRecord& record, const KnownError* known,
+                           const std::string& target_profile_json = "");
+
+// True when `run` has a reproduction script: a model test (harness kinds have
+// no model).
+bool HasReproScript(const RunRecord& run);
+
+// A script and what went wrong on the way without stopping it.
+struct ReproScript {
+  std::string script;
+  std::vector<std::string> warnings;  // one line each, e.g. a missing target profile
+};
+
+// The reproduction script of `run`: the probe's generator run with
+// env.python, its input (ReproInputJson, with the run's profile as
+// `targets_dir` holds it, else the built-in cpu one) on standard input.
+// FailedPrecondition for a harness-kind run (no model, no script; the
+// generator is not started); Internal when the generator cannot run or fails.
+absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const KnownError* known,
+                                                const ProbeEnv& env,
+                                                const std::filesystem::path& targets_dir);
+
+struct ReproOptions {
+  std::filesystem::path db;
+  std::string run_id;
+  std::filesystem::path kb_path;      // knowledge file; unreadable = a warning, no explanation
+  std::filesystem::path targets_dir;  // target profiles (targets/NAME.json)
+  ProbeEnv probe;                     // interpreter and probe directory of the generator
+};
+
+// `compatlab repro`: the script of stored run options.run_id, with the
+// knowledge base's entry when options.kb_path holds a usable file (else a
+// warning). Errors: FailedPrecondition when the store cannot be opened or the
+// run has no script, NotFound for an unknown run id, Internal when the store
+// cannot be read or the generator fails.
+absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_REPRO_REPRO_H_

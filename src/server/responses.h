@@ -1,0 +1,36 @@
+// JSON answers of the API: bodies, errors {"error": ...}, and the HTTP status
+// of an absl::Status.
+#ifndef COMPATLAB_SERVER_RESPONSES_H_
+#define COMPATLAB_SERVER_RESPONSES_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace compatlab {
+
+// A request error: the HTTP status and the message of {"error": ...}.
+struct HttpError {
+  int status;
+  std::string message;
+};
+
+// `body` as the answer, with `status`; never cached by the browser. Invalid
+// UTF-8 in stored text is replaced (U+FFFD), never an exception.
+void SendJson(httplib::Response& res, int status, const nlohmann::ordered_json& body);
+
+// {"error": message} with the error's status.
+void SendError(httplib::Response& res, const HttpError& error);
+
+// 400 InvalidArgument and FailedPrecondition, 404 NotFound, 503 Unavailable,
+// 501 Unimplemented, 500 anything else.
+int HttpStatusOf(const absl::Status& status);
+
+// The HTTP error of a failed status: HttpStatusOf and its message.
+HttpError FromStatus(const absl::Status& status);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SERVER_RESPONSES_H_

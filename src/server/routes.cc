@@ -1,0 +1,398 @@
+#include "server/routes.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "fmt/format.h"
+#include "query/diff.h"
+#include "query/errors_report.h"
+#include "repro/repro.h"
+#include "store/record_json.h"
+#include "store/schema.h"
+#include "store/store.h"
+
+namespace compatlab {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr size_t kMaxPageSize = 200;
+constexpr size_t kDefaultPageSize = 25;
+constexpr size_t kCountCap = 1000;          // search totals are counted up to this
+constexpr size_t kMaxModelRuns = 5000;      // model page
+constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
+constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
+constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
+
+// Fields left out of run lists (they can be 64 KiB each): /api/run has them.
+const char* const kOutputFields[] = {"stdout_tail", "stderr_tail", "error_traceback"};
+
+// A run as JSON: every result field (schema order), without the long outputs
+// unless `full`.
+ordered_json RunJson(const RunRecord& run, bool full) {
+  ordered_json json = RunRecordToJson(run);
+  if (!full) {
+    for (const char* field : kOutputFields) json.erase(field);
+  }
+  return json;
+}
+
+// Runs as a table, the compact form of the run lists: {"fields": [names],
+// "rows": [[values in that order], ...]}. The names are the result fields of
+// schema.h (doc/results-schema.md) without the long outputs, so a field added
+// to the schema appears here with no change.
+const std::vector<const FieldDef*>& ListedFields() {
+  static const auto* const fields = [] {
+    auto* list = new std::vector<const FieldDef*>;
+    for (const FieldDef& f : ResultFields()) {
+      if (std::find(std::begin(kOutputFields), std::end(kOutputFields), f.name) ==
+          std::end(kOutputFields)) {
+        list->push_back(&f);
+      }
+    }
+    return list;
+  }();
+  return *fields;
+}
+
+const std::vector<std::string>& ListedFieldNames() {
+  static const auto* const names = [] {
+    auto* list = new std::vector<std::string>;
+    for (const FieldDef* f : ListedFields()) list->emplace_back(f->name);
+    return list;
+  }();
+  return *names;
+}
+
+ordered_json KnownJson(const KnownError* known) {
+  if (known == nullptr) return nullptr;
+  return {{"id", known->id},
+          {"explanation", known->explanation},
+          {"cause", known->cause},
+          {"workaround", known->workaround}};
+}
+
+ordered_json StatsJson(const MetricStats& s) {
+  return {
+      {"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max}, {"geomean", s.geomean}};
+}
+
+ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
+  ordered_json out = ordered_json::array();
+  for (const SummaryGroup& g : groups) {
+    ordered_json item = ordered_json::object();
+    for (const auto& [k, v] : g.key) item[k] = v;
+    const int64_t passes = g.statuses.contains("pass") ? g.statuses.at("pass") : 0;
+    item["runs"] = g.runs;
+    item["pass"] = passes;
+    item["pass_rate"] =
+        g.runs > 0 ? static_cast<double>(passes) / static_cast<double>(g.runs) : 0.0;
+    item["statuses"] = g.statuses;
+    ordered_json metrics = ordered_json::object();
+    for (const auto& [name, stats] : g.passing) metrics[name] = StatsJson(stats);
+    item["passing"] = metrics;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+ApiRoutes::ApiRoutes(const ServerOptions& options, RunIndex& index, StorePool& pool,
+                     const ErrorKnowledgeBase* kb, std::string kb_origin)
+    : options_(options),
+      index_(index),
+      pool_(pool),
+      kb_(kb),
+      kb_origin_(std::move(kb_origin)),
+      known_(kb) {}
+
+void ApiRoutes::Register(httplib::Server& http, std::function<void()> before_each) {
+  before_each_ = std::move(before_each);
+  const std::set<std::string> filters = Allowed({});
+  Route(http, "/api/health", {}, &ApiRoutes::Health);
+  Route(http, "/api/facets", {}, &ApiRoutes::FacetsEndpoint);
+  Route(http, "/api/search", Allowed({"limit", "cursor"}), &ApiRoutes::Search);
+  Route(http, "/api/model", {"model_id"}, &ApiRoutes::Model);
+  Route(http, "/api/run", {"run_id"}, &ApiRoutes::Run);
+  Route(http, "/api/errors", filters, &ApiRoutes::Errors);
+  Route(http, "/api/diff", Allowed({"base", "head"}), &ApiRoutes::Diff);
+  Route(http, "/api/summary", filters, &ApiRoutes::SummaryEndpoint);
+  Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
+}
+
+void ApiRoutes::Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
+                      Endpoint endpoint) {
+  http.Get(path, [this, allowed = std::move(allowed), endpoint](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    absl::StatusOr<Params> params = Params::Parse(req.target, req.params, allowed);
+    if (!params.ok()) return SendError(res, FromStatus(params.status()));
+    if (before_each_) before_each_();
+    if (std::optional<HttpError> error = (this->*endpoint)(*params, res)) SendError(res, *error);
+  });
+}
+
+// {"fields": [...], "rows": [[...], ...]} of these runs, in this order: the
+// stored values passed straight on (the lists need no typed record).
+// Columns that are null or "" in every row are left out (most of a run list's
+// fields belong to other kinds and modes): readers treat a missing field as
+// null, and the answer stays small.
+absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& rowids) {
+  absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
+  if (!store.ok()) return store.status();
+  const std::vector<std::string>& names = ListedFieldNames();
+  std::vector<std::vector<FieldValue>> values;
+  values.reserve(rowids.size());
+  std::vector<bool> used(names.size(), false);
+  absl::Status status = (*store)->FieldsByRowid(
+      names, rowids, [&values, &used](int64_t, std::vector<FieldValue>& row) {
+        for (size_t i = 0; i < row.size(); ++i) {
+          if (used[i] || std::holds_alternative<std::monostate>(row[i])) continue;
+          const auto* text = std::get_if<std::string>(&row[i]);
+          used[i] = text == nullptr || !text->empty();
+        }
+        values.push_back(std::move(row));  // FieldsByRowid resizes it for the next row
+      });
+  if (!status.ok()) return status;
+  ordered_json fields = ordered_json::array();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (used[i]) fields.push_back(names[i]);
+  }
+  ordered_json rows = ordered_json::array();
+  rows.get_ref<ordered_json::array_t&>().reserve(values.size());
+  for (std::vector<FieldValue>& row_values : values) {
+    ordered_json row = ordered_json::array();
+    row.get_ref<ordered_json::array_t&>().reserve(fields.size());
+    for (size_t i = 0; i < row_values.size(); ++i) {
+      if (!used[i]) continue;
+      if (auto* text = std::get_if<std::string>(&row_values[i])) {
+        row.push_back(std::move(*text));
+      } else {
+        row.push_back(FieldValueToJson(row_values[i]));
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  return ordered_json{{"fields", std::move(fields)}, {"rows", std::move(rows)}};
+}
+
+absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_t>& rowids,
+                                                        bool full) {
+  absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
+  if (!store.ok()) return store.status();
+  return (*store)->RunsByRowid(rowids, full);
+}
+
+std::optional<HttpError> ApiRoutes::Health(const Params&, httplib::Response& res) {
+  ordered_json fields = ordered_json::array();
+  for (const FieldDef& f : ResultFields()) fields.push_back(f.name);
+  const Facets facets = index_.GetFacets();
+  SendJson(res, 200,
+           {{"status", "ok"},
+            {"store", options_.db.string()},
+            {"schema_version", kSchemaVersion},
+            {"runs", facets.runs},
+            {"models", facets.models},
+            {"knowledge_base", kb_origin_},
+            {"fields", fields},
+            {"metrics", index_.metrics()}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::FacetsEndpoint(const Params&, httplib::Response& res) {
+  const Facets facets = index_.GetFacets();
+  ordered_json values = ordered_json::object();
+  for (const auto& [field, list] : facets.values) values[field] = list;
+  SendJson(res, 200, {{"runs", facets.runs}, {"models", facets.models}, {"values", values}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Search(const Params& params, httplib::Response& res) {
+  absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
+  if (!query.ok()) return FromStatus(query.status());
+  absl::StatusOr<int64_t> limit =
+      params.Int("limit", kDefaultPageSize, 1, static_cast<int64_t>(kMaxPageSize));
+  if (!limit.ok()) return FromStatus(limit.status());
+  absl::StatusOr<int64_t> cursor = params.Int("cursor", 0, 1, INT64_MAX);
+  if (!cursor.ok()) return FromStatus(cursor.status());
+  query->limit = static_cast<size_t>(*limit);
+  query->before_rowid = *cursor;
+  query->count_cap = kCountCap;
+  const IndexPage page = index_.Search(*query);
+  absl::StatusOr<ordered_json> table = RunTable(page.rowids);
+  if (!table.ok()) return FromStatus(table.status());
+  ordered_json next = nullptr;
+  if (page.has_more && !page.rowids.empty()) next = std::to_string(page.rowids.back());
+  SendJson(res, 200,
+           {{"fields", std::move((*table)["fields"])},
+            {"rows", std::move((*table)["rows"])},
+            {"limit", *limit},
+            {"total", page.total},
+            {"total_capped", page.total_capped},
+            {"has_more", page.has_more},
+            {"next_cursor", next}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Model(const Params& params, httplib::Response& res) {
+  const std::string model_id = params.Get("model_id");
+  if (model_id.empty()) return HttpError{400, "parameter 'model_id' is required"};
+  bool truncated = false;
+  const std::vector<int64_t> rowids = index_.ModelRuns(model_id, kMaxModelRuns, &truncated);
+  if (rowids.empty()) return HttpError{404, fmt::format("no runs of model '{}'", model_id)};
+  absl::StatusOr<ordered_json> table = RunTable(rowids);
+  if (!table.ok()) return FromStatus(table.status());
+  SendJson(res, 200,
+           {{"model_id", model_id},
+            {"model_type", index_.ModelType(model_id)},
+            {"fields", std::move((*table)["fields"])},
+            {"rows", std::move((*table)["rows"])},
+            {"truncated", truncated}});
+  return std::nullopt;
+}
+
+absl::StatusOr<RunRecord> ApiRoutes::RunById(const std::string& run_id) {
+  if (run_id.empty()) return absl::InvalidArgumentError("parameter 'run_id' is required");
+  absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
+  if (!store.ok()) return store.status();
+  RunFilter filter;
+  filter.run_id = run_id;
+  absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(filter);
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) return absl::NotFoundError(fmt::format("no run '{}'", run_id));
+  return std::move(runs->front());
+}
+
+std::optional<HttpError> ApiRoutes::Run(const Params& params, httplib::Response& res) {
+  absl::StatusOr<RunRecord> run = RunById(params.Get("run_id"));
+  if (!run.ok()) return FromStatus(run.status());
+  SendJson(res, 200,
+           {{"run", RunJson(*run, true)},
+            {"signature", FailureSignature(run->result)},
+            {"known_error", KnownJson(known_.Find(run->result))}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Errors(const Params& params, httplib::Response& res) {
+  absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
+  if (!query.ok()) return FromStatus(query.status());
+  query->failures_only = true;
+  query->limit = kMaxErrorRuns;
+  query->count_cap = kMaxErrorRuns;
+  const IndexPage page = index_.Search(*query);
+  absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
+  if (!runs.ok()) return FromStatus(runs.status());
+  ordered_json out = ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb_), kb_origin_));
+  out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
+  SendJson(res, 200, out);
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Diff(const Params& params, httplib::Response& res) {
+  absl::StatusOr<IndexQuery> extra = ToIndexQuery(params);
+  if (!extra.ok()) return FromStatus(extra.status());
+  std::vector<RunRecord> sides[2];
+  std::string names[2];
+  const char* const keys[2] = {"base", "head"};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<DiffSide> side = ParseDiffSide(params.Get(keys[i]));
+    if (!side.ok()) {
+      return HttpError{
+          400, fmt::format("parameter '{}': {}", keys[i], std::string(side.status().message()))};
+    }
+    names[i] = side->Describe();
+    IndexQuery query = *extra;
+    if (!side->sweep_id.empty()) query.filter.sweep_id = side->sweep_id;
+    if (!side->torch_version.empty()) query.filter.torch_version = side->torch_version;
+    if (!side->transformers_version.empty()) {
+      query.filter.transformers_version = side->transformers_version;
+    }
+    query.limit = kMaxDiffRuns;
+    query.count_cap = kMaxDiffRuns;
+    const IndexPage page = index_.Search(query);
+    if (page.has_more) {
+      return HttpError{400, fmt::format("the {} side selects more than {} runs; narrow it with "
+                                        "model, target, mode or kind",
+                                        keys[i], kMaxDiffRuns)};
+    }
+    absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
+    if (!runs.ok()) return FromStatus(runs.status());
+    sides[i] = *std::move(runs);
+  }
+  const DiffReport report = DiffRuns(std::move(sides[0]), std::move(sides[1]));
+  ordered_json counts = ordered_json::object();
+  ordered_json changes = ordered_json::array();
+  for (const Change& c : report.changes) {
+    const RunRecord* base = c.base >= 0 ? &report.base[c.base] : nullptr;
+    const RunRecord* head = c.head >= 0 ? &report.head[c.head] : nullptr;
+    const RunRecord& any = base ? *base : *head;
+    const std::string kind(ChangeKindName(c.kind));
+    counts[kind] = counts.value(kind, 0) + 1;
+    changes.push_back({{"change", kind},
+                       {"regression", IsRegression(c.kind)},
+                       {"test_id", any.test_id},
+                       {"model_id", any.spec.model_id},
+                       {"target", any.spec.target},
+                       {"mode", any.spec.mode},
+                       {"kind", any.spec.kind},
+                       {"base", base ? RunJson(*base, false) : ordered_json(nullptr)},
+                       {"head", head ? RunJson(*head, false) : ordered_json(nullptr)},
+                       {"detail", c.detail}});
+  }
+  SendJson(res, 200,
+           {{"base", names[0]},
+            {"head", names[1]},
+            {"compared", report.compared},
+            {"regressions", report.Regressions()},
+            {"counts", counts},
+            {"changes", changes}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, httplib::Response& res) {
+  absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
+  if (!query.ok()) return FromStatus(query.status());
+  // A summary walks every matching run: the answer is kept until runs are added.
+  const std::string key = params.Canonical();
+  const int64_t size = index_.size();
+  if (std::optional<std::string> body = summaries_.Find(key, size)) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(*std::move(body), "application/json");
+    return std::nullopt;
+  }
+  const Summary summary = index_.Summarize(*query, kMaxSummaryPoints);
+  ordered_json points = ordered_json::array();
+  for (const SummaryPoint& p : summary.points) {
+    ordered_json point = {{"model_id", p.model_id}};
+    for (const auto& [name, value] : p.metrics) point[name] = value;
+    points.push_back(std::move(point));
+  }
+  SendJson(res, 200,
+           {{"runs", summary.runs},
+            {"metrics", index_.metrics()},
+            {"by_stack", GroupsJson(summary.by_stack)},
+            {"by_target", GroupsJson(summary.by_target)},
+            {"by_seq_len", GroupsJson(summary.by_seq_len)},
+            {"points", points}});
+  summaries_.Put(key, size, res.body);
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Repro(const Params& params, httplib::Response& res) {
+  absl::StatusOr<RunRecord> run = RunById(params.Get("run_id"));
+  if (!run.ok()) return FromStatus(run.status());
+  if (options_.probe.python.empty()) {
+    return HttpError{501, "this server makes no reproduction scripts"};
+  }
+  absl::StatusOr<ReproScript> script =
+      GenerateReproScript(*run, known_.Find(run->result), options_.probe, options_.targets_dir);
+  if (!script.ok()) return FromStatus(script.status());
+  for (const std::string& warning : script->warnings) {
+    std::fprintf(stderr, "compatlab: warning: %s\n", warning.c_str());
+  }
+  SendJson(res, 200, {{"run_id", run->run_id}, {"script", script->script}});
+  return std::nullopt;
+}
+
+}  // namespace compatlab

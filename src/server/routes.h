@@ -1,0 +1,70 @@
+// The endpoints of the JSON API (doc/api.md), one handler per endpoint: each
+// reads the run index, the store (through the pool) and the caches, and
+// answers JSON. Parameters are checked (params.h) before a handler runs.
+#ifndef COMPATLAB_SERVER_ROUTES_H_
+#define COMPATLAB_SERVER_ROUTES_H_
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "query/error_kb.h"
+#include "server/caches.h"
+#include "server/params.h"
+#include "server/responses.h"
+#include "server/run_index.h"
+#include "server/server.h"
+#include "server/store_pool.h"
+
+namespace compatlab {
+
+class ApiRoutes {
+ public:
+  // `kb`: null when there is no knowledge base; `kb_origin` names it ("" when
+  // none). REQUIRES: options, index, pool and kb outlive this object.
+  ApiRoutes(const ServerOptions& options, RunIndex& index, StorePool& pool,
+            const ErrorKnowledgeBase* kb, std::string kb_origin);
+
+  // Registers every /api/ endpoint on `http`. `before_each` runs once a
+  // request's parameters are checked, before its handler.
+  void Register(httplib::Server& http, std::function<void()> before_each);
+
+ private:
+  using Endpoint = std::optional<HttpError> (ApiRoutes::*)(const Params&, httplib::Response&);
+  void Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
+             Endpoint endpoint);
+
+  // --- endpoints: each fills `res` or returns the error to send ---
+  std::optional<HttpError> Health(const Params&, httplib::Response& res);
+  std::optional<HttpError> FacetsEndpoint(const Params&, httplib::Response& res);
+  std::optional<HttpError> Search(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Model(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Run(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Errors(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Diff(const Params& params, httplib::Response& res);
+  std::optional<HttpError> SummaryEndpoint(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Repro(const Params& params, httplib::Response& res);
+
+  // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
+  absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);
+  absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full);
+  absl::StatusOr<RunRecord> RunById(const std::string& run_id);
+
+  const ServerOptions& options_;
+  RunIndex& index_;
+  StorePool& pool_;
+  const ErrorKnowledgeBase* const kb_;
+  const std::string kb_origin_;
+  std::function<void()> before_each_;
+  KnownErrorCache known_;
+  SummaryCache summaries_;
+};
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SERVER_ROUTES_H_
