@@ -23,6 +23,7 @@
 #include "query/text_table.h"
 #include "store/record_json.h"
 #include "store/store.h"
+#include "sweep/resolve.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -78,21 +79,19 @@ int RunSuites(const SuitesFlags& flags) {
     std::cout << table.Render();
     return kExitOk;
   }
-  auto suite = LoadSuite(flags.name, dir);
-  if (!suite.ok()) return Fail(kExitBadInput, suite.status());
-  std::optional<ModelCatalog> catalog;
-  if (PlanNeedsCatalog(*suite, {})) {
-    auto loaded = LoadCatalog(ResolveProbeEnv(flags.python));
-    if (!loaded.ok()) return Fail(kExitFailure, loaded.status());
-    catalog = std::move(*loaded);
+  PlanRequest request;
+  request.suite = flags.name;
+  ProbeEnv probe = ResolveProbeEnv(flags.python);
+  request.base.python = probe.python;
+  request.base.probe_dir = probe.probe_dir;
+  absl::StatusOr<ResolvedPlan> resolved = LoadPlan(request, ProjectHome());
+  if (!resolved.ok()) {
+    return Fail(absl::IsInternal(resolved.status()) ? kExitFailure : kExitBadInput,
+                resolved.status());
   }
-  std::vector<std::string> targets = suite->targets;
-  auto profiles = LoadTargetProfiles(&targets, ProjectHome() / "targets");
-  if (!profiles.ok()) return Fail(kExitBadInput, profiles.status());
-  PlanOverrides overrides;
-  overrides.targets = targets;
-  auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr, *profiles);
-  if (!plan.ok()) return Fail(kExitBadInput, plan.status());
+  std::vector<TestSpec> plan_specs;
+  for (const ResolvedTest& t : resolved->tests) plan_specs.push_back(t.spec);
+  const std::vector<TestSpec>* plan = &plan_specs;
   if (flags.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const TestSpec& s : *plan) {
@@ -175,13 +174,13 @@ int RunCli(int argc, char** argv) {
                       "compile mode: rerun each compiled test in a second process on the same "
                       "compile cache and record warm preparation");
   sweep_cmd->add_option("--timeout", sweep.timeout_s, "per-test deadline in seconds");
-  sweep_cmd->add_option("--mem-limit", sweep.mem_limit, "per-test memory limit (e.g. 8G, 512M)")
-      ->capture_default_str();
+  sweep_cmd->add_option("--mem-limit", sweep.mem_limit,
+                        "per-test memory limit (e.g. 8G, 512M; default 8G)");
   sweep_cmd->add_option("--mem-limit-method", sweep.mem_limit_method,
                         "cgroup_v2, cgroup_v1 or rlimit (default: best available)");
-  sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once")->capture_default_str();
-  sweep_cmd->add_option("--grace", sweep.grace_s, "seconds between SIGTERM and SIGKILL")
-      ->capture_default_str();
+  sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once (default 1)");
+  sweep_cmd->add_option("--grace", sweep.grace_s,
+                        "seconds between SIGTERM and SIGKILL (default 2)");
   sweep_cmd->add_option("--python", sweep.python, "interpreter that runs the probe");
   CLI::Option* resume = sweep_cmd
                             ->add_option("--resume", sweep.resume_id,

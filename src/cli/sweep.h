@@ -1,4 +1,4 @@
-// `compatlab sweep`: plan, supervise, store.
+// `compatlab sweep`: its flags, turned into SweepOptions (src/sweep/sweep.h).
 #ifndef COMPATLAB_CLI_SWEEP_H_
 #define COMPATLAB_CLI_SWEEP_H_
 
@@ -8,6 +8,7 @@
 
 namespace compatlab {
 
+// Unset or empty means "not given": a resume takes the stored plan's value.
 struct SweepFlags {
   std::string db = "compatlab.db";
   std::string suite;
@@ -24,13 +25,13 @@ struct SweepFlags {
   std::optional<int64_t> train_steps;
   bool warm = false;
   std::optional<double> timeout_s;
-  std::string mem_limit = "8G";
-  std::string mem_limit_method;  // "" = best available
-  int jobs = 1;
+  std::optional<std::string> mem_limit;  // default 8G
+  std::string mem_limit_method;          // "" = best available
+  std::optional<int> jobs;               // default 1
   bool resume = false;
-  std::string resume_id;  // "" = the latest unfinished sweep
-  std::string python;     // "" = $COMPATLAB_PYTHON or <home>/.venv/bin/python
-  double grace_s = 2.0;
+  std::string resume_id;          // "" = the latest unfinished sweep
+  std::string python;             // "" = $COMPATLAB_PYTHON or <home>/.venv/bin/python
+  std::optional<double> grace_s;  // default 2
   std::string command_line;
 };
 

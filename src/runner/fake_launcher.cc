@@ -34,7 +34,10 @@ void WriteAll(int fd, const std::string& s) {
     rlimit rl = {static_cast<rlim_t>(limit->Bytes()), static_cast<rlim_t>(limit->Bytes())};
     setrlimit(RLIMIT_AS, &rl);
   }
-  const std::string& kind = req.spec.kind;
+  // A model test stands in as noop (eager) or compile-cache (compile mode).
+  const std::string kind = req.spec.model_id == "none"  ? req.spec.kind
+                           : req.spec.mode == "compile" ? std::string("compile-cache")
+                                                        : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
   if (kind == "noop") {
     WriteAll(result_fd, pass);
@@ -108,6 +111,8 @@ void WriteAll(int fd, const std::string& s) {
 absl::StatusOr<pid_t> FakeLauncher::Launch(const LaunchRequest& request, int stdout_fd,
                                            int stderr_fd, int result_fd) {
   ++launches_;
+  requests_.push_back(request);
+  requests_.back().limit = nullptr;  // not valid once the test is over
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
