@@ -9,7 +9,8 @@
 namespace compatlab {
 namespace {
 
-PlanRequest ToPlanRequest(const SweepFlags& f, int64_t mem_limit_bytes) {
+PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
+  const PlanFlags& f = flags.plan;
   PlanRequest r;
   r.suite = f.suite.empty() ? "smoke" : f.suite;
   r.overrides.models = f.models;
@@ -22,34 +23,16 @@ PlanRequest ToPlanRequest(const SweepFlags& f, int64_t mem_limit_bytes) {
   r.overrides.seq_lens = f.seq_lens;
   r.overrides.new_tokens = f.new_tokens;
   r.overrides.train_steps = f.train_steps;
-  r.overrides.timeout_s = f.timeout_s;
+  r.overrides.timeout_s = flags.timeout_s;
   r.model_path = f.model_path;
   ProbeEnv probe = ResolveProbeEnv(f.python);
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;
   r.base.warm = f.warm;
-  r.base.grace_s = f.grace_s.value_or(2.0);
+  r.base.grace_s = flags.grace_s.value_or(2.0);
   r.base.mem_limit_bytes = mem_limit_bytes;
   r.base.mem_limit_method = f.mem_limit_method;
   return r;
-}
-
-ResumeFlags ToResumeFlags(const SweepFlags& f) {
-  return {f.suite,
-          f.models,
-          f.model_path,
-          f.kinds,
-          f.targets,
-          f.modes,
-          f.backend,
-          f.dtypes,
-          f.batch_sizes,
-          f.seq_lens,
-          f.new_tokens,
-          f.train_steps,
-          f.warm,
-          f.python.empty() ? "" : ResolveProbeEnv(f.python).python,
-          f.mem_limit_method};
 }
 
 }  // namespace
@@ -67,7 +50,9 @@ int RunSweep(const SweepFlags& flags) {
   options.resume = flags.resume;
   if (flags.resume) {
     options.resume_id = flags.resume_id;
-    options.given = ToResumeFlags(flags);
+    options.given = flags.plan;
+    if (!flags.plan.python.empty())
+      options.given.python = ResolveProbeEnv(flags.plan.python).python;
     options.timeout_s = flags.timeout_s;
     options.grace_s = flags.grace_s;
     if (flags.mem_limit.has_value()) options.mem_limit_bytes = *mem_limit;

@@ -18,15 +18,23 @@ void SetFailure(TestStatus status, const std::string& stage, const std::string& 
   result->error_message = detail;
 }
 
-RunResult LaunchFailure(const ExitFacts& facts) {
+// The supervisor's own facts, kept whatever the status.
+RunResult SupervisorFacts(const ExitFacts& facts) {
   RunResult result;
+  result.wall_s = facts.wall_s;
+  result.mem_limit_bytes = facts.mem_limit_bytes;
+  result.mem_limit_method = facts.mem_limit_method;
+  result.stdout_tail = facts.stdout_tail;
+  result.stderr_tail = facts.stderr_tail;
+  return result;
+}
+
+RunResult LaunchFailure(const ExitFacts& facts) {
+  RunResult result = SupervisorFacts(facts);
   result.status = TestStatus::kHarnessError;
   result.stage = "harness";
   result.error_type = "LaunchError";
   result.error_message = facts.launch_error;
-  result.wall_s = facts.wall_s;
-  result.mem_limit_bytes = facts.mem_limit_bytes;
-  result.mem_limit_method = facts.mem_limit_method;
   return result;
 }
 
@@ -58,12 +66,7 @@ std::string SignalName(int sig) {
 RunResult DecideStatus(const ExitFacts& facts) {
   if (!facts.launch_error.empty()) return LaunchFailure(facts);
   const int ws = facts.wait_status;
-  RunResult result;
-  result.wall_s = facts.wall_s;
-  result.mem_limit_bytes = facts.mem_limit_bytes;
-  result.mem_limit_method = facts.mem_limit_method;
-  result.stdout_tail = facts.stdout_tail;
-  result.stderr_tail = facts.stderr_tail;
+  RunResult result = SupervisorFacts(facts);
   if (WIFEXITED(ws)) result.exit_code = WEXITSTATUS(ws);
   if (WIFSIGNALED(ws)) result.term_signal = WTERMSIG(ws);
   RunResult parsed = result;

@@ -22,6 +22,26 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
+// Stands in for a compiled test: a cold run fills its cache directory, a warm
+// run hits what the cold one left there.
+void CompileCacheChild(const LaunchRequest& req, int result_fd) {
+  const std::string entry = req.compile_cache_dir + "/entry";
+  if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
+    WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
+  } else if (req.cache_phase == "warm" && access(entry.c_str(), F_OK) == 0) {
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":1.0,"cache_hits":2,"cache_misses":0}})");
+  } else if (req.cache_phase == "warm") {
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
+  } else {
+    FILE* f = std::fopen(entry.c_str(), "w");
+    if (f != nullptr) std::fclose(f);
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
+  }
+}
+
 [[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
   const MemoryLimit* limit = req.limit;
   if (limit != nullptr && !limit->ProcsPath().empty()) {
@@ -78,23 +98,7 @@ void WriteAll(int fd, const std::string& s) {
     WriteAll(1, "END-OF-FLOOD");
     WriteAll(result_fd, pass);
   } else if (kind == "compile-cache") {
-    // Stands in for a compiled test: a cold run fills its cache directory, a
-    // warm run hits what the cold one left there.
-    const std::string entry = req.compile_cache_dir + "/entry";
-    if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
-      WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
-    } else if (req.cache_phase == "warm" && access(entry.c_str(), F_OK) == 0) {
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":1.0,"cache_hits":2,"cache_misses":0}})");
-    } else if (req.cache_phase == "warm") {
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
-    } else {
-      FILE* f = std::fopen(entry.c_str(), "w");
-      if (f != nullptr) std::fclose(f);
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
-    }
+    CompileCacheChild(req, result_fd);
   } else if (kind == "exit3") {
     _exit(3);
   } else if (kind == "bad-result") {

@@ -84,7 +84,7 @@ std::string TargetName(const std::string& name_or_path) {
 }
 
 // The flags that say what is tested (models, shapes, ...).
-absl::Status CheckMatrixFlags(const ResumeFlags& f, const std::vector<ResolvedTest>& plan) {
+absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
   using Strings = std::vector<std::string>;
   auto spec_field = [&](auto member) {
     return Distinct<std::string>(
@@ -120,7 +120,7 @@ absl::Status CheckMatrixFlags(const ResumeFlags& f, const std::vector<ResolvedTe
 }
 
 // The flags that set one value (backend, kind parameters, paths, ...).
-absl::Status CheckValueFlags(const ResumeFlags& f, const std::vector<ResolvedTest>& plan) {
+absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
   auto one = [](const std::string& value) {
     return value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value};
   };
@@ -205,7 +205,7 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
   return ResolvePlan(*suite, overrides, request.base, catalog ? &*catalog : nullptr, *profiles);
 }
 
-absl::Status CheckResumeFlags(const ResumeFlags& flags, const std::string& suite,
+absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                               const std::vector<ResolvedTest>& plan) {
   if (!flags.suite.empty() && fs::path(flags.suite).stem().string() != suite) {
     return absl::InvalidArgumentError(absl::StrCat(

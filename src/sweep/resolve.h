@@ -53,8 +53,9 @@ struct PlanRequest {
 absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request,
                                       const std::filesystem::path& home);
 
-// The plan flags given with --resume (each unset or empty when not given).
-struct ResumeFlags {
+// The command line's plan flags as given (each unset or empty when not
+// given): what a new sweep plans from, and what a resume must agree with.
+struct PlanFlags {
   std::string suite;
   std::vector<std::string> models;
   std::string model_path;
@@ -77,7 +78,7 @@ struct ResumeFlags {
 // first flag that differs, with the stored value. A target given as a path
 // matches the profile name equal to its file's stem. REQUIRES: every test of
 // `plan` has its execution settings.
-absl::Status CheckResumeFlags(const ResumeFlags& flags, const std::string& suite,
+absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                               const std::vector<ResolvedTest>& plan);
 
 }  // namespace compatlab

@@ -118,7 +118,7 @@ std::vector<ResolvedTest> StoredPlan() {
 
 TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
   EXPECT_TRUE(CheckResumeFlags({}, "s", StoredPlan()).ok());
-  ResumeFlags flags;
+  PlanFlags flags;
   flags.suite = "suites/s.json";
   flags.models = {"llama"};
   flags.modes = {"compile", "eager"};
@@ -132,7 +132,7 @@ TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
 }
 
 TEST(CheckResumeFlagsTest, NamesTheFirstFlagThatDiffers) {
-  ResumeFlags flags;
+  PlanFlags flags;
   flags.seq_lens = {16, 64};
   flags.backend = "inductor";
   absl::Status s = CheckResumeFlags(flags, "s", StoredPlan());

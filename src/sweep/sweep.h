@@ -24,7 +24,7 @@ struct SweepOptions {
   // A resume: the stored plan replayed; the plan flags given must equal it.
   bool resume = false;
   std::string resume_id;  // "" = the latest unfinished sweep
-  ResumeFlags given;
+  PlanFlags given;
   // Given with --resume, these replace the stored values for the tests run now.
   std::optional<double> timeout_s;
   std::optional<double> grace_s;
