@@ -25,6 +25,7 @@
 #include "query/text_table.h"
 #include "store/record_json.h"
 #include "store/store.h"
+#include "sweep/resolve.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -80,21 +81,19 @@ int RunSuites(const SuitesFlags& flags) {
     std::cout << table.Render();
     return kExitOk;
   }
-  auto suite = LoadSuite(flags.name, dir);
-  if (!suite.ok()) return Fail(kExitBadInput, suite.status());
-  std::optional<ModelCatalog> catalog;
-  if (PlanNeedsCatalog(*suite, {})) {
-    auto loaded = LoadCatalog(ResolveProbeEnv(flags.python));
-    if (!loaded.ok()) return Fail(kExitFailure, loaded.status());
-    catalog = std::move(*loaded);
+  PlanRequest request;
+  request.suite = flags.name;
+  ProbeEnv probe = ResolveProbeEnv(flags.python);
+  request.base.python = probe.python;
+  request.base.probe_dir = probe.probe_dir;
+  absl::StatusOr<ResolvedPlan> resolved = LoadPlan(request, ProjectHome());
+  if (!resolved.ok()) {
+    return Fail(absl::IsInternal(resolved.status()) ? kExitFailure : kExitBadInput,
+                resolved.status());
   }
-  std::vector<std::string> targets = suite->targets;
-  auto profiles = LoadTargetProfiles(&targets, ProjectHome() / "targets");
-  if (!profiles.ok()) return Fail(kExitBadInput, profiles.status());
-  PlanOverrides overrides;
-  overrides.targets = targets;
-  auto plan = ExpandPlan(*suite, overrides, catalog ? &*catalog : nullptr, *profiles);
-  if (!plan.ok()) return Fail(kExitBadInput, plan.status());
+  std::vector<TestSpec> plan_specs;
+  for (const ResolvedTest& t : resolved->tests) plan_specs.push_back(t.spec);
+  const std::vector<TestSpec>* plan = &plan_specs;
   if (flags.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const TestSpec& s : *plan) {
@@ -149,42 +148,43 @@ int RunCli(int argc, char** argv) {
   sweep.command_line = JoinArgs(argc, argv);
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
   sweep_cmd->add_option("--db", sweep.db, "SQLite store")->capture_default_str();
-  sweep_cmd->add_option("--suite", sweep.suite, "suite name or JSON file (default: smoke)");
-  sweep_cmd->add_option("--models", sweep.models, "model types, overriding the suite's list")
+  sweep_cmd->add_option("--suite", sweep.plan.suite, "suite name or JSON file (default: smoke)");
+  sweep_cmd->add_option("--models", sweep.plan.models, "model types, overriding the suite's list")
       ->delimiter(',');
-  sweep_cmd->add_option("--model-path", sweep.model_path,
+  sweep_cmd->add_option("--model-path", sweep.plan.model_path,
                         "a local checkpoint directory as the model");
-  sweep_cmd->add_option("--kinds", sweep.kinds, "test kinds (forward, generate, train)")
+  sweep_cmd->add_option("--kinds", sweep.plan.kinds, "test kinds (forward, generate, train)")
       ->delimiter(',');
   sweep_cmd
-      ->add_option("--targets", sweep.targets,
+      ->add_option("--targets", sweep.plan.targets,
                    "target profiles by name (targets/NAME.json) or file, overriding the "
                    "suite's")
       ->delimiter(',');
-  sweep_cmd->add_option("--modes", sweep.modes, "eager, compile")->delimiter(',');
-  sweep_cmd->add_option("--backend", sweep.backend,
+  sweep_cmd->add_option("--modes", sweep.plan.modes, "eager, compile")->delimiter(',');
+  sweep_cmd->add_option("--backend", sweep.plan.backend,
                         "compile backend instead of the profile's (inductor, aot_eager, "
                         "or module:function)");
-  sweep_cmd->add_option("--dtypes", sweep.dtypes, "float32, bfloat16, float16, float64")
+  sweep_cmd->add_option("--dtypes", sweep.plan.dtypes, "float32, bfloat16, float16, float64")
       ->delimiter(',');
-  sweep_cmd->add_option("--batch-sizes", sweep.batch_sizes, "batch sizes, e.g. 1,4")
+  sweep_cmd->add_option("--batch-sizes", sweep.plan.batch_sizes, "batch sizes, e.g. 1,4")
       ->delimiter(',');
-  sweep_cmd->add_option("--seq-lens", sweep.seq_lens, "sequence lengths, e.g. 128,512,2048")
+  sweep_cmd->add_option("--seq-lens", sweep.plan.seq_lens, "sequence lengths, e.g. 128,512,2048")
       ->delimiter(',');
-  sweep_cmd->add_option("--new-tokens", sweep.new_tokens, "generate: new tokens (default 16)");
-  sweep_cmd->add_option("--train-steps", sweep.train_steps, "train: optimizer steps (default 3)");
-  sweep_cmd->add_flag("--warm", sweep.warm,
+  sweep_cmd->add_option("--new-tokens", sweep.plan.new_tokens, "generate: new tokens (default 16)");
+  sweep_cmd->add_option("--train-steps", sweep.plan.train_steps,
+                        "train: optimizer steps (default 3)");
+  sweep_cmd->add_flag("--warm", sweep.plan.warm,
                       "compile mode: rerun each compiled test in a second process on the same "
                       "compile cache and record warm preparation");
   sweep_cmd->add_option("--timeout", sweep.timeout_s, "per-test deadline in seconds");
-  sweep_cmd->add_option("--mem-limit", sweep.mem_limit, "per-test memory limit (e.g. 8G, 512M)")
-      ->capture_default_str();
-  sweep_cmd->add_option("--mem-limit-method", sweep.mem_limit_method,
+  sweep_cmd->add_option("--mem-limit", sweep.mem_limit,
+                        "per-test memory limit (e.g. 8G, 512M; default 8G)");
+  sweep_cmd->add_option("--mem-limit-method", sweep.plan.mem_limit_method,
                         "cgroup_v2, cgroup_v1 or rlimit (default: best available)");
-  sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once")->capture_default_str();
-  sweep_cmd->add_option("--grace", sweep.grace_s, "seconds between SIGTERM and SIGKILL")
-      ->capture_default_str();
-  sweep_cmd->add_option("--python", sweep.python, "interpreter that runs the probe");
+  sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once (default 1)");
+  sweep_cmd->add_option("--grace", sweep.grace_s,
+                        "seconds between SIGTERM and SIGKILL (default 2)");
+  sweep_cmd->add_option("--python", sweep.plan.python, "interpreter that runs the probe");
   CLI::Option* resume = sweep_cmd
                             ->add_option("--resume", sweep.resume_id,
                                          "continue a sweep (default: the latest unfinished)")

@@ -1,4 +1,4 @@
-// `compatlab sweep`: plan, supervise, store.
+// `compatlab sweep`: its flags, turned into SweepOptions (src/sweep/sweep.h).
 #ifndef COMPATLAB_CLI_SWEEP_H_
 #define COMPATLAB_CLI_SWEEP_H_
 
@@ -6,31 +6,21 @@
 #include <string>
 #include <vector>
 
+#include "sweep/resolve.h"
+
 namespace compatlab {
 
+// Unset or empty means "not given": a resume takes the stored plan's value.
 struct SweepFlags {
   std::string db = "compatlab.db";
-  std::string suite;
-  std::vector<std::string> models;
-  std::string model_path;
-  std::vector<std::string> kinds;
-  std::vector<std::string> targets;
-  std::vector<std::string> modes;
-  std::string backend;
-  std::vector<std::string> dtypes;
-  std::vector<int64_t> batch_sizes;
-  std::vector<int64_t> seq_lens;
-  std::optional<int64_t> new_tokens;
-  std::optional<int64_t> train_steps;
-  bool warm = false;
+  // plan.python "" = $COMPATLAB_PYTHON or <home>/.venv/bin/python.
+  PlanFlags plan;
   std::optional<double> timeout_s;
-  std::string mem_limit = "8G";
-  std::string mem_limit_method;  // "" = best available
-  int jobs = 1;
+  std::optional<std::string> mem_limit;  // default 8G
+  std::optional<int> jobs;               // default 1
   bool resume = false;
-  std::string resume_id;  // "" = the latest unfinished sweep
-  std::string python;     // "" = $COMPATLAB_PYTHON or <home>/.venv/bin/python
-  double grace_s = 2.0;
+  std::string resume_id;          // "" = the latest unfinished sweep
+  std::optional<double> grace_s;  // default 2
   std::string command_line;
 };
 

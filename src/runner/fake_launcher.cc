@@ -22,6 +22,26 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
+// Stands in for a compiled test: a cold run fills its cache directory, a warm
+// run hits what the cold one left there.
+void CompileCacheChild(const LaunchRequest& req, int result_fd) {
+  const std::string entry = req.compile_cache_dir + "/entry";
+  if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
+    WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
+  } else if (req.cache_phase == "warm" && access(entry.c_str(), F_OK) == 0) {
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":1.0,"cache_hits":2,"cache_misses":0}})");
+  } else if (req.cache_phase == "warm") {
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
+  } else {
+    FILE* f = std::fopen(entry.c_str(), "w");
+    if (f != nullptr) std::fclose(f);
+    WriteAll(result_fd,
+             R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
+  }
+}
+
 [[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
   const MemoryLimit* limit = req.limit;
   if (limit != nullptr && !limit->ProcsPath().empty()) {
@@ -34,7 +54,10 @@ void WriteAll(int fd, const std::string& s) {
     rlimit rl = {static_cast<rlim_t>(limit->Bytes()), static_cast<rlim_t>(limit->Bytes())};
     setrlimit(RLIMIT_AS, &rl);
   }
-  const std::string& kind = req.spec.kind;
+  // A model test stands in as noop (eager) or compile-cache (compile mode).
+  const std::string kind = req.spec.model_id == "none"  ? req.spec.kind
+                           : req.spec.mode == "compile" ? std::string("compile-cache")
+                                                        : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
   if (kind == "noop") {
     WriteAll(result_fd, pass);
@@ -75,23 +98,7 @@ void WriteAll(int fd, const std::string& s) {
     WriteAll(1, "END-OF-FLOOD");
     WriteAll(result_fd, pass);
   } else if (kind == "compile-cache") {
-    // Stands in for a compiled test: a cold run fills its cache directory, a
-    // warm run hits what the cold one left there.
-    const std::string entry = req.compile_cache_dir + "/entry";
-    if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
-      WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
-    } else if (req.cache_phase == "warm" && access(entry.c_str(), F_OK) == 0) {
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":1.0,"cache_hits":2,"cache_misses":0}})");
-    } else if (req.cache_phase == "warm") {
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
-    } else {
-      FILE* f = std::fopen(entry.c_str(), "w");
-      if (f != nullptr) std::fclose(f);
-      WriteAll(result_fd,
-               R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
-    }
+    CompileCacheChild(req, result_fd);
   } else if (kind == "exit3") {
     _exit(3);
   } else if (kind == "bad-result") {
@@ -108,6 +115,8 @@ void WriteAll(int fd, const std::string& s) {
 absl::StatusOr<pid_t> FakeLauncher::Launch(const LaunchRequest& request, int stdout_fd,
                                            int stderr_fd, int result_fd) {
   ++launches_;
+  requests_.push_back(request);
+  requests_.back().limit = nullptr;  // not valid once the test is over
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {

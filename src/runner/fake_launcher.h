@@ -4,6 +4,8 @@
 #ifndef COMPATLAB_RUNNER_FAKE_LAUNCHER_H_
 #define COMPATLAB_RUNNER_FAKE_LAUNCHER_H_
 
+#include <vector>
+
 #include "runner/launcher.h"
 
 namespace compatlab {
@@ -12,7 +14,10 @@ namespace compatlab {
 // grandchild holding its output; both print their pids), "segfault",
 // "abort", "oom" (touches memory until stopped), "flood" (kind_params
 // "bytes" to stdout and stderr, then pass), "exit3" (exits 3 without a
-// result), "bad-result", "fail" (a fail_to_run result with a traceback).
+// result), "bad-result", "fail" (a fail_to_run result with a traceback),
+// "compile-cache" (a cold run fills its cache directory, a warm run hits it).
+// A model test (model_id not "none") runs as "noop" in eager mode and as
+// "compile-cache" in compile mode.
 class FakeLauncher : public TestLauncher {
  public:
   absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,
@@ -21,9 +26,12 @@ class FakeLauncher : public TestLauncher {
   StackInfo Stack() const override { return {"fake", "fake", "fake"}; }
   int Restarts() const override { return 0; }
   int launches() const { return launches_; }
+  // Every request launched, in order (their `limit` is null).
+  const std::vector<LaunchRequest>& requests() const { return requests_; }
 
  private:
   int launches_ = 0;
+  std::vector<LaunchRequest> requests_;
 };
 
 }  // namespace compatlab

@@ -22,25 +22,12 @@ namespace {
 
 // Everything below runs in the forked guardian.
 
-[[noreturn]] void GuardianMain(int fd, pid_t owner) {
-  // Own process group: a Ctrl-C aimed at the supervisor's group must not take
-  // the guardian down before it has cleaned up.
-  setpgid(0, 0);
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  signal(SIGHUP, SIG_IGN);
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-  // Close everything but the command pipe and stderr.
-  for (int i = 3; i < 1024; ++i) {
-    if (i != fd) close(i);
-  }
+// What the owner asked the guardian to kill: one command line at a time.
+struct Tracked {
   std::set<pid_t> groups, pids;
   std::set<std::string> cgroups;
-  std::string buffer;
-  auto apply = [&](const std::string& line) {
+
+  void Apply(const std::string& line) {
     if (line.size() < 2) return;
     std::string arg = line.substr(2);
     switch (line[0]) {
@@ -65,7 +52,32 @@ namespace {
       case 'Q':
         _exit(0);
     }
-  };
+  }
+
+  void KillAll() const {
+    for (pid_t pid : pids) kill(pid, SIGKILL);
+    for (pid_t pgid : groups) kill(-pgid, SIGKILL);
+    for (const std::string& dir : cgroups) KillAndRemoveCgroup(dir);
+  }
+};
+
+[[noreturn]] void GuardianMain(int fd, pid_t owner) {
+  // Own process group: a Ctrl-C aimed at the supervisor's group must not take
+  // the guardian down before it has cleaned up.
+  setpgid(0, 0);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  // Close everything but the command pipe and stderr.
+  for (int i = 3; i < 1024; ++i) {
+    if (i != fd) close(i);
+  }
+  Tracked tracked;
+  std::string buffer;
   // Reads what is in the pipe now; false at EOF (the owner is gone).
   auto read_available = [&]() {
     char chunk[4096];
@@ -82,7 +94,7 @@ namespace {
       while ((pos = buffer.find('\n')) != std::string::npos) {
         std::string line = buffer.substr(0, pos);
         buffer.erase(0, pos + 1);
-        apply(line);
+        tracked.Apply(line);
       }
     }
   };
@@ -99,9 +111,7 @@ namespace {
       break;
     }
   }
-  for (pid_t pid : pids) kill(pid, SIGKILL);
-  for (pid_t pgid : groups) kill(-pgid, SIGKILL);
-  for (const std::string& dir : cgroups) KillAndRemoveCgroup(dir);
+  tracked.KillAll();
   _exit(0);
 }
 

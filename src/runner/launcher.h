@@ -11,16 +11,10 @@
 
 #include "absl/status/statusor.h"
 #include "core/records.h"
+#include "core/resolved_test.h"
 #include "runner/memlimit.h"
 
 namespace compatlab {
-
-// Steady-state measurement rule passed to the probe.
-struct MeasureOptions {
-  int warmup = 3;
-  int min_iters = 10;
-  double min_time_s = 1.0;
-};
 
 struct LaunchRequest {
   std::string run_id;

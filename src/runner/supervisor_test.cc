@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@ TestJob Job(const std::string& kind, double timeout_s = 30) {
   job.spec.model_id = "none";
   job.spec.kind = kind;
   job.spec.timeout_s = timeout_s;
+  job.grace_s = 0.3;
   return job;
 }
 
@@ -31,75 +31,28 @@ class SupervisorTest : public ::testing::Test {
     limiter_ = std::move(*limiter);
   }
 
+  // Runs every job at once to its end; the results in job order.
   std::vector<RunResult> RunAll(const std::vector<TestJob>& jobs, SupervisorOptions options = {}) {
-    options.grace_s = 0.3;
     Supervisor supervisor(options, &launcher_, limiter_.get(), nullptr);
+    EXPECT_TRUE(supervisor.Begin().ok());
+    for (const TestJob& job : jobs) supervisor.Add(&job);
     std::vector<RunResult> results(jobs.size());
-    SupervisorCallbacks callbacks;
-    callbacks.on_result = [&](const TestOutcome& o) {
-      results[static_cast<size_t>(o.job - jobs.data())] = o.result;
-      return absl::OkStatus();
-    };
-    absl::Status s = supervisor.Run(jobs, callbacks);
-    EXPECT_TRUE(s.ok()) << s;
+    size_t finished = 0;
+    while (finished < jobs.size()) {
+      absl::Status s = supervisor.DoWork(1.0);
+      EXPECT_TRUE(s.ok()) << s;
+      for (const FinishedTest& f : supervisor.TakeFinished()) {
+        results[static_cast<size_t>(f.job - jobs.data())] = DecideStatus(f.facts);
+        ++finished;
+      }
+    }
+    supervisor.End();
     return results;
   }
 
   FakeLauncher launcher_;
   std::unique_ptr<MemoryLimiter> limiter_;
 };
-
-TestJob CompiledJob(const std::string& run_id) {
-  TestJob job = Job("compile-cache");
-  job.run_id = run_id;
-  job.spec.mode = "compile";
-  return job;
-}
-
-TEST_F(SupervisorTest, WarmRerunSharesTheColdCacheDirectoryAndIsFoldedIntoOneResult) {
-  const std::filesystem::path root =
-      std::filesystem::path(::testing::TempDir()) / ("cache-" + std::to_string(getpid()));
-  SupervisorOptions options;
-  options.compile_cache_root = root.string();
-  options.warm = true;
-  options.jobs = 2;
-  std::vector<TestJob> jobs = {CompiledJob("a"), CompiledJob("b"), Job("noop")};
-  std::vector<RunResult> r = RunAll(jobs, options);
-  for (int i : {0, 1}) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(r[i].status, TestStatus::kPass);
-    EXPECT_DOUBLE_EQ(r[i].prepare_s.value_or(-1), 5.0);  // the cold run's
-    EXPECT_EQ(r[i].cache_hits.value_or(-1), 0);
-    EXPECT_DOUBLE_EQ(r[i].warm_prepare_s.value_or(-1), 1.0);
-    EXPECT_EQ(r[i].warm_cache_hits.value_or(-1), 2);
-    EXPECT_EQ(r[i].warm_state, "warm");
-  }
-  EXPECT_EQ(r[2].warm_state, "");  // eager tests have no warm rerun
-  EXPECT_FALSE(std::filesystem::exists(root / "a"));
-  EXPECT_FALSE(std::filesystem::exists(root / "b"));
-
-  options.warm = false;
-  r = RunAll({CompiledJob("c")}, options);
-  EXPECT_EQ(r[0].status, TestStatus::kPass);  // it had a cache directory
-  EXPECT_EQ(r[0].warm_state, "");
-  EXPECT_FALSE(std::filesystem::exists(root / "c"));
-  std::filesystem::remove_all(root);
-}
-
-TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {
-  RunResult cold;
-  RunResult warm;
-  warm.status = TestStatus::kPass;
-  warm.prepare_s = 3;
-  warm.cache_hits = 0;
-  MergeWarmResult(warm, &cold);
-  EXPECT_EQ(cold.warm_state, "no_cache_hits");
-  EXPECT_DOUBLE_EQ(*cold.warm_prepare_s, 3);
-  warm.status = TestStatus::kFailToCompile;
-  warm.error_message = "backend refused";
-  MergeWarmResult(warm, &cold);
-  EXPECT_EQ(cold.warm_state, "failed: fail_to_compile (backend refused)");
-}
 
 TEST_F(SupervisorTest, TakesStatusAndMetricsFromChildResult) {
   std::vector<RunResult> r = RunAll({Job("noop"), Job("fail")});
@@ -140,9 +93,9 @@ TEST_F(SupervisorTest, RecordsCrashWithSignalName) {
 }
 
 TEST_F(SupervisorTest, RecordsOomFromTheLimitsOwnCounter) {
-  SupervisorOptions options;
-  options.mem_limit_bytes = 256 << 20;
-  std::vector<RunResult> r = RunAll({Job("oom")}, options);
+  TestJob job = Job("oom");
+  job.mem_limit_bytes = 256 << 20;
+  std::vector<RunResult> r = RunAll({job});
   EXPECT_EQ(r[0].status, TestStatus::kOom) << r[0].error_message;
   EXPECT_EQ(r[0].mem_limit_method, limiter_->Method());
   EXPECT_EQ(r[0].mem_limit_bytes, 256 << 20);
@@ -169,41 +122,27 @@ TEST_F(SupervisorTest, MissingOrBadResultIsHarnessError) {
   EXPECT_EQ(r[1].error_type, "BadResult");
 }
 
-TEST_F(SupervisorTest, RunsUpToJobsTestsAtOnce) {
-  SupervisorOptions options;
-  options.jobs = 3;
-  options.grace_s = 0.1;
-  Supervisor supervisor(options, &launcher_, limiter_.get(), nullptr);
-  std::vector<TestJob> jobs;
-  for (int i = 0; i < 7; ++i) jobs.push_back(Job("hang", 0.2));
-  int active = 0, peak = 0, done = 0;
-  SupervisorCallbacks callbacks;
-  callbacks.on_start = [&](const TestJob&) { peak = std::max(peak, ++active); };
-  callbacks.on_result = [&](const TestOutcome&) {
-    --active;
-    ++done;
-    return absl::OkStatus();
-  };
-  ASSERT_TRUE(supervisor.Run(jobs, callbacks).ok());
-  EXPECT_EQ(done, 7);
-  EXPECT_EQ(peak, 3);
-}
-
-TEST_F(SupervisorTest, StoreFailureStopsTheRunAndKillsRunningTests) {
-  SupervisorOptions options;
-  options.jobs = 2;
-  Supervisor supervisor(options, &launcher_, limiter_.get(), nullptr);
-  std::vector<TestJob> jobs = {Job("noop"), Job("hang", 60), Job("noop"), Job("noop")};
-  int reported = 0;
-  SupervisorCallbacks callbacks;
-  callbacks.on_result = [&](const TestOutcome&) {
-    ++reported;
-    return absl::DataLossError("disk full");
-  };
-  absl::Status s = supervisor.Run(jobs, callbacks);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(reported, 1);
-  EXPECT_LE(launcher_.launches(), 3);
+TEST_F(SupervisorTest, InterruptingSignalKillsEveryRunningTest) {
+  Supervisor supervisor({}, &launcher_, limiter_.get(), nullptr);
+  ASSERT_TRUE(supervisor.Begin().ok());
+  std::vector<TestJob> jobs = {Job("hang", 60), Job("hang-hard", 60)};
+  for (const TestJob& job : jobs) supervisor.Add(&job);
+  ASSERT_TRUE(supervisor.DoWork(0.1).ok());
+  EXPECT_EQ(supervisor.running(), 2u);
+  kill(getpid(), SIGTERM);  // blocked: it arrives through the signalfd
+  std::vector<FinishedTest> finished;
+  for (int i = 0; i < 100 && finished.size() < 2; ++i) {
+    ASSERT_TRUE(supervisor.DoWork(0.1).ok());
+    for (FinishedTest& f : supervisor.TakeFinished()) finished.push_back(std::move(f));
+  }
+  EXPECT_EQ(supervisor.interrupt_signal(), SIGTERM);
+  ASSERT_EQ(finished.size(), 2u);  // killed at once, before any deadline
+  for (const FinishedTest& f : finished) {
+    EXPECT_FALSE(f.facts.timed_out);
+    EXPECT_TRUE(WIFSIGNALED(f.facts.wait_status));
+    EXPECT_EQ(WTERMSIG(f.facts.wait_status), SIGKILL);
+  }
+  supervisor.End();
 }
 
 TEST(SignalNameTest, NamesCommonSignals) {

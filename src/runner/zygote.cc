@@ -91,7 +91,10 @@ absl::Status ZygoteLauncher::Spawn() {
   control_fd_ = sv[0];
   if (guardian_ != nullptr) guardian_->TrackPid(pid_);
   if (starts_++ > 0) ++restarts_;
+  return Handshake();
+}
 
+absl::Status ZygoteLauncher::Handshake() {
   json preload = {{"type", "preload"}, {"model_types", options_.preload}};
   std::string msg = preload.dump();
   if (send(control_fd_, msg.data(), msg.size(), MSG_NOSIGNAL) < 0) {

@@ -47,6 +47,8 @@ class ZygoteLauncher : public TestLauncher {
 
  private:
   absl::Status Spawn();
+  // Sends the preload message and waits for the zygote's ready message.
+  absl::Status Handshake();
   void Stop(bool kill_now);
   absl::StatusOr<std::string> Receive(double timeout_s);
   absl::StatusOr<pid_t> TryLaunch(const LaunchRequest& request, int stdout_fd, int stderr_fd,

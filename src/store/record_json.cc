@@ -51,7 +51,9 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   return json;
 }
 
-absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
+namespace {
+
+nlohmann::ordered_json SpecObject(const TestSpec& spec) {
   RunRecord record;
   record.spec = spec;
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
@@ -61,6 +63,10 @@ absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
     }
   }
   json["kind_params"] = spec.kind_params;  // an object here, not the column's text
+  return json;
+}
+
+absl::StatusOr<std::string> Dump(const nlohmann::ordered_json& json, const TestSpec& spec) {
   try {
     return json.dump();
   } catch (const nlohmann::json::exception& e) {
@@ -68,13 +74,11 @@ absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
   }
 }
 
-absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view text) {
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) {
-    return absl::InvalidArgumentError(fmt::format("test spec is not a JSON object: {}", text));
-  }
+// The spec keys of `json`; `skip` is a key that is not the spec's ("" none).
+absl::StatusOr<TestSpec> SpecFromObject(const nlohmann::json& json, std::string_view skip) {
   RunRecord record;
   for (const auto& [key, value] : json.items()) {
+    if (!skip.empty() && key == skip) continue;
     const FieldDef* field = FindResultField(key);
     if (field == nullptr || field->group != FieldGroup::kSpec) {
       return absl::InvalidArgumentError(fmt::format("test spec: unknown key '{}'", key));
@@ -86,6 +90,87 @@ absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view text) {
     if (absl::Status status = field->set(*field_value, record); !status.ok()) return status;
   }
   return record.spec;
+}
+
+constexpr std::string_view kExecutionKey = "execution";
+
+nlohmann::ordered_json ExecutionObject(const TestExecution& e) {
+  return {{"target_profile_json", e.target_profile_json},
+          {"compile_options_json", e.compile_options_json},
+          {"warm", e.warm},
+          {"measure",
+           {{"warmup", e.measure.warmup},
+            {"min_iters", e.measure.min_iters},
+            {"min_time_s", e.measure.min_time_s}}},
+          {"python", e.python},
+          {"probe_dir", e.probe_dir},
+          {"grace_s", e.grace_s},
+          {"mem_limit_bytes", e.mem_limit_bytes},
+          {"mem_limit_method", e.mem_limit_method}};
+}
+
+absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
+  try {
+    const nlohmann::json& measure = json.at("measure");
+    TestExecution e;
+    e.target_profile_json = json.at("target_profile_json").get<std::string>();
+    e.compile_options_json = json.at("compile_options_json").get<std::string>();
+    e.warm = json.at("warm").get<bool>();
+    e.measure.warmup = measure.at("warmup").get<int>();
+    e.measure.min_iters = measure.at("min_iters").get<int>();
+    e.measure.min_time_s = measure.at("min_time_s").get<double>();
+    e.python = json.at("python").get<std::string>();
+    e.probe_dir = json.at("probe_dir").get<std::string>();
+    e.grace_s = json.at("grace_s").get<double>();
+    e.mem_limit_bytes = json.at("mem_limit_bytes").get<int64_t>();
+    e.mem_limit_method = json.at("mem_limit_method").get<std::string>();
+    return e;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(fmt::format("test spec: bad 'execution': {}", e.what()));
+  }
+}
+
+nlohmann::json ParseObject(std::string_view text, bool* ok) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  *ok = json.is_object();
+  return json;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
+  return Dump(SpecObject(spec), spec);
+}
+
+absl::StatusOr<std::string> PlannedTestToJson(const ResolvedTest& test) {
+  nlohmann::ordered_json json = SpecObject(test.spec);
+  if (test.execution.has_value())
+    json[std::string(kExecutionKey)] = ExecutionObject(*test.execution);
+  return Dump(json, test.spec);
+}
+
+absl::StatusOr<ResolvedTest> PlannedTestFromJson(std::string_view text) {
+  bool ok = false;
+  const nlohmann::json json = ParseObject(text, &ok);
+  if (!ok)
+    return absl::InvalidArgumentError(fmt::format("test spec is not a JSON object: {}", text));
+  absl::StatusOr<TestSpec> spec = SpecFromObject(json, kExecutionKey);
+  if (!spec.ok()) return spec.status();
+  ResolvedTest test{*std::move(spec), std::nullopt};
+  if (auto it = json.find(kExecutionKey); it != json.end()) {
+    absl::StatusOr<TestExecution> execution = ExecutionFromObject(*it);
+    if (!execution.ok()) return execution.status();
+    test.execution = *std::move(execution);
+  }
+  return test;
+}
+
+absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view text) {
+  bool ok = false;
+  const nlohmann::json json = ParseObject(text, &ok);
+  if (!ok)
+    return absl::InvalidArgumentError(fmt::format("test spec is not a JSON object: {}", text));
+  return SpecFromObject(json, "");
 }
 
 }  // namespace compatlab

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/records.h"
+#include "core/resolved_test.h"
 #include "nlohmann/json.hpp"
 #include "store/schema.h"
 
@@ -31,6 +32,16 @@ absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec);
 // written before a field existed still reads); an unknown key, a value of the
 // wrong type, or text that is not a JSON object is InvalidArgument.
 absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view json);
+
+// A planned test as stored in planned_tests.spec: the TestSpecToJson object,
+// plus, when the test has them, its execution settings under "execution"
+// (doc/results-schema.md, "Planned tests").
+absl::StatusOr<std::string> PlannedTestToJson(const ResolvedTest& test);
+
+// Inverse of PlannedTestToJson. A spec without "execution" (stored by an
+// older compatlab) reads with `execution` unset; a bad "execution" object is
+// InvalidArgument, as are the errors of TestSpecFromJson.
+absl::StatusOr<ResolvedTest> PlannedTestFromJson(std::string_view json);
 
 }  // namespace compatlab
 

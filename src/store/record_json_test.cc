@@ -76,5 +76,32 @@ TEST(RecordJsonTest, RunRecordJsonHasSchemaKeysInOrderWithTypedValues) {
   EXPECT_EQ(json["kind_params"], "{}");
 }
 
+TEST(RecordJsonTest, PlannedTestRoundTripsWithItsExecution) {
+  ResolvedTest test{test::FullRun("s1").spec, TestExecution{}};
+  test.execution->target_profile_json = R"({"name":"x","compile":{"options":{}}})";
+  test.execution->compile_options_json = R"({"dynamic":false})";
+  test.execution->warm = true;
+  test.execution->measure.min_time_s = 0.5;
+  test.execution->python = "/p/python";
+  test.execution->grace_s = 0.25;
+  test.execution->mem_limit_bytes = 123456789;
+  test.execution->mem_limit_method = "rlimit";
+  auto json = PlannedTestToJson(test);
+  ASSERT_TRUE(json.ok()) << json.status();
+  auto back = PlannedTestFromJson(*json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->spec.TestId(), test.spec.TestId());
+  ASSERT_TRUE(back->execution.has_value());
+  EXPECT_TRUE(*back->execution == *test.execution);
+  // A spec alone (an older compatlab's) reads without execution settings.
+  auto old = PlannedTestFromJson(*TestSpecToJson(test.spec));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_FALSE(old->execution.has_value());
+  // TestSpecFromJson still refuses the key; a bad execution object is refused.
+  EXPECT_FALSE(TestSpecFromJson(*json).ok());
+  auto bad = PlannedTestFromJson(R"({"model_id":"none","execution":{"warm":1}})");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -248,13 +248,22 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
 }
 
 absl::Status Store::CreateSweep(const SweepInfo& sweep, const std::vector<TestSpec>& plan) {
+  std::vector<ResolvedTest> tests;
+  tests.reserve(plan.size());
+  for (const TestSpec& spec : plan) tests.push_back({spec, std::nullopt});
+  return CreateResolvedSweep(sweep, tests);
+}
+
+absl::Status Store::CreateResolvedSweep(const SweepInfo& sweep,
+                                        const std::vector<ResolvedTest>& plan) {
   if (sweep.sweep_id.empty()) return absl::InvalidArgumentError("sweep without a sweep_id");
   // Everything that can fail on the input fails before the transaction.
   std::vector<std::pair<std::string, std::string>> rows;  // test_id, spec JSON
   std::set<std::string> seen;
-  for (const TestSpec& spec : plan) {
+  for (const ResolvedTest& test : plan) {
+    const TestSpec& spec = test.spec;
     // First: it rejects invalid UTF-8, on which TestId() would throw.
-    STORE_ASSIGN_OR_RETURN(std::string json, TestSpecToJson(spec));
+    STORE_ASSIGN_OR_RETURN(std::string json, PlannedTestToJson(test));
     std::string test_id = spec.TestId();
     if (!seen.insert(test_id).second) {
       return absl::InvalidArgumentError(
@@ -319,8 +328,8 @@ absl::StatusOr<std::vector<SweepInfo>> Store::ListSweeps() {
   return SelectSweeps(*db_, "ORDER BY created_at, rowid", {});
 }
 
-absl::StatusOr<std::vector<TestSpec>> Store::SelectSpecs(const std::string& sweep_id,
-                                                         bool pending_only) {
+absl::StatusOr<std::vector<ResolvedTest>> Store::Plan(const std::string& sweep_id,
+                                                      bool pending_only) {
   // Distinguishes "no such sweep" from "nothing pending".
   STORE_RETURN_IF_ERROR(GetSweep(sweep_id).status());
   std::string sql = "SELECT test_id, spec FROM planned_tests p WHERE p.sweep_id = ?";
@@ -332,27 +341,40 @@ absl::StatusOr<std::vector<TestSpec>> Store::SelectSpecs(const std::string& swee
   sql += " ORDER BY p.ordinal";
   STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(sql));
   STORE_RETURN_IF_ERROR(select.BindAll(sweep_id));
-  std::vector<TestSpec> specs;
+  std::vector<ResolvedTest> tests;
   while (true) {
     STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
     if (!row) break;
-    absl::StatusOr<TestSpec> spec = TestSpecFromJson(select.ColumnText(1));
-    if (!spec.ok()) {
+    absl::StatusOr<ResolvedTest> test = PlannedTestFromJson(select.ColumnText(1));
+    if (!test.ok()) {
       return absl::DataLossError(fmt::format("{}: sweep {}: planned test {}: {}", path_.string(),
                                              sweep_id, select.ColumnText(0),
-                                             std::string(spec.status().message())));
+                                             std::string(test.status().message())));
     }
-    specs.push_back(*std::move(spec));
+    tests.push_back(*std::move(test));
   }
+  return tests;
+}
+
+namespace {
+
+std::vector<TestSpec> Specs(std::vector<ResolvedTest> tests) {
+  std::vector<TestSpec> specs;
+  specs.reserve(tests.size());
+  for (ResolvedTest& t : tests) specs.push_back(std::move(t.spec));
   return specs;
 }
 
+}  // namespace
+
 absl::StatusOr<std::vector<TestSpec>> Store::PlannedTests(const std::string& sweep_id) {
-  return SelectSpecs(sweep_id, /*pending_only=*/false);
+  STORE_ASSIGN_OR_RETURN(std::vector<ResolvedTest> tests, Plan(sweep_id, false));
+  return Specs(std::move(tests));
 }
 
 absl::StatusOr<std::vector<TestSpec>> Store::PendingTests(const std::string& sweep_id) {
-  return SelectSpecs(sweep_id, /*pending_only=*/true);
+  STORE_ASSIGN_OR_RETURN(std::vector<ResolvedTest> tests, Plan(sweep_id, true));
+  return Specs(std::move(tests));
 }
 
 absl::Status Store::InsertRun(const RunRecord& record) {

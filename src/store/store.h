@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/records.h"
+#include "core/resolved_test.h"
 #include "store/schema.h"
 
 namespace compatlab {
@@ -121,6 +122,9 @@ class Store {
   // (same TestId) — else InvalidArgument and nothing is written.
   // AlreadyExists when the sweep id is taken.
   absl::Status CreateSweep(const SweepInfo& sweep, const std::vector<TestSpec>& plan);
+  // CreateSweep with each test's execution settings stored with it (a test
+  // without, like every test of CreateSweep's plan, has none). Same errors.
+  absl::Status CreateResolvedSweep(const SweepInfo& sweep, const std::vector<ResolvedTest>& plan);
 
   // The sweep `sweep_id`; NotFound if none.
   absl::StatusOr<SweepInfo> GetSweep(const std::string& sweep_id);
@@ -137,6 +141,12 @@ class Store {
   // The planned tests of `sweep_id` that have no stored result yet, in plan
   // order. NotFound if the sweep does not exist.
   absl::StatusOr<std::vector<TestSpec>> PendingTests(const std::string& sweep_id);
+
+  // The plan of `sweep_id` with the execution settings stored with it, in
+  // plan order; with `pending_only`, only its tests without a result. A test
+  // planned by an older compatlab has `execution` unset. NotFound if the
+  // sweep does not exist.
+  absl::StatusOr<std::vector<ResolvedTest>> Plan(const std::string& sweep_id, bool pending_only);
 
   // Stores one result in its own transaction; durable when it returns OK.
   // REQUIRES: record.run_id is new, record.test_id == record.spec.TestId().
@@ -201,7 +211,6 @@ class Store {
  private:
   Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db);
 
-  absl::StatusOr<std::vector<TestSpec>> SelectSpecs(const std::string& sweep_id, bool pending_only);
   // The INSERT of InsertRun and MergeRuns, inside the caller's transaction.
   absl::Status InsertRunRow(const RunRecord& record);
 

@@ -1,9 +1,11 @@
 #include "util/hash.h"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +24,15 @@ std::string ToHex(const unsigned char* bytes, unsigned int len) {
 }
 
 }  // namespace
+
+std::string RandomHex(int bytes) {
+  static std::random_device rd;
+  static std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                             static_cast<uint64_t>(getpid()));
+  std::vector<unsigned char> raw(static_cast<size_t>(bytes));
+  for (unsigned char& b : raw) b = static_cast<unsigned char>(gen() & 0xff);
+  return ToHex(raw.data(), static_cast<unsigned int>(raw.size()));
+}
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
   EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);

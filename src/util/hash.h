@@ -13,6 +13,9 @@ namespace compatlab {
 // Lower-case hex SHA-256 of `data` (64 chars).
 std::string Sha256Hex(std::string_view data);
 
+// `bytes` random bytes as lowercase hex (run and sweep ids; not for secrets).
+std::string RandomHex(int bytes);
+
 // Incremental SHA-256. Not thread-safe; one instance per digest.
 class Sha256 {
  public:

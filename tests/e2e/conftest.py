@@ -73,6 +73,15 @@ class Compatlab:
         return self.sweep_id_of(proc.stderr), proc
 
     @staticmethod
+    def close(proc):
+        """Kills `proc` (from popen) if it still runs, reaps it and closes its pipes."""
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        proc.stdout.close()
+
+    @staticmethod
     def sweep_id_of(stderr):
         """The id in the "compatlab: sweep ID: ..." line a new sweep prints on stderr."""
         match = SWEEP_LINE.search(stderr)

@@ -57,11 +57,7 @@ def test_sigkill_of_supervisor_leaves_no_process_and_resume_completes(cli, db, w
         sweep.send_signal(signal.SIGKILL)
         sweep.wait(timeout=10)
     finally:
-        if sweep.poll() is None:
-            sweep.kill()
-            sweep.wait()
-        sweep.stderr.close()
-        sweep.stdout.close()
+        cli.close(sweep)
     gone = wait_until(lambda: not cli.leftovers(sweep_id), timeout_s=10)
     assert gone, f"still alive 10 s after SIGKILL: {cli.leftovers(sweep_id)}"
     # Nor a per-test memory cgroup (named compatlab-<supervisor pid>-<n>).

@@ -1,4 +1,4 @@
-#include "cli/progress.h"
+#include "sweep/progress.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

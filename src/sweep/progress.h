@@ -1,8 +1,8 @@
 // Sweep progress for people: on a terminal, one live line (done/total,
 // passes and failures, elapsed, ETA, current tests); when piped, one plain
 // line per finished test.
-#ifndef COMPATLAB_CLI_PROGRESS_H_
-#define COMPATLAB_CLI_PROGRESS_H_
+#ifndef COMPATLAB_SWEEP_PROGRESS_H_
+#define COMPATLAB_SWEEP_PROGRESS_H_
 
 #include <cstdio>
 #include <map>
@@ -48,4 +48,4 @@ std::string TestLabel(const TestSpec& spec);
 
 }  // namespace compatlab
 
-#endif  // COMPATLAB_CLI_PROGRESS_H_
+#endif  // COMPATLAB_SWEEP_PROGRESS_H_

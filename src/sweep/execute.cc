@@ -1,0 +1,256 @@
+#include "sweep/execute.h"
+
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "query/error_kb.h"
+#include "runner/decide_status.h"
+#include "runner/supervisor.h"
+#include "util/hash.h"
+#include "util/time.h"
+
+namespace compatlab {
+
+void MergeWarmResult(const RunResult& warm, RunResult* cold) {
+  cold->warm_prepare_s = warm.prepare_s;
+  cold->warm_cache_hits = warm.cache_hits;
+  cold->warm_cache_misses = warm.cache_misses;
+  if (warm.status != TestStatus::kPass && warm.status != TestStatus::kFailAccuracy) {
+    cold->warm_state = absl::StrCat("failed: ", std::string(TestStatusName(warm.status)));
+    if (!warm.error_message.empty()) {
+      absl::StrAppend(&cold->warm_state, " (", warm.error_message.substr(0, 200), ")");
+    }
+  } else if (warm.cache_hits.value_or(0) > 0) {
+    cold->warm_state = "warm";
+  } else {
+    cold->warm_state = "no_cache_hits";
+  }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void RemoveDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
+// One planned test on its way: its job (cold, then warm) and the cold result
+// a warm rerun waits with.
+struct Entry {
+  const ResolvedTest* test = nullptr;
+  TestJob job;
+  std::optional<RunResult> cold;
+  std::string cold_started_at;
+};
+
+TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
+  const TestExecution& e = *test.execution;
+  TestJob job;
+  job.run_id = RandomHex(16);
+  job.spec = test.spec;
+  if (options.timeout_s) job.spec.timeout_s = *options.timeout_s;
+  job.target_profile_json = e.target_profile_json;
+  job.compile_options_json = e.compile_options_json;
+  job.measure = e.measure;
+  job.grace_s = options.grace_s.value_or(e.grace_s);
+  job.mem_limit_bytes = options.mem_limit_bytes.value_or(e.mem_limit_bytes);
+  job.torch_num_threads = options.torch_num_threads;
+  if (test.spec.mode == "compile" && !options.compile_cache_root.empty()) {
+    job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
+    job.cache_phase = "cold";
+  }
+  return job;
+}
+
+// The sweep's loop: what runs next, and what a finished test becomes.
+class Executor {
+ public:
+  Executor(const std::vector<ResolvedTest>& tests, const ExecuteOptions& options,
+           TestLauncher* launcher, MemoryLimiter* limiter, Guardian* guardian, Store* store,
+           const ExecuteCallbacks& callbacks)
+      : tests_(tests),
+        options_(options),
+        limiter_(limiter),
+        store_(store),
+        callbacks_(callbacks),
+        supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {}
+
+  absl::Status Run();
+
+ private:
+  void StartNext();
+  void Start(Entry* entry);
+  void OnFinished(FinishedTest finished);
+  void Commit(const Entry& entry, RunResult result, const std::string& started_at,
+              const std::string& finished_at);
+  void Stop(absl::Status status);
+  bool Done() const {
+    return supervisor_.running() == 0 && (stopping_ || (next_ >= tests_.size() && warm_.empty()));
+  }
+
+  const std::vector<ResolvedTest>& tests_;
+  const ExecuteOptions& options_;
+  MemoryLimiter* limiter_;
+  Store* store_;
+  const ExecuteCallbacks& callbacks_;
+  Supervisor supervisor_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::unordered_map<const TestJob*, Entry*> by_job_;
+  std::deque<Entry*> warm_;  // cold runs waiting for their warm rerun
+  std::vector<FinishedTest> unstarted_;
+  size_t next_ = 0;
+  bool stopping_ = false;
+  absl::Status stop_status_;
+};
+
+absl::Status Executor::Run() {
+  if (absl::Status s = supervisor_.Begin(); !s.ok()) return s;
+  double last_tick = MonotonicSeconds();
+  while (true) {
+    StartNext();
+    const double wait_s = supervisor_.running() == 0 ? 0 : 1.0;
+    if (absl::Status s = supervisor_.DoWork(wait_s); !s.ok()) Stop(s);
+    if (supervisor_.interrupt_signal() != 0) Stop(absl::OkStatus());
+    std::vector<FinishedTest> finished = supervisor_.TakeFinished();
+    for (FinishedTest& f : unstarted_) finished.push_back(std::move(f));
+    unstarted_.clear();
+    for (FinishedTest& f : finished) OnFinished(std::move(f));
+    if (double now = MonotonicSeconds(); callbacks_.on_tick && now - last_tick >= 1.0) {
+      last_tick = now;
+      callbacks_.on_tick();
+    }
+    if (finished.empty() && Done()) break;
+  }
+  for (Entry* e : warm_) RemoveDir(e->job.compile_cache_dir);  // a stopped run's
+  supervisor_.End();
+  if (!stop_status_.ok()) return stop_status_;
+  if (int sig = supervisor_.interrupt_signal(); sig != 0) {
+    return absl::CancelledError(absl::StrCat("interrupted by ", SignalName(sig)));
+  }
+  return absl::OkStatus();
+}
+
+// Warm reruns first: their cold results wait for them to be reported.
+void Executor::StartNext() {
+  while (!stopping_ && static_cast<int>(supervisor_.running()) < options_.jobs &&
+         (!warm_.empty() || next_ < tests_.size())) {
+    if (!warm_.empty()) {
+      Entry* entry = warm_.front();
+      warm_.pop_front();
+      entry->job.cache_phase = "warm";
+      Start(entry);
+      continue;
+    }
+    auto entry = std::make_unique<Entry>();
+    entry->test = &tests_[next_++];
+    entry->job = MakeJob(*entry->test, options_);
+    by_job_[&entry->job] = entry.get();
+    if (callbacks_.on_start) callbacks_.on_start(entry->job.run_id, entry->job.spec);
+    Start(entry.get());
+    entries_.push_back(std::move(entry));
+  }
+}
+
+void Executor::Start(Entry* entry) {
+  const std::string& dir = entry->job.compile_cache_dir;
+  if (!dir.empty()) {
+    std::error_code ec;
+    if (entry->job.cache_phase == "cold") fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (ec) {
+      FinishedTest f{&entry->job, {}, UtcNowIso8601(), UtcNowIso8601()};
+      f.facts.launch_error = absl::StrCat("compile cache directory ", dir, ": ", ec.message());
+      f.facts.mem_limit_bytes = entry->job.mem_limit_bytes;
+      f.facts.mem_limit_method = limiter_->Method();
+      unstarted_.push_back(std::move(f));
+      return;
+    }
+  }
+  supervisor_.Add(&entry->job);
+}
+
+void Executor::OnFinished(FinishedTest finished) {
+  Entry* entry = by_job_.at(finished.job);
+  if (stopping_) {  // a stopped run reports nothing more; its tests run again on resume
+    RemoveDir(entry->job.compile_cache_dir);
+    return;
+  }
+  RunResult result = DecideStatus(finished.facts);
+  const bool compiled =
+      result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy;
+  if (entry->job.cache_phase == "cold" && entry->test->execution->warm && compiled) {
+    entry->cold = std::move(result);
+    entry->cold_started_at = finished.started_at;
+    warm_.push_back(entry);  // the cache directory stays for the warm rerun
+    return;
+  }
+  RemoveDir(entry->job.compile_cache_dir);
+  std::string started_at = finished.started_at;
+  if (entry->cold) {
+    MergeWarmResult(result, &*entry->cold);
+    result = *std::move(entry->cold);
+    started_at = entry->cold_started_at;
+  }
+  Commit(*entry, std::move(result), started_at, finished.finished_at);
+}
+
+// Assembles the record of a finished test and stores it.
+void Executor::Commit(const Entry& entry, RunResult result, const std::string& started_at,
+                      const std::string& finished_at) {
+  RunRecord rec;
+  rec.run_id = entry.job.run_id;
+  rec.sweep_id = options_.sweep_id;
+  rec.test_id = entry.job.spec.TestId();
+  rec.spec = entry.job.spec;
+  rec.result = std::move(result);
+  rec.result.compile_options = entry.job.compile_options_json;
+  if (rec.result.status != TestStatus::kPass && rec.result.status != TestStatus::kSkipped) {
+    rec.result.error_signature = FailureSignature(rec.result);
+  }
+  if (!rec.result.torch_num_threads.has_value() && rec.spec.model_id != "none") {
+    rec.result.torch_num_threads = options_.torch_num_threads;
+  }
+  rec.started_at = started_at;
+  rec.finished_at = finished_at;
+  rec.host = options_.host;
+  rec.cpu_model = options_.cpu_model;
+  rec.jobs = options_.jobs;
+  rec.compatlab_version = COMPATLAB_VERSION;
+  if (callbacks_.on_finish) callbacks_.on_finish(rec);
+  if (absl::Status s = store_->InsertRun(rec); !s.ok()) Stop(s);
+}
+
+// Stops starting tests and kills the running ones; `status` (if not OK and
+// the first) is what Run returns.
+void Executor::Stop(absl::Status status) {
+  if (!status.ok() && stop_status_.ok()) stop_status_ = status;
+  stopping_ = true;
+  supervisor_.KillAll();
+}
+
+}  // namespace
+
+absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOptions& options,
+                         TestLauncher* launcher, MemoryLimiter* limiter, Guardian* guardian,
+                         Store* store, const ExecuteCallbacks& callbacks) {
+  for (const ResolvedTest& t : tests) {
+    if (!t.execution.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("test ", t.spec.TestId(), " has no execution settings"));
+    }
+  }
+  std::error_code ec;
+  if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
+  Executor executor(tests, options, launcher, limiter, guardian, store, callbacks);
+  absl::Status status = executor.Run();
+  if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
+  return status;
+}
+
+}  // namespace compatlab

@@ -1,0 +1,72 @@
+// Execution: a resolved plan run through the runner (runner/supervisor.h)
+// into the store, one committed record per finished test. Like ninja's
+// Builder, it decides what runs next: at most `jobs` tests at once, a warm
+// rerun of a compiled test on its own compile-cache directory before the next
+// test, and nothing more once the run stops.
+#ifndef COMPATLAB_SWEEP_EXECUTE_H_
+#define COMPATLAB_SWEEP_EXECUTE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/records.h"
+#include "core/resolved_test.h"
+#include "runner/guardian.h"
+#include "runner/launcher.h"
+#include "runner/memlimit.h"
+#include "store/store.h"
+
+namespace compatlab {
+
+struct ExecuteOptions {
+  std::string sweep_id;
+  int jobs = 1;
+  int64_t torch_num_threads = 1;  // per child
+  // Each compiled test gets the empty directory <root>/<run_id> as its
+  // compile cache, removed when it is reported; the root is emptied first and
+  // removed at the end. "" = torch's defaults (no warm rerun then).
+  std::string compile_cache_root;
+  // Given with --resume: replace the stored values for every test run here.
+  std::optional<double> timeout_s;
+  std::optional<double> grace_s;
+  std::optional<int64_t> mem_limit_bytes;
+  // Stored in every record.
+  std::string host;
+  std::string cpu_model;
+  size_t tail_bytes = 64 * 1024;           // kept per output stream
+  std::string limit_prefix = "compatlab";  // prefix of per-test cgroup names
+};
+
+struct ExecuteCallbacks {
+  std::function<void(const std::string& run_id, const TestSpec& spec)> on_start;
+  std::function<void(const RunRecord& record)> on_finish;  // before it is stored
+  std::function<void()> on_tick;                           // about once a second
+};
+
+// Folds the warm rerun's result into the cold run's: warm_prepare_s,
+// warm_cache_hits/misses and warm_state (warm when the rerun passed with
+// cache hits, no_cache_hits when it had none, "failed: STATUS" otherwise).
+void MergeWarmResult(const RunResult& warm, RunResult* cold);
+
+// Runs `tests` in order, each as its stored execution settings say (with the
+// overrides of `options`), and commits one record per finished test to
+// `store` (sweep options.sweep_id, which must plan them). A compiled test
+// whose execution asks for warm and whose cold run passed or failed accuracy
+// runs again in a new process on the same cache directory; its record holds
+// both (MergeWarmResult). REQUIRES: every test has its execution settings; a
+// single thread; `launcher`, `limiter` and `store` outlive the call,
+// `guardian` may be null. Returns OK when every test was recorded; Cancelled
+// ("interrupted by SIGINT") when a signal stopped the run: the running tests
+// are killed and none of them is recorded (a resume runs them); a store
+// error stops the run the same way and is returned.
+absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOptions& options,
+                         TestLauncher* launcher, MemoryLimiter* limiter, Guardian* guardian,
+                         Store* store, const ExecuteCallbacks& callbacks);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SWEEP_EXECUTE_H_

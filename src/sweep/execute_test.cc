@@ -1,0 +1,239 @@
+#include "sweep/execute.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "gtest/gtest.h"
+#include "runner/fake_launcher.h"
+#include "sweep/resolve.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+ResolvedTest Harness(const std::string& kind, double timeout_s = 30, int rep = 0) {
+  ResolvedTest t;
+  t.spec.model_id = "none";
+  t.spec.kind = kind;
+  t.spec.kind_params["rep"] = std::to_string(rep);
+  t.spec.timeout_s = timeout_s;
+  t.execution = TestExecution{};
+  t.execution->grace_s = 0.2;
+  return t;
+}
+
+class ExecuteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("execute-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto limiter = MakeMemoryLimiter("");
+    ASSERT_TRUE(limiter.ok()) << limiter.status();
+    limiter_ = std::move(*limiter);
+    auto store = Store::Open(dir_ / "store.db", OpenMode::kReadWriteCreate);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    options_.sweep_id = "s1";
+    options_.compile_cache_root = (dir_ / "cache").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void Plan(const std::vector<ResolvedTest>& tests) {
+    SweepInfo info;
+    info.sweep_id = "s1";
+    ASSERT_TRUE(store_->CreateResolvedSweep(info, tests).ok());
+  }
+
+  absl::Status Execute(const std::vector<ResolvedTest>& tests) {
+    return ExecutePlan(tests, options_, &launcher_, limiter_.get(), nullptr, store_.get(),
+                       callbacks_);
+  }
+
+  // The stored records of the sweep, by spec kind and seq_len ("noop/32").
+  std::map<std::string, RunRecord> Records() {
+    RunFilter filter;
+    filter.sweep_id = "s1";
+    auto records = store_->QueryRuns(filter);
+    EXPECT_TRUE(records.ok());
+    std::map<std::string, RunRecord> out;
+    for (RunRecord& r : *records) {
+      std::string key = r.spec.kind + "/" + r.spec.mode + "/" + std::to_string(r.spec.seq_len);
+      if (auto rep = r.spec.kind_params.find("rep"); rep != r.spec.kind_params.end()) {
+        key += "#" + rep->second;
+      }
+      out[key] = std::move(r);
+    }
+    return out;
+  }
+
+  fs::path dir_;
+  FakeLauncher launcher_;
+  std::unique_ptr<MemoryLimiter> limiter_;
+  std::unique_ptr<Store> store_;
+  ExecuteOptions options_;
+  ExecuteCallbacks callbacks_;
+};
+
+// A two-shape compile plan on a profile given as a file whose compile
+// options leave "dynamic" unset, plus an eager test of each shape.
+std::vector<ResolvedTest> FileProfilePlan(const fs::path& profile_path, bool warm) {
+  std::ofstream(profile_path)
+      << R"({"name":"filedev","device":"cpu",)"
+      << R"("compile":{"backend":"aot_eager","options":{"fullgraph":false}}})";
+  std::vector<std::string> targets = {profile_path.string()};
+  auto profiles = LoadTargetProfiles(&targets, profile_path.parent_path());
+  EXPECT_TRUE(profiles.ok()) << profiles.status();
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  suite.targets = targets;
+  suite.modes = {"compile"};
+  suite.seq_lens = {16, 32};
+  ModelCatalog catalog;
+  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
+  TestExecution base;
+  base.warm = warm;
+  auto plan = ResolvePlan(suite, {}, base, &catalog, *profiles);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan->tests;
+}
+
+TEST_F(ExecuteTest, AKilledRunResumesFromTheStoredPlanAfterTheProfileFileIsGone) {
+  const fs::path profile = dir_ / "filedev.json";
+  std::vector<ResolvedTest> plan = FileProfilePlan(profile, /*warm=*/false);
+  Plan(plan);
+  callbacks_.on_finish = [](const RunRecord&) { kill(getpid(), SIGINT); };  // after row 1
+  absl::Status first = Execute(plan);
+  EXPECT_TRUE(absl::IsCancelled(first)) << first;
+  EXPECT_EQ(first.message(), "interrupted by SIGINT");
+  EXPECT_EQ(Records().size(), 1u);
+  fs::remove(profile);
+
+  callbacks_.on_finish = nullptr;
+  auto pending = store_->Plan("s1", /*pending_only=*/true);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  ASSERT_TRUE(Execute(*pending).ok());
+  std::map<std::string, RunRecord> records = Records();
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& [key, r] : records) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(r.result.status, TestStatus::kPass);
+    EXPECT_EQ(r.result.compile_options, R"({"dynamic":false,"fullgraph":false})");
+  }
+  // Every launch, before and after the kill, got the same profile content.
+  std::set<std::string> profiles;
+  for (const LaunchRequest& r : launcher_.requests()) profiles.insert(r.target_profile_json);
+  EXPECT_EQ(profiles.size(), 1u);
+  EXPECT_NE(profiles.begin()->find("filedev"), std::string::npos);
+}
+
+TEST_F(ExecuteTest, WarmRerunSharesTheColdCacheDirectoryAndIsFoldedIntoOneResult) {
+  std::vector<ResolvedTest> plan = FileProfilePlan(dir_ / "filedev.json", /*warm=*/true);
+  plan.push_back(Harness("noop"));
+  Plan(plan);
+  options_.jobs = 2;
+  ASSERT_TRUE(Execute(plan).ok());
+  std::map<std::string, RunRecord> records = Records();
+  ASSERT_EQ(records.size(), 3u);
+  for (const char* key : {"forward/compile/16", "forward/compile/32"}) {
+    SCOPED_TRACE(key);
+    const RunResult& r = records.at(key).result;
+    EXPECT_EQ(r.status, TestStatus::kPass);
+    EXPECT_DOUBLE_EQ(r.prepare_s.value_or(-1), 5.0);  // the cold run's
+    EXPECT_EQ(r.cache_hits.value_or(-1), 0);
+    EXPECT_DOUBLE_EQ(r.warm_prepare_s.value_or(-1), 1.0);
+    EXPECT_EQ(r.warm_cache_hits.value_or(-1), 2);
+    EXPECT_EQ(r.warm_state, "warm");
+  }
+  EXPECT_EQ(records.at("noop/eager/32#0").result.warm_state, "");  // no warm rerun
+  EXPECT_EQ(launcher_.launches(), 5);
+  EXPECT_FALSE(fs::exists(options_.compile_cache_root));
+}
+
+TEST_F(ExecuteTest, WithoutWarmACompiledTestRunsOnceOnItsOwnCacheDirectory) {
+  std::vector<ResolvedTest> plan = FileProfilePlan(dir_ / "filedev.json", /*warm=*/false);
+  Plan(plan);
+  ASSERT_TRUE(Execute(plan).ok());
+  for (const auto& [key, r] : Records()) {
+    EXPECT_EQ(r.result.status, TestStatus::kPass) << key;  // it had a cache directory
+    EXPECT_EQ(r.result.warm_state, "") << key;
+  }
+  ASSERT_EQ(launcher_.requests().size(), 2u);
+  EXPECT_NE(launcher_.requests()[0].compile_cache_dir, launcher_.requests()[1].compile_cache_dir);
+  EXPECT_EQ(launcher_.requests()[0].cache_phase, "cold");
+}
+
+TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {
+  RunResult cold;
+  RunResult warm;
+  warm.status = TestStatus::kPass;
+  warm.prepare_s = 3;
+  warm.cache_hits = 0;
+  MergeWarmResult(warm, &cold);
+  EXPECT_EQ(cold.warm_state, "no_cache_hits");
+  EXPECT_DOUBLE_EQ(*cold.warm_prepare_s, 3);
+  warm.status = TestStatus::kFailToCompile;
+  warm.error_message = "backend refused";
+  MergeWarmResult(warm, &cold);
+  EXPECT_EQ(cold.warm_state, "failed: fail_to_compile (backend refused)");
+}
+
+TEST_F(ExecuteTest, OverridesApplyToTheTestsRunNowAndAreStoredWithThem) {
+  std::vector<ResolvedTest> plan = {Harness("hang", 60), Harness("noop", 60)};
+  Plan(plan);
+  options_.timeout_s = 0.3;
+  options_.mem_limit_bytes = int64_t{512} << 20;
+  ASSERT_TRUE(Execute(plan).ok());
+  std::map<std::string, RunRecord> records = Records();
+  const RunRecord& hang = records.at("hang/eager/32#0");
+  EXPECT_EQ(hang.result.status, TestStatus::kTimeout);
+  EXPECT_DOUBLE_EQ(hang.spec.timeout_s, 0.3);
+  EXPECT_EQ(hang.result.mem_limit_bytes, int64_t{512} << 20);
+  EXPECT_EQ(records.at("noop/eager/32#0").result.status, TestStatus::kPass);
+}
+
+TEST_F(ExecuteTest, RunsUpToJobsTestsAtOnce) {
+  std::vector<ResolvedTest> plan;
+  for (int i = 0; i < 7; ++i) plan.push_back(Harness("hang", 0.2, i));
+  Plan(plan);
+  options_.jobs = 3;
+  int active = 0, peak = 0, done = 0;
+  callbacks_.on_start = [&](const std::string&, const TestSpec&) {
+    peak = std::max(peak, ++active);
+  };
+  callbacks_.on_finish = [&](const RunRecord&) {
+    --active;
+    ++done;
+  };
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(done, 7);
+  EXPECT_EQ(peak, 3);
+  EXPECT_EQ(Records().size(), 7u);
+}
+
+TEST_F(ExecuteTest, StoreFailureStopsTheRunAndKillsRunningTests) {
+  // Nothing is planned in sweep s1: the first insert fails.
+  SweepInfo info;
+  info.sweep_id = "s1";
+  ASSERT_TRUE(store_->CreateResolvedSweep(info, {Harness("other")}).ok());
+  std::vector<ResolvedTest> plan = {Harness("noop"), Harness("hang", 60), Harness("noop", 30, 1),
+                                    Harness("noop", 30, 2)};
+  options_.jobs = 2;
+  absl::Status s = Execute(plan);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_LE(launcher_.launches(), 3);
+  EXPECT_TRUE(Records().empty());
+}
+
+}  // namespace
+}  // namespace compatlab

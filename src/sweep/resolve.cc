@@ -1,0 +1,224 @@
+#include "sweep/resolve.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "util/hash.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// True when the model tests of `plan` have more than one shape.
+bool HasSeveralShapes(const std::vector<TestSpec>& plan) {
+  std::set<std::pair<int64_t, int64_t>> shapes;
+  for (const TestSpec& s : plan) {
+    if (s.model_id != "none") shapes.insert({s.batch_size, s.seq_len});
+  }
+  return shapes.size() > 1;
+}
+
+// The local checkpoint of `model_path` into `overrides`.
+absl::Status AddCheckpoint(const std::string& model_path, const ProbeEnv& probe,
+                           PlanOverrides* overrides) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(model_path, ec);
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat("--model-path: not a directory: ", model_path));
+  }
+  absl::StatusOr<std::string> hash = HashDirectory(dir);
+  if (!hash.ok()) return hash.status();
+  absl::StatusOr<CheckpointInfo> info = InspectCheckpoint(probe, dir.string());
+  if (!info.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model-path ", model_path, ": ", info.status().message()));
+  }
+  overrides->checkpoint_dir = dir.string();
+  overrides->checkpoint_hash = *hash;
+  overrides->checkpoint = *info;
+  return absl::OkStatus();
+}
+
+// Distinct values of `get` over the model tests of `plan`, sorted.
+template <typename T, typename Get>
+std::vector<T> Distinct(const std::vector<ResolvedTest>& plan, Get get) {
+  std::set<T> values;
+  for (const ResolvedTest& t : plan) {
+    if (t.spec.model_id == "none") continue;
+    if (std::optional<T> v = get(t); v.has_value()) values.insert(*v);
+  }
+  return std::vector<T>(values.begin(), values.end());
+}
+
+template <typename T>
+std::string Join(const std::vector<T>& values) {
+  return values.empty() ? "none" : absl::StrJoin(values, ",");
+}
+
+// InvalidArgument naming `flag` unless the given values (as a set) are `stored`.
+template <typename T>
+absl::Status Same(const std::string& flag, std::vector<T> given, const std::vector<T>& stored) {
+  std::sort(given.begin(), given.end());
+  given.erase(std::unique(given.begin(), given.end()), given.end());
+  if (given == stored) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--resume: ", flag, " ", Join(given),
+                                                 " differs from the stored plan (", flag, " ",
+                                                 Join(stored), ")"));
+}
+
+std::optional<std::string> KindParam(const ResolvedTest& t, const std::string& kind,
+                                     const std::string& key) {
+  if (t.spec.kind != kind) return std::nullopt;
+  auto it = t.spec.kind_params.find(key);
+  if (it == t.spec.kind_params.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string TargetName(const std::string& name_or_path) {
+  fs::path p(name_or_path);
+  return p.extension() == ".json" ? p.stem().string() : name_or_path;
+}
+
+// The flags that say what is tested (models, shapes, ...).
+absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
+  using Strings = std::vector<std::string>;
+  auto spec_field = [&](auto member) {
+    return Distinct<std::string>(
+        plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
+  };
+  std::vector<std::pair<std::string, std::pair<Strings, Strings>>> text_flags = {
+      {"--models", {f.models, spec_field(&TestSpec::model_type)}},
+      {"--kinds", {f.kinds, spec_field(&TestSpec::kind)}},
+      {"--modes", {f.modes, spec_field(&TestSpec::mode)}},
+      {"--dtypes", {f.dtypes, spec_field(&TestSpec::dtype)}},
+  };
+  Strings targets;
+  for (const std::string& t : f.targets) targets.push_back(TargetName(t));
+  text_flags.push_back({"--targets", {targets, spec_field(&TestSpec::target)}});
+  for (const auto& [flag, values] : text_flags) {
+    if (values.first.empty()) continue;
+    if (absl::Status s = Same(flag, values.first, values.second); !s.ok()) return s;
+  }
+  auto int_field = [&](auto member) {
+    return Distinct<int64_t>(
+        plan, [&](const ResolvedTest& t) { return std::optional<int64_t>(t.spec.*member); });
+  };
+  if (!f.batch_sizes.empty()) {
+    if (absl::Status s = Same("--batch-sizes", f.batch_sizes, int_field(&TestSpec::batch_size));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!f.seq_lens.empty()) {
+    return Same("--seq-lens", f.seq_lens, int_field(&TestSpec::seq_len));
+  }
+  return absl::OkStatus();
+}
+
+// The flags that set one value (backend, kind parameters, paths, ...).
+absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
+  auto one = [](const std::string& value) {
+    return value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value};
+  };
+  auto param = [&](const std::string& kind, const std::string& key) {
+    return Distinct<std::string>(plan,
+                                 [&](const ResolvedTest& t) { return KindParam(t, kind, key); });
+  };
+  auto field = [&](auto get) { return Distinct<std::string>(plan, get); };
+  std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> checks;
+  checks.emplace_back("--backend", one(f.backend), field([](const ResolvedTest& t) {
+                        return t.spec.mode == "compile" ? std::optional(t.spec.backend)
+                                                        : std::nullopt;
+                      }));
+  if (f.new_tokens) {
+    checks.emplace_back("--new-tokens", one(std::to_string(*f.new_tokens)),
+                        param("generate", "new_tokens"));
+  }
+  if (f.train_steps) {
+    checks.emplace_back("--train-steps", one(std::to_string(*f.train_steps)),
+                        param("train", "steps"));
+  }
+  std::error_code ec;
+  checks.emplace_back(
+      "--model-path", one(f.model_path.empty() ? "" : fs::absolute(f.model_path, ec).string()),
+      field([](const ResolvedTest& t) { return std::optional(t.spec.model_path); }));
+  checks.emplace_back("--python", one(f.python), field([](const ResolvedTest& t) {
+                        return std::optional(t.execution->python);
+                      }));
+  checks.emplace_back(
+      "--mem-limit-method", one(f.mem_limit_method),
+      field([](const ResolvedTest& t) { return std::optional(t.execution->mem_limit_method); }));
+  for (const auto& [flag, given, stored] : checks) {
+    if (given.empty()) continue;
+    if (absl::Status s = Same(flag, given, stored); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides& overrides,
+                                         const TestExecution& base, const ModelCatalog* catalog,
+                                         const std::map<std::string, TargetProfile>& profiles) {
+  absl::StatusOr<std::vector<TestSpec>> specs = ExpandPlan(suite, overrides, catalog, profiles);
+  if (!specs.ok()) return specs.status();
+  const bool static_shapes = HasSeveralShapes(*specs);
+  ResolvedPlan plan;
+  plan.suite = suite.name;
+  plan.tests.reserve(specs->size());
+  for (TestSpec& spec : *specs) {
+    TestExecution execution = base;
+    if (auto it = profiles.find(spec.target); it != profiles.end() && spec.model_id != "none") {
+      execution.target_profile_json = it->second.json;
+      if (spec.mode == "compile") {
+        execution.compile_options_json = static_shapes
+                                             ? WithStaticShapes(it->second.compile_options_json)
+                                             : it->second.compile_options_json;
+      }
+    }
+    plan.tests.push_back({std::move(spec), std::move(execution)});
+  }
+  return plan;
+}
+
+absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path& home) {
+  absl::StatusOr<Suite> suite = LoadSuite(request.suite, home / "suites");
+  if (!suite.ok()) return suite.status();
+  PlanOverrides overrides = request.overrides;
+  overrides.targets = PlanTargets(*suite, overrides);
+  auto profiles = LoadTargetProfiles(&overrides.targets, home / "targets");
+  if (!profiles.ok()) return profiles.status();
+  const ProbeEnv probe{request.base.python, request.base.probe_dir};
+  if (!request.model_path.empty()) {
+    if (absl::Status s = AddCheckpoint(request.model_path, probe, &overrides); !s.ok()) return s;
+  }
+  std::optional<ModelCatalog> catalog;
+  if (PlanNeedsCatalog(*suite, overrides)) {
+    absl::StatusOr<ModelCatalog> loaded = LoadCatalog(probe);
+    if (!loaded.ok()) return absl::InternalError(loaded.status().message());
+    catalog = *std::move(loaded);
+  }
+  return ResolvePlan(*suite, overrides, request.base, catalog ? &*catalog : nullptr, *profiles);
+}
+
+absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
+                              const std::vector<ResolvedTest>& plan) {
+  if (!flags.suite.empty() && fs::path(flags.suite).stem().string() != suite) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--resume: --suite ", flags.suite, " differs from the stored plan (--suite ", suite, ")"));
+  }
+  if (absl::Status s = CheckMatrixFlags(flags, plan); !s.ok()) return s;
+  if (absl::Status s = CheckValueFlags(flags, plan); !s.ok()) return s;
+  if (flags.warm && !std::all_of(plan.begin(), plan.end(),
+                                 [](const ResolvedTest& t) { return t.execution->warm; })) {
+    return absl::InvalidArgumentError(
+        "--resume: --warm differs from the stored plan (planned without --warm)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace compatlab

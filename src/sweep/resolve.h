@@ -1,0 +1,86 @@
+// Plan resolution: a suite, the command line's overrides, the target profiles
+// and the model catalog become a ResolvedPlan, whose tests carry everything
+// needed to run them exactly (core/resolved_test.h). ResolvePlan and
+// CheckResumeFlags are pure; LoadPlan reads the files and asks the probe.
+#ifndef COMPATLAB_SWEEP_RESOLVE_H_
+#define COMPATLAB_SWEEP_RESOLVE_H_
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/resolved_test.h"
+#include "plan/catalog.h"
+#include "plan/plan.h"
+#include "plan/suite.h"
+#include "plan/target.h"
+
+namespace compatlab {
+
+struct ResolvedPlan {
+  std::string suite;  // the suite's name
+  std::vector<ResolvedTest> tests;
+};
+
+// Expands `suite` with `overrides` (plan/plan.h, ExpandPlan) and resolves each
+// test: `base` (interpreter, measurement, warm, grace, memory limit) with the
+// content of its target's profile and, in compile mode, the profile's compile
+// options. Compile options are decided over the whole plan: when the plan's
+// model tests have more than one (batch size, sequence length) shape, every
+// compiled test gets "dynamic": false (each shape compiles on its own).
+// Harness tests get neither profile nor compile options. Errors: those of
+// ExpandPlan.
+absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides& overrides,
+                                         const TestExecution& base, const ModelCatalog* catalog,
+                                         const std::map<std::string, TargetProfile>& profiles);
+
+// What the command line asks to plan, before any file is read.
+struct PlanRequest {
+  std::string suite = "smoke";  // name under <home>/suites, or a .json path
+  PlanOverrides overrides;      // `targets` may hold names or .json paths; no checkpoint
+  std::string model_path;       // "" or a local checkpoint directory
+  TestExecution base;           // see ResolvePlan; base.python runs the probe
+};
+
+// Loads the suite and profiles from `home` (suites/, targets/), hashes and
+// inspects the checkpoint and loads the catalog through the probe when the
+// plan needs them, then ResolvePlan. Errors: InvalidArgument, NotFound and
+// the like for bad input; Internal when the probe could not answer.
+absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request,
+                                      const std::filesystem::path& home);
+
+// The command line's plan flags as given (each unset or empty when not
+// given): what a new sweep plans from, and what a resume must agree with.
+struct PlanFlags {
+  std::string suite;
+  std::vector<std::string> models;
+  std::string model_path;
+  std::vector<std::string> kinds;
+  std::vector<std::string> targets;
+  std::vector<std::string> modes;
+  std::string backend;
+  std::vector<std::string> dtypes;
+  std::vector<int64_t> batch_sizes;
+  std::vector<int64_t> seq_lens;
+  std::optional<int64_t> new_tokens;
+  std::optional<int64_t> train_steps;
+  bool warm = false;
+  std::string python;
+  std::string mem_limit_method;
+};
+
+// OK when every flag given equals the stored plan (`suite` is the sweep's
+// suite name, `plan` its whole stored plan); else InvalidArgument naming the
+// first flag that differs, with the stored value. A target given as a path
+// matches the profile name equal to its file's stem. REQUIRES: every test of
+// `plan` has its execution settings.
+absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
+                              const std::vector<ResolvedTest>& plan);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SWEEP_RESOLVE_H_

@@ -1,0 +1,161 @@
+#include "sweep/resolve.h"
+
+#include "gtest/gtest.h"
+
+namespace compatlab {
+namespace {
+
+ModelCatalog Catalog() {
+  ModelCatalog catalog;
+  catalog.transformers_version = "5.x";
+  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
+  catalog.models["bert"] = {"BertConfig", "BertForMaskedLM", "masked_lm", "text"};
+  return catalog;
+}
+
+// A profile given as a value, as if read from a file whose compile options
+// leave "dynamic" unset.
+std::map<std::string, TargetProfile> Profiles() {
+  TargetProfile p;
+  p.name = "dev";
+  p.device = "cpu";
+  p.backend = "aot_eager";
+  p.compile_options_json = R"({"fullgraph":false})";
+  p.json = R"({"name":"dev","device":"cpu","compile":{"backend":"aot_eager"}})";
+  return {{"dev", p}};
+}
+
+Suite CompileSuite() {
+  Suite suite;
+  suite.name = "s";
+  suite.models = {"llama"};
+  suite.targets = {"dev"};
+  suite.modes = {"eager", "compile"};
+  suite.seq_lens = {16, 32};
+  HarnessTest noop;
+  noop.kind = "noop";
+  suite.tests = {noop};
+  return suite;
+}
+
+TestExecution Base() {
+  TestExecution base;
+  base.python = "/venv/bin/python";
+  base.probe_dir = "/home/probe";
+  base.warm = true;
+  base.measure.min_iters = 4;
+  base.mem_limit_bytes = int64_t{1} << 30;
+  return base;
+}
+
+TEST(ResolvePlanTest, EveryCompiledShapeOfASeveralShapePlanGetsStaticShapes) {
+  ModelCatalog catalog = Catalog();
+  auto plan = ResolvePlan(CompileSuite(), {}, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->tests.size(), 5u);  // 2 modes x 2 shapes + noop
+  EXPECT_EQ(plan->suite, "s");
+  int compiled = 0;
+  for (const ResolvedTest& t : plan->tests) {
+    ASSERT_TRUE(t.execution.has_value());
+    SCOPED_TRACE(t.spec.kind + " " + t.spec.mode + " " + std::to_string(t.spec.seq_len));
+    EXPECT_EQ(t.execution->python, "/venv/bin/python");
+    EXPECT_EQ(t.execution->measure.min_iters, 4);
+    EXPECT_TRUE(t.execution->warm);
+    if (t.spec.model_id == "none") {
+      EXPECT_EQ(t.execution->target_profile_json, "");
+      EXPECT_EQ(t.execution->compile_options_json, "");
+      continue;
+    }
+    EXPECT_EQ(t.execution->target_profile_json, Profiles().at("dev").json);
+    if (t.spec.mode == "compile") {
+      ++compiled;
+      EXPECT_EQ(t.execution->compile_options_json, R"({"dynamic":false,"fullgraph":false})");
+    } else {
+      EXPECT_EQ(t.execution->compile_options_json, "");
+    }
+  }
+  EXPECT_EQ(compiled, 2);
+}
+
+TEST(ResolvePlanTest, OneShapeKeepsTheProfilesCompileOptions) {
+  Suite suite = CompileSuite();
+  suite.seq_lens = {16};
+  ModelCatalog catalog = Catalog();
+  auto plan = ResolvePlan(suite, {}, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->tests[1].spec.mode, "compile");
+  EXPECT_EQ(plan->tests[1].execution->compile_options_json, R"({"fullgraph":false})");
+}
+
+TEST(ResolvePlanTest, TheDecisionDoesNotDependOnWhichTestsAreLeft) {
+  // The same plan, resolved twice, is equal test by test: nothing depends on
+  // what a resume would still have to run.
+  ModelCatalog catalog = Catalog();
+  auto a = ResolvePlan(CompileSuite(), {}, Base(), &catalog, Profiles());
+  auto b = ResolvePlan(CompileSuite(), {}, Base(), &catalog, Profiles());
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < a->tests.size(); ++i) {
+    EXPECT_EQ(a->tests[i].spec.TestId(), b->tests[i].spec.TestId());
+    EXPECT_TRUE(*a->tests[i].execution == *b->tests[i].execution);
+  }
+}
+
+TEST(ResolvePlanTest, ReportsExpansionErrors) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.models = {"nosuch"};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("nosuch"), std::string::npos);
+}
+
+std::vector<ResolvedTest> StoredPlan() {
+  ModelCatalog catalog = Catalog();
+  auto plan = ResolvePlan(CompileSuite(), {}, Base(), &catalog, Profiles());
+  EXPECT_TRUE(plan.ok());
+  return plan->tests;
+}
+
+TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
+  EXPECT_TRUE(CheckResumeFlags({}, "s", StoredPlan()).ok());
+  PlanFlags flags;
+  flags.suite = "suites/s.json";
+  flags.models = {"llama"};
+  flags.modes = {"compile", "eager"};
+  flags.seq_lens = {32, 16};
+  flags.targets = {"/tmp/gone/dev.json"};
+  flags.backend = "aot_eager";
+  flags.python = "/venv/bin/python";
+  flags.warm = true;
+  absl::Status s = CheckResumeFlags(flags, "s", StoredPlan());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(CheckResumeFlagsTest, NamesTheFirstFlagThatDiffers) {
+  PlanFlags flags;
+  flags.seq_lens = {16, 64};
+  flags.backend = "inductor";
+  absl::Status s = CheckResumeFlags(flags, "s", StoredPlan());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--resume: --seq-lens 16,64 differs from the stored plan (--seq-lens 16,32)");
+  flags = {};
+  flags.backend = "inductor";
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--backend inductor"),
+            std::string::npos);
+  flags = {};
+  flags.suite = "other";
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--suite"),
+            std::string::npos);
+  flags = {};
+  flags.python = "/usr/bin/python3";
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--python"),
+            std::string::npos);
+  flags = {};
+  flags.new_tokens = 8;  // the plan has no generate test
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--new-tokens 8"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace compatlab

@@ -1,0 +1,46 @@
+#include "sweep/summary.h"
+
+#include "absl/strings/str_format.h"
+#include "query/runs_format.h"
+#include "util/time.h"
+
+namespace compatlab {
+
+std::string SweepStartLine(const std::string& sweep_id, const std::string& suite, int64_t planned,
+                           int jobs, const std::string& db) {
+  return absl::StrFormat("compatlab: sweep %s: suite %s, %d tests, --jobs %d, store %s\n", sweep_id,
+                         suite, planned, jobs, db);
+}
+
+std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned) {
+  return absl::StrFormat("compatlab: resuming sweep %s: %d of %d tests left\n", sweep_id, left,
+                         planned);
+}
+
+std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed) {
+  return absl::StrFormat("compatlab: zygote ready in %.1f s (%d modelling modules preloaded%s)\n",
+                         seconds, preloaded,
+                         failed == 0 ? "" : absl::StrFormat(", %d failed", failed));
+}
+
+std::string InterruptedLine(const std::string& reason, int64_t done, int64_t planned,
+                            const std::string& db, const std::string& sweep_id) {
+  return absl::StrFormat(
+      "compatlab: %s after %d of %d tests; resume with: compatlab sweep --db %s --resume %s\n",
+      reason, done, planned, db, sweep_id);
+}
+
+std::string SweepSummaryTable(const std::vector<RunRecord>& records) {
+  return FormatSweepSummary(records);
+}
+
+std::string SweepFinishedLine(const std::string& sweep_id, size_t results, double wall_s,
+                              size_t this_run, int zygote_restarts) {
+  const double per_test = this_run == 0 ? 0.0 : wall_s * 1000 / static_cast<double>(this_run);
+  return absl::StrFormat(
+      "compatlab: sweep %s finished: %d results in %s (%d this run, %.1f ms per test)%s\n",
+      sweep_id, results, HumanDuration(wall_s), this_run, per_test,
+      zygote_restarts > 0 ? absl::StrFormat("; zygote restarted %dx", zygote_restarts) : "");
+}
+
+}  // namespace compatlab

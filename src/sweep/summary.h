@@ -1,0 +1,39 @@
+// The sweep's lines for people on stderr (start, resume, zygote, interrupted,
+// finished) and its end-of-sweep table on stdout. Pure text.
+#ifndef COMPATLAB_SWEEP_SUMMARY_H_
+#define COMPATLAB_SWEEP_SUMMARY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/records.h"
+
+namespace compatlab {
+
+// "compatlab: sweep ID: suite S, N tests, --jobs J, store DB\n"
+std::string SweepStartLine(const std::string& sweep_id, const std::string& suite, int64_t planned,
+                           int jobs, const std::string& db);
+
+// "compatlab: resuming sweep ID: L of N tests left\n"
+std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned);
+
+// "compatlab: zygote ready in 1.2 s (3 modelling modules preloaded[, F failed])\n"
+std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed);
+
+// "compatlab: interrupted by SIGINT after D of N tests; resume with:
+// compatlab sweep --db DB --resume ID\n"
+std::string InterruptedLine(const std::string& reason, int64_t done, int64_t planned,
+                            const std::string& db, const std::string& sweep_id);
+
+// The end of a sweep: the summary table of its records, for stdout.
+std::string SweepSummaryTable(const std::vector<RunRecord>& records);
+
+// "compatlab: sweep ID finished: R results in 2.0 s (T this run, 12.3 ms per
+// test)[; zygote restarted Kx]\n"
+std::string SweepFinishedLine(const std::string& sweep_id, size_t results, double wall_s,
+                              size_t this_run, int zygote_restarts);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SWEEP_SUMMARY_H_

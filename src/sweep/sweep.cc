@@ -1,0 +1,266 @@
+#include "sweep/sweep.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "plan/plan.h"
+#include "runner/guardian.h"
+#include "runner/memlimit.h"
+#include "runner/zygote.h"
+#include "store/store.h"
+#include "sweep/execute.h"
+#include "sweep/progress.h"
+#include "sweep/summary.h"
+#include "util/hash.h"
+#include "util/time.h"
+
+namespace compatlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+SweepOutcome BadInput(const absl::Status& s) { return {SweepEnd::kBadInput, s}; }
+SweepOutcome Failed(const absl::Status& s) { return {SweepEnd::kFailed, s}; }
+
+std::string NewSweepId() {
+  std::string now = UtcNowIso8601();  // 2026-11-30T02:24:35.123Z
+  std::string compact;
+  for (char c : now.substr(0, 19)) {
+    if (c != '-' && c != ':') compact += c;
+  }
+  return absl::StrCat(compact, "Z-", RandomHex(3));
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "";
+}
+
+int UsableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+// Options out of range; nothing is read or written yet.
+absl::Status CheckRanges(const SweepOptions& o) {
+  if (o.jobs.has_value() && (*o.jobs < 1 || *o.jobs > 256))
+    return absl::InvalidArgumentError("--jobs must be from 1 to 256");
+  const std::optional<double> timeout =
+      o.timeout_s.has_value() ? o.timeout_s : o.request.overrides.timeout_s;
+  if (timeout.has_value() && !(*timeout > 0)) {
+    return absl::InvalidArgumentError("--timeout must be a positive number of seconds");
+  }
+  if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < (int64_t{64} << 20)) {
+    return absl::InvalidArgumentError("--mem-limit must be at least 64M");
+  }
+  if (o.resume) return absl::OkStatus();  // the stored method was checked when planned
+  return MakeMemoryLimiter(o.request.base.mem_limit_method).status();
+}
+
+// The sweep to run: its id, suite, plan size and the tests still to run.
+struct Prepared {
+  std::unique_ptr<Store> store;
+  std::string sweep_id;
+  int64_t planned = 0;
+  int jobs = 1;
+  bool already_finished = false;
+  std::vector<ResolvedTest> pending;
+};
+
+absl::Status CheckInterpreter(const std::string& python, const std::string& hint) {
+  if (access(python.c_str(), X_OK) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("no Python interpreter at ", python, hint));
+}
+
+// A new sweep: plan, then store the sweep with its resolved plan.
+absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure) {
+  const std::string python = o.request.base.python;
+  if (absl::Status s = CheckInterpreter(python, " (run `make python`, or pass --python)");
+      !s.ok()) {
+    return s;
+  }
+  Prepared p;
+  std::error_code ec;
+  if (fs::exists(o.db, ec)) {  // a bad store is refused before planning, and left untouched
+    auto opened = Store::Open(o.db, OpenMode::kReadWrite);
+    if (!opened.ok()) return opened.status();
+    p.store = *std::move(opened);
+  }
+  absl::StatusOr<ResolvedPlan> plan = LoadPlan(o.request, o.home);
+  if (absl::IsInternal(plan.status())) *failure = Failed(plan.status());
+  if (!plan.ok()) return plan.status();
+  if (p.store == nullptr) {  // created only once the plan is known to be good
+    auto opened = Store::Open(o.db, OpenMode::kReadWriteCreate);
+    if (!opened.ok()) return opened.status();
+    p.store = *std::move(opened);
+  }
+  p.sweep_id = NewSweepId();
+  p.jobs = o.jobs.value_or(1);
+  SweepInfo info{p.sweep_id,     UtcNowIso8601(), std::nullopt, plan->suite,
+                 o.command_line, HostName(),      p.jobs};
+  if (absl::Status s = p.store->CreateResolvedSweep(info, plan->tests); !s.ok()) {
+    *failure = Failed(s);
+    return s;
+  }
+  p.planned = static_cast<int64_t>(plan->tests.size());
+  p.pending = std::move(plan->tests);
+  std::cerr << SweepStartLine(p.sweep_id, plan->suite, p.planned, p.jobs, o.db);
+  return p;
+}
+
+// A resume: the stored plan, checked against the flags given, as stored.
+absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
+  std::error_code ec;
+  if (!fs::exists(o.db, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat("no store at ", o.db, " to resume"));
+  }
+  Prepared p;
+  auto opened = Store::Open(o.db, OpenMode::kReadWrite);
+  if (!opened.ok()) return opened.status();
+  p.store = *std::move(opened);
+  p.sweep_id = o.resume_id;
+  if (p.sweep_id.empty()) {
+    auto latest = p.store->LatestUnfinishedSweep();
+    if (!latest.ok()) return latest.status();
+    if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
+    p.sweep_id = (*latest)->sweep_id;
+  }
+  auto info = p.store->GetSweep(p.sweep_id);
+  if (!info.ok()) return info.status();
+  auto plan = p.store->Plan(p.sweep_id, /*pending_only=*/false);
+  if (!plan.ok()) return plan.status();
+  for (const ResolvedTest& t : *plan) {
+    if (t.execution.has_value()) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat("sweep ", p.sweep_id,
+                     " was planned by an older compatlab that did not store how to "
+                     "run its tests; it cannot be resumed exactly (start a new sweep)"));
+  }
+  if (absl::Status s = CheckResumeFlags(o.given, info->suite, *plan); !s.ok()) return s;
+  auto pending = p.store->Plan(p.sweep_id, /*pending_only=*/true);
+  if (!pending.ok()) return pending.status();
+  p.pending = *std::move(pending);
+  if (!p.pending.empty()) {
+    const std::string& python = p.pending.front().execution->python;
+    if (absl::Status s = CheckInterpreter(python, ", which the stored plan runs its tests with");
+        !s.ok()) {
+      return s;
+    }
+  }
+  p.planned = info->planned;
+  p.jobs = o.jobs.value_or(static_cast<int>(info->jobs));
+  p.already_finished = info->finished_at.has_value();
+  std::cerr << ResumeLine(p.sweep_id, static_cast<int64_t>(p.pending.size()), p.planned);
+  return p;
+}
+
+std::vector<TestSpec> Specs(const std::vector<ResolvedTest>& tests) {
+  std::vector<TestSpec> specs;
+  for (const ResolvedTest& t : tests) specs.push_back(t.spec);
+  return specs;
+}
+
+// Runs the pending tests through a zygote; returns what ExecutePlan did.
+SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int* restarts) {
+  const TestExecution& first = *p.pending.front().execution;
+  auto limiter = MakeMemoryLimiter(first.mem_limit_method);
+  if (!limiter.ok()) return BadInput(limiter.status());
+  absl::StatusOr<Guardian> guardian = Guardian::Start();
+  if (!guardian.ok()) return Failed(guardian.status());
+  ZygoteOptions zopts;
+  zopts.preload = PlanModelTypes(Specs(p.pending));
+  zopts.python = first.python;
+  zopts.probe_dir = first.probe_dir;
+  zopts.log_path =
+      (fs::temp_directory_path() / absl::StrCat("compatlab-", p.sweep_id, ".zygote.log")).string();
+  zopts.env["COMPATLAB_SWEEP_ID"] = p.sweep_id;
+  ZygoteLauncher launcher(zopts, &*guardian);
+  double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
+  if (absl::Status s = launcher.Start(); !s.ok()) return Failed(s);
+  std::cerr << ZygoteReadyLine(MonotonicSeconds() - zygote_start, zopts.preload.size(),
+                               launcher.import_failures().size());
+  ExecuteOptions eo;
+  eo.sweep_id = p.sweep_id;
+  eo.jobs = p.jobs;
+  eo.torch_num_threads = std::max(1, UsableCores() / p.jobs);
+  eo.compile_cache_root =
+      (fs::temp_directory_path() / absl::StrCat("compatlab-cache-", p.sweep_id)).string();
+  eo.timeout_s = o.timeout_s;
+  eo.grace_s = o.grace_s;
+  eo.mem_limit_bytes = o.mem_limit_bytes;
+  eo.host = HostName();
+  eo.cpu_model = CpuModel();
+  ExecuteCallbacks callbacks;
+  callbacks.on_start = [&](const std::string& id, const TestSpec& s) { progress.Started(id, s); };
+  callbacks.on_finish = [&](const RunRecord& r) { progress.Finished(r.run_id, r.spec, r.result); };
+  callbacks.on_tick = [&]() { progress.Tick(); };
+  progress.ResetClock();  // elapsed and ETA count tests, not the zygote's start
+  absl::Status run =
+      ExecutePlan(p.pending, eo, &launcher, limiter->get(), &*guardian, p.store.get(), callbacks);
+  progress.Close();
+  *restarts = launcher.Restarts();
+  // The zygote's log is kept only when something went wrong with it.
+  std::error_code ec;
+  if (run.ok() && launcher.Restarts() == 0) fs::remove(zopts.log_path, ec);
+  if (absl::IsCancelled(run)) return {SweepEnd::kInterrupted, run};
+  if (!run.ok()) return Failed(run);
+  return {};
+}
+
+}  // namespace
+
+SweepOutcome Sweep(const SweepOptions& o) {
+  if (absl::Status s = CheckRanges(o); !s.ok()) return BadInput(s);
+  SweepOutcome failure = {SweepEnd::kBadInput, absl::OkStatus()};
+  absl::StatusOr<Prepared> prepared = o.resume ? PrepareResume(o) : PrepareNew(o, &failure);
+  if (!prepared.ok()) return {failure.end, prepared.status()};
+  Prepared& p = *prepared;
+  Progress progress(stderr, isatty(fileno(stderr)) != 0, p.planned,
+                    p.planned - static_cast<int64_t>(p.pending.size()));
+  double start = MonotonicSeconds();
+  int restarts = 0;
+  if (!p.pending.empty()) {
+    SweepOutcome run = Execute(o, p, progress, &restarts);
+    if (run.end == SweepEnd::kInterrupted) {
+      std::cerr << InterruptedLine(std::string(run.status.message()), progress.done(), p.planned,
+                                   o.db, p.sweep_id);
+    }
+    if (run.end != SweepEnd::kDone) return run;
+  }
+  double wall = MonotonicSeconds() - start;
+  if (!p.already_finished) {  // a resume of a complete sweep changes nothing
+    if (absl::Status s = p.store->FinishSweep(p.sweep_id, UtcNowIso8601()); !s.ok()) {
+      return Failed(s);
+    }
+  }
+  RunFilter filter;
+  filter.sweep_id = p.sweep_id;
+  auto records = p.store->QueryRuns(filter);
+  if (!records.ok()) return Failed(records.status());
+  std::cout << SweepSummaryTable(*records);
+  std::cerr << SweepFinishedLine(p.sweep_id, records->size(), wall, p.pending.size(), restarts);
+  return {};
+}
+
+}  // namespace compatlab

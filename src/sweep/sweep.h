@@ -1,0 +1,53 @@
+// `compatlab sweep` below the CLI: a new sweep is resolved (resolve.h) and
+// stored with its plan; a resume reads the stored plan and replays it exactly;
+// then the tests still to run are executed (execute.h) through the real
+// launcher (a Python zygote) and the sweep is summed up (summary.h).
+#ifndef COMPATLAB_SWEEP_SWEEP_H_
+#define COMPATLAB_SWEEP_SWEEP_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "sweep/resolve.h"
+
+namespace compatlab {
+
+struct SweepOptions {
+  std::string db = "compatlab.db";
+  std::filesystem::path home;  // the project home (suites/, targets/)
+  // A new sweep: what to plan (request.base holds the interpreter, warm,
+  // measurement, grace and memory limit of every test).
+  PlanRequest request;
+  // A resume: the stored plan replayed; the plan flags given must equal it.
+  bool resume = false;
+  std::string resume_id;  // "" = the latest unfinished sweep
+  PlanFlags given;
+  // Given with --resume, these replace the stored values for the tests run now.
+  std::optional<double> timeout_s;
+  std::optional<double> grace_s;
+  std::optional<int64_t> mem_limit_bytes;
+  std::optional<int> jobs;  // unset: 1, or on resume the sweep's stored jobs
+  std::string command_line;
+};
+
+// How a sweep ended; `status` carries the one-line message of a failure.
+enum class SweepEnd { kDone, kFailed, kBadInput, kInterrupted };
+struct SweepOutcome {
+  SweepEnd end = SweepEnd::kDone;
+  absl::Status status;
+};
+
+// Runs the sweep, printing its lines on stderr and its summary table on
+// stdout. Bad input (nothing written): a flag out of range, a bad suite,
+// profile, model or store, a resume whose plan flags differ from the stored
+// plan, whose plan was stored by an older compatlab (no execution settings),
+// or whose stored interpreter no longer exists. Interrupted: a signal
+// stopped it (the resume command is printed).
+SweepOutcome Sweep(const SweepOptions& options);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_SWEEP_SWEEP_H_
