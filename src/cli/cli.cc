@@ -12,6 +12,7 @@
 #include "cli/diff.h"
 #include "cli/errors.h"
 #include "cli/export.h"
+#include "cli/fields.h"
 #include "cli/query.h"
 #include "cli/repro.h"
 #include "cli/serve.h"
@@ -96,13 +97,11 @@ int RunSuites(const SuitesFlags& flags) {
   if (flags.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const TestSpec& s : *plan) {
-      auto j = TestSpecToJson(s);
-      if (!j.ok()) return Fail(kExitFailure, j.status());
-      nlohmann::ordered_json obj = nlohmann::ordered_json::parse(*j);
+      nlohmann::ordered_json obj = TestSpecJson(s);
       obj["test_id"] = s.TestId();
-      out.push_back(obj);
+      out.push_back(std::move(obj));
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   TextTable table({{"test_id", TextTable::kLeft},
@@ -278,6 +277,9 @@ int RunCli(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
 
+  FieldsFlags fields;
+  CLI::App* fields_cmd = AddFieldsCommand(app, fields);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -295,6 +297,7 @@ int RunCli(int argc, char** argv) {
   }
   if (*suites_cmd) return RunSuites(suites);
   if (*targets_cmd) return RunTargets();
+  if (*fields_cmd) return RunFields(fields);
   if (*query_cmd) return RunQuery(query);
   if (*export_cmd) return RunExport(export_flags);
   if (*import_cmd) return RunImport(import_flags);

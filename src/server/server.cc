@@ -39,9 +39,6 @@ constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
 constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
 constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
 
-// Fields left out of run lists (they can be 64 KiB each): /api/run has them.
-const char* const kOutputFields[] = {"stdout_tail", "stderr_tail", "error_traceback"};
-
 // The response headers of every answer, static files included.
 httplib::Headers SecurityHeaders() {
   return {
@@ -202,7 +199,10 @@ absl::StatusOr<IndexQuery> ToIndexQuery(const Params& params) {
 ordered_json RunJson(const RunRecord& run, bool full) {
   ordered_json json = RunRecordToJson(run);
   if (!full) {
-    for (const char* field : kOutputFields) json.erase(field);
+    // Left out of run lists (up to 64 KiB each): /api/run has them.
+    for (const FieldDef& field : ResultFields()) {
+      if (field.bulky) json.erase(std::string(field.name));
+    }
   }
   return json;
 }
@@ -215,10 +215,7 @@ const std::vector<const FieldDef*>& ListedFields() {
   static const auto* const fields = [] {
     auto* list = new std::vector<const FieldDef*>;
     for (const FieldDef& f : ResultFields()) {
-      if (std::find(std::begin(kOutputFields), std::end(kOutputFields), f.name) ==
-          std::end(kOutputFields)) {
-        list->push_back(&f);
-      }
+      if (!f.bulky) list->push_back(&f);
     }
     return list;
   }();
@@ -332,7 +329,7 @@ struct Server::Impl {
   // are remembered by their subject, since the same errors recur.
   const KnownError* Known(const RunResult& result) {
     if (!kb || !IsFailureStatus(result.status)) return nullptr;
-    const std::string signature = FailureSignature(result);
+    const std::string& signature = result.error_signature;
     std::string subject = MatchSubject(TestStatusName(result.status), signature);
     std::lock_guard lock(known_mu);
     if (auto it = known_cache.find(subject); it != known_cache.end()) return it->second;
@@ -506,7 +503,7 @@ std::optional<HttpError> Server::Impl::Run(const Params& params, httplib::Respon
   if (!run.ok()) return FromStatus(run.status());
   SendJson(res, 200,
            {{"run", RunJson(*run, true)},
-            {"signature", FailureSignature(run->result)},
+            {"signature", run->result.error_signature},
             {"known_error", KnownJson(Known(run->result))}});
   return std::nullopt;
 }
@@ -520,8 +517,7 @@ std::optional<HttpError> Server::Impl::Errors(const Params& params, httplib::Res
   const IndexPage page = index.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json out =
-      ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb ? &*kb : nullptr), kb_origin));
+  ordered_json out = ErrorsJson(GroupErrors(*runs, kb ? &*kb : nullptr), kb_origin);
   out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
   SendJson(res, 200, out);
   return std::nullopt;

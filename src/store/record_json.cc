@@ -1,7 +1,9 @@
 #include "store/record_json.h"
 
 #include <limits>
+#include <map>
 #include <type_traits>
+#include <utility>
 
 #include "fmt/format.h"
 
@@ -51,7 +53,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   return json;
 }
 
-absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
+nlohmann::ordered_json TestSpecJson(const TestSpec& spec) {
   RunRecord record;
   record.spec = spec;
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
@@ -61,8 +63,12 @@ absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
     }
   }
   json["kind_params"] = spec.kind_params;  // an object here, not the column's text
+  return json;
+}
+
+absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
   try {
-    return json.dump();
+    return TestSpecJson(spec).dump();
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(fmt::format("test spec of {}: {}", spec.model_id, e.what()));
   }
@@ -79,9 +85,13 @@ absl::StatusOr<TestSpec> TestSpecFromJson(std::string_view text) {
     if (field == nullptr || field->group != FieldGroup::kSpec) {
       return absl::InvalidArgumentError(fmt::format("test spec: unknown key '{}'", key));
     }
-    absl::StatusOr<FieldValue> field_value = field->name == "kind_params" && value.is_object()
-                                                 ? FieldValue(value.dump())
-                                                 : FieldValueFromJson(value, *field);
+    if (field->name == "kind_params" && value.is_object()) {
+      absl::StatusOr<std::map<std::string, std::string>> params = KindParamsFromJsonValue(value);
+      if (!params.ok()) return params.status();
+      record.spec.kind_params = *std::move(params);
+      continue;
+    }
+    absl::StatusOr<FieldValue> field_value = FieldValueFromJson(value, *field);
     if (!field_value.ok()) return field_value.status();
     if (absl::Status status = field->set(*field_value, record); !status.ok()) return status;
   }
