@@ -508,6 +508,11 @@ std::vector<FieldDef> MakeResultFields() {
              "detail) without numbers, addresses, paths and model names; what errors groups by. "
              "Empty for pass and skipped.",
              COMPATLAB_MEMBER(result.error_signature)));
+
+  version = 3;
+  add(Metric(Member("steady_min_s", kSeconds, "Fastest steady-state iteration.",
+                    COMPATLAB_MEMBER(result.steady_min_s))),
+      steady);
   return fields;
 }
 
