@@ -29,7 +29,7 @@ def timed(fn):
 def steady_state(fn, params, sync=lambda: None):
     """Runs `fn` warmup times, then until both min_iters and min_time_s are reached.
 
-    Returns (median seconds, p90 seconds, iterations measured).
+    Returns (median seconds, p90 seconds, iterations measured, fastest seconds).
     """
     for _ in range(params["warmup"]):
         fn()
@@ -42,7 +42,7 @@ def steady_state(fn, params, sync=lambda: None):
         sync()
         times.append(time.perf_counter() - start)
     median, p90 = percentiles(times)
-    return median, p90, len(times)
+    return median, p90, len(times), min(times)
 
 
 def percentiles(times):
