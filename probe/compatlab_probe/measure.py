@@ -20,10 +20,10 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def steady_state(fn: Callable[[], Any], params: MeasureSettings,
-                 sync: Callable[[], Any] = lambda: None) -> tuple[float, float, int]:
+                 sync: Callable[[], Any] = lambda: None) -> tuple[float, float, int, float]:
     """Runs `fn` warmup times, then until both min_iters and min_time_s are reached.
 
-    Returns (median seconds, p90 seconds, iterations measured).
+    Returns (median seconds, p90 seconds, iterations measured, fastest seconds).
     """
     for _ in range(params.warmup):
         fn()
@@ -36,7 +36,7 @@ def steady_state(fn: Callable[[], Any], params: MeasureSettings,
         sync()
         times.append(time.perf_counter() - start)
     median, p90 = percentiles(times)
-    return median, p90, len(times)
+    return median, p90, len(times), min(times)
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:

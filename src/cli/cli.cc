@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/diff.h"
 #include "cli/errors.h"
+#include "cli/fields.h"
 #include "cli/query.h"
 #include "cli/repro.h"
 #include "cli/sweep.h"
@@ -97,13 +98,11 @@ int RunSuites(const SuitesFlags& flags) {
   if (flags.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const TestSpec& s : *plan) {
-      auto j = TestSpecToJson(s);
-      if (!j.ok()) return Fail(kExitFailure, j.status());
-      nlohmann::ordered_json obj = nlohmann::ordered_json::parse(*j);
+      nlohmann::ordered_json obj = TestSpecJson(s);
       obj["test_id"] = s.TestId();
-      out.push_back(obj);
+      out.push_back(std::move(obj));
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   TextTable table({{"test_id", TextTable::kLeft},
@@ -291,6 +290,9 @@ int RunCli(int argc, char** argv) {
   serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
 #endif
 
+  FieldsFlags fields;
+  CLI::App* fields_cmd = AddFieldsCommand(app, fields);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -308,6 +310,7 @@ int RunCli(int argc, char** argv) {
   }
   if (*suites_cmd) return RunSuites(suites);
   if (*targets_cmd) return RunTargets();
+  if (*fields_cmd) return RunFields(fields);
   if (*query_cmd) return RunQuery(query);
 #ifndef COMPATLAB_PORTABLE
   if (*export_cmd) return RunExport(export_flags);

@@ -153,8 +153,11 @@ struct RunResult {
   std::optional<double> warm_prepare_s;
   std::optional<int64_t> warm_cache_hits;
   std::optional<int64_t> warm_cache_misses;
-  // Normalised signature of the failure (query/error_signature); "" for a pass.
+  // Normalised signature of the failure (core/error_signature); "" for a pass.
   std::string error_signature;
+
+  // --- Schema version 3. ---
+  std::optional<double> steady_min_s;  // the fastest steady-state iteration
 };
 
 // One stored row: a test, where and when it ran, and what happened.

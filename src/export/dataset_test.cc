@@ -7,6 +7,7 @@
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
+#include "core/error_signature.h"
 #include "export/parquet_runs.h"
 #include "gtest/gtest.h"
 #include "parquet/arrow/reader.h"
@@ -234,10 +235,15 @@ TEST(ImportTest, AFileOfAnOlderSchemaImportsWithTheLaterFieldsAtTheirDefaults) {
   EXPECT_GT(imported->merged.inserted, 0);
   auto runs = (*store)->QueryRuns({});
   ASSERT_TRUE(runs.ok());
+  int64_t signed_failures = 0;
   for (const RunRecord& r : *runs) {
     EXPECT_FALSE(r.result.speedup.has_value());
     EXPECT_EQ(r.result.acc_rule, "");
+    // The file has no error_signature: the import computes it, as a sweep does.
+    EXPECT_EQ(r.result.error_signature, FailureSignature(r.result));
+    signed_failures += r.result.error_signature.empty() ? 0 : 1;
   }
+  EXPECT_EQ(signed_failures, 1);  // FullRun's crash
 }
 
 TEST(ImportTest, AConflictImportsNothing) {

@@ -13,6 +13,7 @@
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
+#include "core/error_signature.h"
 #include "fmt/format.h"
 #include "parquet/arrow/reader.h"
 #include "parquet/arrow/writer.h"
@@ -398,6 +399,7 @@ absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const s
         return Invalid(name, fmt::format("row {}: {}", row, std::string(status.message())));
       }
     }
+    FillMissingErrorSignature(&record.result);  // files older than the stored signature
     if (record.run_id.empty() || record.sweep_id.empty()) {
       return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
     }

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "query/error_signature.h"
 #include "query/text_table.h"
 
 namespace compatlab {
@@ -28,9 +27,7 @@ std::string StatusText(const RunRecord& run) {
   return status;
 }
 
-std::string Signature(const RunRecord& run) {
-  return ErrorSignature(run.result.error_type, run.result.error_message);
-}
+const std::string& Signature(const RunRecord& run) { return run.result.error_signature; }
 
 std::optional<double> AsDouble(const std::optional<int64_t>& v) {
   if (!v) return std::nullopt;
@@ -90,8 +87,8 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
     }
     changes.push_back(std::move(change));
   } else if (b != TestStatus::kPass) {
-    const std::string base_signature = Signature(base);
-    const std::string head_signature = Signature(head);
+    const std::string& base_signature = Signature(base);
+    const std::string& head_signature = Signature(head);
     if (base_signature != head_signature) {
       changes.push_back({ChangeKind::kSignatureChanged, -1, -1,
                          fmt::format("{} -> {}", base_signature.empty() ? "(none)" : base_signature,

@@ -81,8 +81,8 @@ struct DiffReport {
 
 // Compares the latest run of each test_id of `base_runs` and `head_runs`:
 //   - status: newly failing, newly passing, or changed between two non-pass
-//     statuses; the same non-pass status with another ErrorSignature() is a
-//     changed signature.
+//     statuses; the same non-pass status with another stored error_signature
+//     is a changed signature.
 //   - when both sides have the same status and the same cpu_model: a metric
 //     present on both sides regressed when head > base * (1 + threshold) and,
 //     for steady_median_s, the increase also exceeds the run-to-run spread

@@ -1,5 +1,6 @@
 #include "query/diff.h"
 
+#include "core/error_signature.h"
 #include "gtest/gtest.h"
 #include "store/testing.h"
 
@@ -24,6 +25,12 @@ RunRecord Measured(const std::string& sweep_id, const std::string& model_type) {
 std::vector<RunRecord> Sweep(const std::string& sweep_id) {
   return {Measured(sweep_id, "llama"), Measured(sweep_id, "gpt2"), Measured(sweep_id, "bert"),
           Measured(sweep_id, "t5"), Measured(sweep_id, "vit")};
+}
+
+// `runs` with the error signature a sweep stores when it records a run.
+std::vector<RunRecord> Recorded(std::vector<RunRecord> runs) {
+  for (RunRecord& r : runs) r.result.error_signature = FailureSignature(r.result);
+  return runs;
 }
 
 RunRecord& Find(std::vector<RunRecord>& runs, const std::string& model_type) {
@@ -67,7 +74,7 @@ TEST(DiffTest, ReportsPlantedRegression) {
   Find(head, "gpt2").result.steady_p90_s = 0.122;
   Find(head, "bert").result.prepare_s = 3.0;
   Find(head, "t5").result.host_peak_rss_bytes = int64_t{1300} << 20;
-  DiffReport report = DiffRuns(Sweep("s1"), head);
+  DiffReport report = DiffRuns(Sweep("s1"), Recorded(head));
   EXPECT_EQ(KindsOf(report),
             (std::vector<std::string>{"more memory t5", "newly failing llama",
                                       "slower prepare bert", "slower steady gpt2"}));
@@ -80,7 +87,7 @@ TEST(DiffTest, ReportsPlantedRegression) {
   EXPECT_NE(text.find("; 4 regressions\n"), std::string::npos) << text;
 
   // The other way round: llama newly passes, nothing regressed.
-  DiffReport back = DiffRuns(head, Sweep("s1"));
+  DiffReport back = DiffRuns(Recorded(head), Sweep("s1"));
   EXPECT_EQ(back.Count(ChangeKind::kNewlyPassing), 1);
   EXPECT_EQ(back.Regressions(), 0);
 }
@@ -94,7 +101,7 @@ TEST(DiffTest, SlowdownWithinThresholdOrSpreadIsNotARegression) {
   Find(head, "bert").result.prepare_s = 2.1;                          // +5% < 10%
   Find(head, "t5").result.host_peak_rss_bytes = int64_t{1100} << 20;  // +10% < 20%
   Find(head, "vit").result.steady_median_s = std::nullopt;            // not measured: not compared
-  DiffReport report = DiffRuns(Sweep("s1"), head);
+  DiffReport report = DiffRuns(Sweep("s1"), Recorded(head));
   EXPECT_TRUE(report.changes.empty()) << FormatDiffReport(report, "a", "b");
 }
 
@@ -113,7 +120,7 @@ TEST(DiffTest, ChangedSignatureAndStatusAmongFailures) {
   Find(head, "gpt2").result.error_message = "a different error";
   Find(head, "bert").result.status = TestStatus::kCrash;
   Find(head, "bert").result.status_detail = "SIGSEGV";
-  DiffReport report = DiffRuns(base, head);
+  DiffReport report = DiffRuns(Recorded(base), Recorded(head));
   EXPECT_EQ(KindsOf(report),
             (std::vector<std::string>{"error changed gpt2", "status changed bert"}));
   EXPECT_EQ(report.Regressions(), 0);
@@ -125,7 +132,7 @@ TEST(DiffTest, DifferentCpuIsFlaggedNotCompared) {
   RunRecord& llama = Find(head, "llama");
   llama.cpu_model = "cpu-B";
   llama.result.steady_median_s = 1.0;  // 10x slower, on another machine
-  DiffReport report = DiffRuns(Sweep("s1"), head);
+  DiffReport report = DiffRuns(Sweep("s1"), Recorded(head));
   EXPECT_EQ(KindsOf(report), std::vector<std::string>{"different cpu llama"});
   EXPECT_EQ(report.Regressions(), 0);
 }
@@ -141,7 +148,7 @@ TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
   later.started_at = "2026-12-01T00:00:00.000Z";
   later.result.status = TestStatus::kTimeout;
   head.push_back(later);
-  DiffReport report = DiffRuns(base, head);
+  DiffReport report = DiffRuns(Recorded(base), Recorded(head));
   EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"newly failing gpt2", "only in base llama",
                                                        "only in head vit"}));
   EXPECT_EQ(report.compared, 3);

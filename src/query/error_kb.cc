@@ -3,9 +3,9 @@
 #include <set>
 #include <utility>
 
+#include "core/error_signature.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
-#include "query/error_signature.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -63,12 +63,6 @@ absl::Status ReadStrings(const json& obj, const std::string& where,
 }
 
 }  // namespace
-
-std::string FailureSignature(const RunResult& result) {
-  std::string signature = ErrorSignature(result.error_type, result.error_message);
-  if (signature.empty()) signature = NormalizeErrorMessage(result.status_detail);
-  return signature;
-}
 
 std::string MatchSubject(std::string_view status, std::string_view signature) {
   std::string subject(status);
@@ -178,7 +172,7 @@ const KnownError* ErrorKnowledgeBase::Match(std::string_view status,
 }
 
 const KnownError* ErrorKnowledgeBase::MatchResult(const RunResult& result) const {
-  return Match(TestStatusName(result.status), FailureSignature(result));
+  return Match(TestStatusName(result.status), result.error_signature);
 }
 
 absl::Status ErrorKnowledgeBase::CheckObservedExamples() const {

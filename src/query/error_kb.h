@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/error_signature.h"  // FailureSignature: the signature matched here
 #include "core/records.h"
 
 namespace compatlab {
@@ -28,11 +29,6 @@ namespace compatlab {
 // Patterns see at most this many bytes of a subject (libstdc++'s std::regex
 // recurses per character; an 8 KiB message line must not exhaust the stack).
 inline constexpr size_t kMaxSubjectBytes = 1024;
-
-// The signature a failure is grouped and matched by: ErrorSignature(type,
-// message), or, when that is empty (a crash, a timeout), status_detail
-// normalised as a message ("SIGSEGV"); "" when both are empty.
-std::string FailureSignature(const RunResult& result);
 
 // "<status> <signature>", or "<status>" when the signature is empty; cut to
 // kMaxSubjectBytes.

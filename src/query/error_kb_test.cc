@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "core/error_signature.h"
 #include "gtest/gtest.h"
-#include "query/error_signature.h"
 
 namespace compatlab {
 namespace {
@@ -49,6 +49,8 @@ TEST(ErrorKbTest, MatchesStoredResultsBySignature) {
   // Numbers glued to a letter stay (error_signature.h): 1x32 -> Nx32.
   EXPECT_EQ(FailureSignature(r),
             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (Nx32 and Nx64)");
+  EXPECT_EQ(kb->MatchResult(r), nullptr);  // matches the stored signature, set when recorded
+  r.error_signature = FailureSignature(r);
   ASSERT_NE(kb->MatchResult(r), nullptr);
   EXPECT_EQ(kb->MatchResult(r)->id, "matmul-shapes");
   RunResult crash;

@@ -78,10 +78,6 @@ nlohmann::ordered_json KnownJson(const KnownError* known) {
 
 }  // namespace
 
-bool IsFailureStatus(TestStatus status) {
-  return status != TestStatus::kPass && status != TestStatus::kSkipped;
-}
-
 std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
                                     const ErrorKnowledgeBase* kb) {
   struct Acc {
@@ -94,7 +90,7 @@ std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
     if (!IsFailureStatus(r.status)) continue;
-    const std::string signature = FailureSignature(r);
+    const std::string& signature = r.error_signature;
     Acc& acc = by_key[{r.status, signature}];
     ErrorGroup& g = acc.group;
     if (g.runs == 0) {
@@ -184,7 +180,8 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
   return out;
 }
 
-std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin) {
+nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
+                                  const std::string& kb_origin) {
   using ojson = nlohmann::ordered_json;
   ojson array = ojson::array();
   int64_t total = 0, explained_groups = 0, explained_runs = 0;
@@ -220,7 +217,13 @@ std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::s
                  {"explained_signatures", explained_groups},
                  {"explained_failures", explained_runs}}},
                {"groups", array}};
-  return out.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+  return out;
+}
+
+std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin) {
+  return ErrorsJson(groups, kb_origin)
+             .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+         "\n";
 }
 
 std::string FormatKnownErrorsFooter(const std::vector<RunRecord>& runs,

@@ -10,17 +10,16 @@
 #include <vector>
 
 #include "core/records.h"
+#include "nlohmann/json.hpp"
 #include "query/error_kb.h"
 
 namespace compatlab {
 
-// True for the statuses `errors` groups: every status but pass and skipped.
-bool IsFailureStatus(TestStatus status);
-
-// The failures of one (status, FailureSignature) pair.
+// The failures of one (status, error_signature) pair; `errors` groups the
+// statuses of IsFailureStatus (core/error_signature.h).
 struct ErrorGroup {
   TestStatus status = TestStatus::kHarnessError;
-  std::string signature;  // FailureSignature(); may be empty
+  std::string signature;  // the runs' stored error_signature; may be empty
   int64_t runs = 0;
   std::vector<std::string> model_ids;    // distinct, sorted
   std::vector<std::string> model_types;  // distinct, sorted, without ""
@@ -69,6 +68,9 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
 // transformers_version, runs}], first_seen, last_seen, example_run_id,
 // known: {id, explanation, cause, workaround} or null}]}. Ends in '\n'.
 std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin);
+// The same object as a JSON value (for serve's /api/errors, which adds to it).
+nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
+                                  const std::string& kb_origin);
 
 // For `query`'s table: the knowledge base's entries matching the failures
 // among `runs`, one block each, in order of first appearance:

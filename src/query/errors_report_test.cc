@@ -27,6 +27,7 @@ RunRecord Failure(const std::string& model_type, const std::string& message,
   run.result.error_message = message;
   run.result.torch_version = torch;
   run.result.transformers_version = "5.23.0";
+  run.result.error_signature = FailureSignature(run.result);  // as when it was recorded
   run.started_at = started_at;
   return run;
 }
@@ -43,6 +44,7 @@ std::vector<RunRecord> Runs() {
   RunRecord crash = MakeRun("s1", MakeSpec("segv"), TestStatus::kCrash);
   crash.run_id = "run-crash";
   crash.result.status_detail = "SIGSEGV";
+  crash.result.error_signature = FailureSignature(crash.result);
   runs.push_back(crash);
   return runs;
 }

@@ -62,13 +62,12 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
   launch.torch_num_threads = record.result.torch_num_threads.value_or(0);
   launch.target_profile_json = target_profile_json;
   launch.compile_options_json = record.result.compile_options;
-  ordered_json request = ordered_json::parse(TestRequestJson(launch, 0));
 
   const ordered_json row = RunRecordToJson(record);
   ordered_json recorded = ordered_json::object();
   for (const char* field : kRecordedFields) recorded[field] = row.at(field);
   recorded["error_message"] = FirstLine(record.result.error_message);
-  recorded["signature"] = FailureSignature(record.result);
+  recorded["signature"] = record.result.error_signature;
 
   ordered_json known_json = nullptr;
   if (known != nullptr) {
@@ -77,8 +76,9 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
                   {"cause", known->cause},
                   {"workaround", known->workaround}};
   }
-  ordered_json input = {{"request", request}, {"recorded", recorded}, {"known_error", known_json}};
-  return input.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  ordered_json input = {{"recorded", recorded}, {"known_error", known_json}};
+  return WithRawJsonMember(input.dump(-1, ' ', false, ordered_json::error_handler_t::replace),
+                           "request", TestRequestJson(launch, 0));
 }
 
 bool HasReproScript(const RunRecord& run) {

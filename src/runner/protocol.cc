@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/fields.h"
 #include "nlohmann/json.hpp"
 
 namespace compatlab {
@@ -35,108 +36,91 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
             {"torch_num_threads", r.torch_num_threads},
             {"memory_limit", limit},
             {"supervisor_pid", supervisor_pid},
-            {"compile_options", r.compile_options_json.empty()
-                                    ? json::object()
-                                    : json::parse(r.compile_options_json, nullptr, false)},
             {"compile_cache_dir", r.compile_cache_dir},
             {"cache_phase", r.cache_phase},
             {"measure",
              {{"warmup", r.measure.warmup},
               {"min_iters", r.measure.min_iters},
               {"min_time_s", r.measure.min_time_s}}}};
+  // The profile and the options are JSON text already (plan/target.h).
+  std::string text = WithRawJsonMember(
+      j.dump(), "compile_options", r.compile_options_json.empty() ? "{}" : r.compile_options_json);
   if (!r.target_profile_json.empty()) {
-    j["target_profile"] = json::parse(r.target_profile_json, nullptr, false);
+    text = WithRawJsonMember(std::move(text), "target_profile", r.target_profile_json);
   }
-  return j.dump();
+  return text;
+}
+
+std::string WithRawJsonMember(std::string object, std::string_view key, std::string_view raw) {
+  object.pop_back();  // '}'
+  if (object.find_last_not_of(" \n\t\r") != object.find_first_of('{')) object += ',';
+  object += json(key).dump();
+  object += ':';
+  object += raw;
+  object += '}';
+  return object;
 }
 
 namespace {
 
-template <typename T>
-void ReadOptional(const json& obj, const char* key, std::optional<T>* out) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return;
-  if constexpr (std::is_same_v<T, double>) {
-    if (it->is_number()) *out = it->get<double>();
-  } else {
-    if (it->is_number_integer() || it->is_number_unsigned())
-      *out = it->get<int64_t>();
-    else if (it->is_number_float())
-      *out = static_cast<int64_t>(it->get<double>());
+// A child's value of `field` as a FieldValue: null is NULL for a nullable
+// field and the default (empty text) otherwise; a text field takes any value,
+// structured ones as their JSON text; a number field takes a number (a
+// fractional one is truncated for an integer field). InvalidArgument for
+// anything else.
+absl::StatusOr<FieldValue> ChildValue(const json& value, const FieldDef& field) {
+  if (value.is_null()) return field.nullable ? FieldValue() : field.get(RunRecord{});
+  switch (field.type) {
+    case FieldType::kText:
+      if (value.is_string()) return FieldValue(value.get<std::string>());
+      return FieldValue(value.dump(-1, ' ', false, json::error_handler_t::replace));
+    case FieldType::kReal:
+      if (value.is_number()) return FieldValue(value.get<double>());
+      break;
+    case FieldType::kInteger:
+      if (value.is_number_integer()) return FieldValue(value.get<int64_t>());
+      if (value.is_number_float()) return FieldValue(static_cast<int64_t>(value.get<double>()));
+      break;
   }
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric '", std::string(field.child_key), "' should be ", DocTypeName(field),
+                   ", got ", value.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
-std::string ReadString(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>()
-                         : it->dump(-1, ' ', false, json::error_handler_t::replace);
+// The object of `section` in the result object `j`, or nullptr.
+const json* Section(const json& j, ChildSection section) {
+  const char* key = section == ChildSection::kMetrics ? "metrics"
+                    : section == ChildSection::kStack ? "stack"
+                                                      : nullptr;
+  if (key == nullptr) return &j;
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? &*it : nullptr;
 }
 
-// The child's metric keys: the RunResult member of the same name
-// (doc/worker-protocol.md, "The result object"). Text metrics that are
-// objects or arrays on the wire are stored as their JSON text.
-using RealMetric = std::optional<double> RunResult::*;
-using IntMetric = std::optional<int64_t> RunResult::*;
-using TextMetric = std::string RunResult::*;
-constexpr std::pair<const char*, RealMetric> kRealMetrics[] = {
-    {"build_s", &RunResult::build_s},
-    {"prepare_s", &RunResult::prepare_s},
-    {"steady_median_s", &RunResult::steady_median_s},
-    {"steady_p90_s", &RunResult::steady_p90_s},
-    {"eager_steady_median_s", &RunResult::eager_steady_median_s},
-    {"eager_steady_p90_s", &RunResult::eager_steady_p90_s},
-    {"speedup", &RunResult::speedup},
-    {"tokens_per_s", &RunResult::tokens_per_s},
-    {"acc_max_abs_err", &RunResult::acc_max_abs_err},
-    {"acc_max_rel_err", &RunResult::acc_max_rel_err},
-    {"acc_rmse", &RunResult::acc_rmse},
-    {"acc_eager_rmse", &RunResult::acc_eager_rmse},
-    {"acc_cosine", &RunResult::acc_cosine},
-    {"acc_atol", &RunResult::acc_atol},
-    {"acc_rtol", &RunResult::acc_rtol},
-    {"acc_multiplier", &RunResult::acc_multiplier},
-    {"gen_prefill_s", &RunResult::gen_prefill_s},
-    {"gen_decode_token_s", &RunResult::gen_decode_token_s},
-    {"gen_token_match_rate", &RunResult::gen_token_match_rate},
-    {"train_first_step_s", &RunResult::train_first_step_s},
-    {"train_steady_step_s", &RunResult::train_steady_step_s},
-    {"train_grad_cosine", &RunResult::train_grad_cosine},
-    {"train_grad_cosine_last", &RunResult::train_grad_cosine_last},
-    {"train_grad_cosine_min", &RunResult::train_grad_cosine_min},
-    {"train_loss_max_abs_err", &RunResult::train_loss_max_abs_err},
-    {"gen_divergence_logit_gap", &RunResult::gen_divergence_logit_gap},
-    {"gen_tie_tolerance", &RunResult::gen_tie_tolerance},
-};
-constexpr std::pair<const char*, IntMetric> kIntMetrics[] = {
-    {"steady_iters", &RunResult::steady_iters},
-    {"param_count", &RunResult::param_count},
-    {"host_peak_rss_bytes", &RunResult::host_peak_rss_bytes},
-    {"torch_num_threads", &RunResult::torch_num_threads},
-    {"device_peak_bytes", &RunResult::device_peak_bytes},
-    {"gen_new_tokens", &RunResult::gen_new_tokens},
-    {"gen_first_divergence", &RunResult::gen_first_divergence},
-    {"train_steps", &RunResult::train_steps},
-    {"ops_executed", &RunResult::ops_executed},
-    {"graph_breaks", &RunResult::graph_breaks},
-    {"unique_graphs", &RunResult::unique_graphs},
-    {"captured_calls", &RunResult::captured_calls},
-    {"frames_run_eagerly", &RunResult::frames_run_eagerly},
-    {"cache_hits", &RunResult::cache_hits},
-    {"cache_misses", &RunResult::cache_misses},
-};
-constexpr std::pair<const char*, TextMetric> kTextMetrics[] = {
-    {"memory_method", &RunResult::memory_method},
-    {"device_memory_method", &RunResult::device_memory_method},
-    {"acc_ref_dtype", &RunResult::acc_ref_dtype},
-    {"acc_rule", &RunResult::acc_rule},
-    {"train_loss", &RunResult::train_loss},
-    {"train_ref_loss", &RunResult::train_ref_loss},
-    {"fallback_audit", &RunResult::fallback_audit},
-    {"fallback_ops", &RunResult::fallback_ops},
-    {"backend_fallback_counts", &RunResult::backend_fallback_counts},
-    {"graph_break_reasons", &RunResult::graph_break_reasons},
-};
+// The first key of the child's "metrics" that is no result field's metric key, or "".
+std::string UnknownMetric(const json& j) {
+  const json* metrics = Section(j, ChildSection::kMetrics);
+  if (metrics == nullptr) return "";
+  for (const auto& [key, value] : metrics->items()) {
+    bool known = false;
+    for (const FieldDef& field : ResultFields()) {
+      known = known || (field.child == ChildSection::kMetrics && field.child_key == key);
+    }
+    if (!known) return key;
+  }
+  return "";
+}
+
+// `r` turned into the harness_error of a child that broke the result
+// contract (`problem`), keeping what else it reported.
+void BreachOfContract(const std::string& problem, RunResult& r) {
+  r.status_detail = absl::StrCat("the child reported ", std::string(TestStatusName(r.status)));
+  r.status = TestStatus::kHarnessError;
+  r.stage = "harness";
+  r.error_type = "BadMetric";
+  r.error_message = problem;
+  r.error_traceback.clear();
+}
 
 }  // namespace
 
@@ -148,31 +132,32 @@ absl::Status ParseChildResult(const std::string& text, RunResult* out) {
   if (!j.contains("status") || !j["status"].is_string()) {
     return absl::InvalidArgumentError("the result has no status");
   }
-  absl::StatusOr<TestStatus> status = ParseTestStatus(j["status"].get<std::string>());
-  if (!status.ok()) return status.status();
-  if (*status == TestStatus::kTimeout || *status == TestStatus::kCrash) {
+  RunRecord record;
+  record.result = *out;
+  std::string problem;
+  for (const FieldDef& field : ResultFields()) {
+    if (field.child == ChildSection::kNone) continue;
+    const json* section = Section(j, field.child);
+    if (section == nullptr) continue;
+    auto it = section->find(field.child_key);
+    if (it == section->end()) continue;
+    absl::StatusOr<FieldValue> value = ChildValue(*it, field);
+    absl::Status set = value.ok() ? field.set(*value, record) : value.status();
+    if (set.ok()) continue;
+    if (field.child != ChildSection::kMetrics) return set;  // e.g. an unknown status
+    if (problem.empty()) problem = std::string(set.message());
+  }
+  const TestStatus status = record.result.status;
+  if (status == TestStatus::kTimeout || status == TestStatus::kCrash) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a child may not report '", j["status"].get<std::string>(), "'"));
+        absl::StrCat("a child may not report '", std::string(TestStatusName(status)), "'"));
   }
-  RunResult r = *out;
-  r.status = *status;
-  r.status_detail = ReadString(j, "status_detail");
-  r.stage = ReadString(j, "stage");
-  r.error_type = ReadString(j, "error_type");
-  r.error_message = ReadString(j, "error_message");
-  r.error_traceback = ReadString(j, "error_traceback");
-  r.resolved_model_class = ReadString(j, "model_class");
-  if (auto m = j.find("metrics"); m != j.end() && m->is_object()) {
-    for (const auto& [key, member] : kRealMetrics) ReadOptional(*m, key, &(r.*member));
-    for (const auto& [key, member] : kIntMetrics) ReadOptional(*m, key, &(r.*member));
-    for (const auto& [key, member] : kTextMetrics) r.*member = ReadString(*m, key);
+  if (std::string key = UnknownMetric(j); !key.empty() && problem.empty()) {
+    problem = absl::StrCat("unknown metric '", key,
+                           "': no result field has this metric key (core/fields.h)");
   }
-  if (auto s = j.find("stack"); s != j.end() && s->is_object()) {
-    r.python_version = ReadString(*s, "python_version");
-    r.torch_version = ReadString(*s, "torch_version");
-    r.transformers_version = ReadString(*s, "transformers_version");
-  }
-  *out = std::move(r);
+  if (!problem.empty()) BreachOfContract(problem, record.result);
+  *out = std::move(record.result);
   return absl::OkStatus();
 }
 

@@ -1,5 +1,13 @@
 #include "runner/protocol.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/fields.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -81,6 +89,119 @@ TEST(ProtocolTest, RejectsStatusesOnlyTheSupervisorDecides) {
   EXPECT_FALSE(ParseChildResult("[]", &r).ok());
   EXPECT_FALSE(ParseChildResult("{", &r).ok());
   EXPECT_EQ(r.status, TestStatus::kHarnessError);  // untouched
+}
+
+TEST(ProtocolTest, RawJsonMemberIsInsertedVerbatim) {
+  EXPECT_EQ(WithRawJsonMember("{}", "a", R"({"x":[1]})"), R"({"a":{"x":[1]}})");
+  EXPECT_EQ(WithRawJsonMember(R"({"b":1})", "a\"", "2"), R"({"b":1,"a\"":2})");
+}
+
+TEST(ProtocolTest, UnknownMetricKeyIsAHarnessErrorNamingTheKey) {
+  RunResult r;
+  ASSERT_TRUE(ParseChildResult(R"({"status":"pass","error_traceback":"tb",
+      "metrics":{"build_s":1.5,"steady_fastest_s":0.1}})",
+                               &r)
+                  .ok());
+  EXPECT_EQ(r.status, TestStatus::kHarnessError);
+  EXPECT_EQ(r.stage, "harness");
+  EXPECT_EQ(r.error_type, "BadMetric");
+  EXPECT_NE(r.error_message.find("'steady_fastest_s'"), std::string::npos) << r.error_message;
+  EXPECT_EQ(r.status_detail, "the child reported pass");
+  EXPECT_EQ(r.error_traceback, "");
+  EXPECT_DOUBLE_EQ(*r.build_s, 1.5);  // what else it reported is kept
+}
+
+TEST(ProtocolTest, MetricOfTheWrongTypeIsAHarnessErrorNamingTheKey) {
+  RunResult r;
+  ASSERT_TRUE(ParseChildResult(R"({"status":"pass","metrics":{"steady_iters":"many"}})", &r).ok());
+  EXPECT_EQ(r.status, TestStatus::kHarnessError);
+  EXPECT_NE(r.error_message.find("'steady_iters'"), std::string::npos) << r.error_message;
+  EXPECT_FALSE(r.steady_iters.has_value());
+}
+
+// A value of `field`'s type that no default has: the field's name as text,
+// 7 or 0.5.
+nlohmann::json SampleValue(const FieldDef& field) {
+  switch (field.type) {
+    case FieldType::kText:
+      return std::string("x-") + std::string(field.name);
+    case FieldType::kInteger:
+      return 7;
+    case FieldType::kReal:
+      return 0.5;
+  }
+  return nullptr;
+}
+
+// The parser reads every field the table marks as the child's, under its key,
+// into that field; keys are unique within their section.
+TEST(ProtocolTest, ReadsEveryChildFieldOfTheFieldTable) {
+  nlohmann::json j = {{"metrics", nlohmann::json::object()}, {"stack", nlohmann::json::object()}};
+  std::map<ChildSection, std::set<std::string_view>> keys;
+  for (const FieldDef& field : ResultFields()) {
+    if (field.child == ChildSection::kNone || field.name == "status") continue;
+    SCOPED_TRACE(field.name);
+    EXPECT_TRUE(keys[field.child].insert(field.child_key).second) << "key used twice";
+    EXPECT_EQ(field.group, FieldGroup::kResult);
+    nlohmann::json& section = field.child == ChildSection::kMetrics ? j["metrics"]
+                              : field.child == ChildSection::kStack ? j["stack"]
+                                                                    : j;
+    section[std::string(field.child_key)] = SampleValue(field);
+  }
+  j["status"] = "fail_to_run";
+  RunRecord parsed;
+  ASSERT_TRUE(ParseChildResult(j.dump(), &parsed.result).ok());
+  EXPECT_EQ(parsed.result.status, TestStatus::kFailToRun);
+  for (const FieldDef& field : ResultFields()) {
+    if (field.child == ChildSection::kNone || field.name == "status") continue;
+    const FieldValue value = field.get(parsed);
+    const nlohmann::json expected = SampleValue(field);
+    EXPECT_TRUE(field.type == FieldType::kText
+                    ? std::get<std::string>(value) == expected.get<std::string>()
+                : field.type == FieldType::kInteger ? std::get<int64_t>(value) == 7
+                                                    : std::get<double>(value) == 0.5)
+        << field.name << " was not read from key " << field.child_key;
+  }
+}
+
+// Every metric key of the field table is in a metrics table of
+// doc/worker-protocol.md (by name, or by a prefix such as `acc_*`), and every
+// key those tables name is a metric key of the field table.
+TEST(ProtocolTest, WorkerProtocolDocAndFieldTableAgreeOnMetricKeys) {
+  const char* source_dir = std::getenv("COMPATLAB_SOURCE_DIR");
+  ASSERT_NE(source_dir, nullptr) << "COMPATLAB_SOURCE_DIR is not set";
+  const std::filesystem::path doc = std::filesystem::path(source_dir) / "doc/worker-protocol.md";
+  std::ifstream file(doc);
+  ASSERT_TRUE(file) << "cannot read " << doc;
+  std::set<std::string> named, prefixes;
+  std::string line;
+  bool in_metrics = false;
+  while (std::getline(file, line)) {
+    if (line.starts_with("| metric |")) in_metrics = true;
+    if (!line.starts_with("|")) in_metrics = false;
+    if (!in_metrics) continue;
+    const std::string first = line.substr(1, line.find('|', 1) - 1);
+    for (size_t at = first.find('`'); at != std::string::npos; at = first.find('`', at)) {
+      const size_t end = first.find('`', at + 1);
+      const std::string key = first.substr(at + 1, end - at - 1);
+      (key.ends_with("*") ? prefixes : named).insert(key.substr(0, key.find('*')));
+      at = end + 1;
+    }
+  }
+  std::set<std::string> metrics;
+  for (const FieldDef& field : ResultFields()) {
+    if (field.child != ChildSection::kMetrics) continue;
+    const std::string key(field.child_key);
+    metrics.insert(key);
+    bool documented = named.contains(key);
+    for (const std::string& prefix : prefixes) documented = documented || key.starts_with(prefix);
+    EXPECT_TRUE(documented) << "metric " << key << " is not in the metrics tables of " << doc;
+  }
+  ASSERT_FALSE(named.empty()) << "no metrics table in " << doc;
+  for (const std::string& key : named) {
+    EXPECT_TRUE(metrics.contains(key))
+        << doc << " names metric " << key << ", which no result field has as its metric key";
+  }
 }
 
 }  // namespace

@@ -182,10 +182,8 @@ absl::StatusOr<pid_t> ZygoteLauncher::TryLaunch(const LaunchRequest& request, in
     if (absl::Status s = Spawn(); !s.ok()) return s;
   }
   int64_t id = next_request_id_++;
-  std::string msg = json{{"type", "fork"},
-                         {"request_id", id},
-                         {"test", json::parse(TestRequestJson(request, getpid()))}}
-                        .dump();
+  std::string msg = WithRawJsonMember(json{{"type", "fork"}, {"request_id", id}}.dump(), "test",
+                                      TestRequestJson(request, getpid()));
   int fds[3] = {stdout_fd, stderr_fd, result_fd};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(fds))];
   std::memset(control, 0, sizeof(control));

@@ -6,7 +6,7 @@ namespace compatlab {
 
 const KnownError* KnownErrorCache::Find(const RunResult& result) {
   if (!kb_ || !IsFailureStatus(result.status)) return nullptr;
-  const std::string signature = FailureSignature(result);
+  const std::string& signature = result.error_signature;
   std::string subject = MatchSubject(TestStatusName(result.status), signature);
   std::lock_guard lock(mu_);
   if (auto it = known_.find(subject); it != known_.end()) return it->second;

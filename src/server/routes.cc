@@ -25,15 +25,15 @@ constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
 constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
 constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
 
-// Fields left out of run lists (they can be 64 KiB each): /api/run has them.
-const char* const kOutputFields[] = {"stdout_tail", "stderr_tail", "error_traceback"};
-
 // A run as JSON: every result field (schema order), without the long outputs
 // unless `full`.
 ordered_json RunJson(const RunRecord& run, bool full) {
   ordered_json json = RunRecordToJson(run);
   if (!full) {
-    for (const char* field : kOutputFields) json.erase(field);
+    // Left out of run lists (up to 64 KiB each): /api/run has them.
+    for (const FieldDef& field : ResultFields()) {
+      if (field.bulky) json.erase(std::string(field.name));
+    }
   }
   return json;
 }
@@ -46,10 +46,7 @@ const std::vector<const FieldDef*>& ListedFields() {
   static const auto* const fields = [] {
     auto* list = new std::vector<const FieldDef*>;
     for (const FieldDef& f : ResultFields()) {
-      if (std::find(std::begin(kOutputFields), std::end(kOutputFields), f.name) ==
-          std::end(kOutputFields)) {
-        list->push_back(&f);
-      }
+      if (!f.bulky) list->push_back(&f);
     }
     return list;
   }();
@@ -269,7 +266,7 @@ std::optional<HttpError> ApiRoutes::Run(const Params& params, httplib::Response&
   if (!run.ok()) return FromStatus(run.status());
   SendJson(res, 200,
            {{"run", RunJson(*run, true)},
-            {"signature", FailureSignature(run->result)},
+            {"signature", run->result.error_signature},
             {"known_error", KnownJson(known_.Find(run->result))}});
   return std::nullopt;
 }
@@ -283,7 +280,7 @@ std::optional<HttpError> ApiRoutes::Errors(const Params& params, httplib::Respon
   const IndexPage page = index_.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json out = ordered_json::parse(FormatErrorsJson(GroupErrors(*runs, kb_), kb_origin_));
+  ordered_json out = ErrorsJson(GroupErrors(*runs, kb_), kb_origin_);
   out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
   SendJson(res, 200, out);
   return std::nullopt;

@@ -60,16 +60,23 @@ TEST(MigrationsTest, VersionOneCreatesTablesWithResultColumns) {
   EXPECT_TRUE(MigrationStatements(kNext, ResultFields()).empty());
 }
 
-TEST(MigrationsTest, VersionTwoAddsItsFieldsToAVersionOneStore) {
+TEST(MigrationsTest, EachVersionAddsItsFieldsInTableOrder) {
   test::ScopedTempDir dir;
   auto db = OpenDb(dir.path() / "m.db");
   ASSERT_TRUE(Migrate(*db, 1, ResultFields()).ok());
-  size_t v1_columns = RunColumns(*db).size();
-  ASSERT_TRUE(Migrate(*db, 2, ResultFields()).ok());
-  std::vector<std::string> columns = RunColumns(*db);
-  ASSERT_EQ(columns.size(), ResultFields().size());
-  EXPECT_LT(v1_columns, columns.size());
-  for (size_t i = 0; i < columns.size(); ++i) EXPECT_EQ(columns[i], ResultFields()[i].name);
+  size_t previous = RunColumns(*db).size();
+  for (int version = 2; version <= kSchemaVersion; ++version) {
+    SCOPED_TRACE(version);
+    ASSERT_TRUE(Migrate(*db, version, ResultFields()).ok());
+    std::vector<std::string> expected;
+    for (const FieldDef& f : ResultFields()) {
+      if (f.since_version <= version) expected.push_back(std::string(f.name));
+    }
+    EXPECT_EQ(RunColumns(*db), expected);
+    EXPECT_LT(previous, expected.size());
+    previous = expected.size();
+  }
+  EXPECT_EQ(previous, ResultFields().size());
 }
 
 TEST(MigrationsTest, LaterVersionAddsItsFieldsAsColumns) {

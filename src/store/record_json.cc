@@ -51,9 +51,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   return json;
 }
 
-namespace {
-
-nlohmann::ordered_json SpecObject(const TestSpec& spec) {
+nlohmann::ordered_json TestSpecJson(const TestSpec& spec) {
   RunRecord record;
   record.spec = spec;
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
@@ -65,6 +63,8 @@ nlohmann::ordered_json SpecObject(const TestSpec& spec) {
   json["kind_params"] = spec.kind_params;  // an object here, not the column's text
   return json;
 }
+
+namespace {
 
 absl::StatusOr<std::string> Dump(const nlohmann::ordered_json& json, const TestSpec& spec) {
   try {
@@ -83,9 +83,13 @@ absl::StatusOr<TestSpec> SpecFromObject(const nlohmann::json& json, std::string_
     if (field == nullptr || field->group != FieldGroup::kSpec) {
       return absl::InvalidArgumentError(fmt::format("test spec: unknown key '{}'", key));
     }
-    absl::StatusOr<FieldValue> field_value = field->name == "kind_params" && value.is_object()
-                                                 ? FieldValue(value.dump())
-                                                 : FieldValueFromJson(value, *field);
+    if (field->name == "kind_params" && value.is_object()) {
+      absl::StatusOr<std::map<std::string, std::string>> params = KindParamsFromJsonValue(value);
+      if (!params.ok()) return params.status();
+      record.spec.kind_params = *std::move(params);
+      continue;
+    }
+    absl::StatusOr<FieldValue> field_value = FieldValueFromJson(value, *field);
     if (!field_value.ok()) return field_value.status();
     if (absl::Status status = field->set(*field_value, record); !status.ok()) return status;
   }
@@ -139,11 +143,11 @@ nlohmann::json ParseObject(std::string_view text, bool* ok) {
 }  // namespace
 
 absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec) {
-  return Dump(SpecObject(spec), spec);
+  return Dump(TestSpecJson(spec), spec);
 }
 
 absl::StatusOr<std::string> PlannedTestToJson(const ResolvedTest& test) {
-  nlohmann::ordered_json json = SpecObject(test.spec);
+  nlohmann::ordered_json json = TestSpecJson(test.spec);
   if (test.execution.has_value())
     json[std::string(kExecutionKey)] = ExecutionObject(*test.execution);
   return Dump(json, test.spec);

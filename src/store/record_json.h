@@ -23,9 +23,11 @@ nlohmann::ordered_json FieldValueToJson(const FieldValue& value);
 // kind_params stays canonical JSON text, as the schema types it.
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
 
-// The TestSpec as a JSON object: its schema.h fields (group kSpec) in schema
-// order, with kind_params as a nested object of strings. Compact, one line.
-// InvalidArgument when a string is not valid UTF-8.
+// The TestSpec as a JSON object: its field-table fields (group kSpec) in
+// table order, with kind_params as a nested object of strings.
+nlohmann::ordered_json TestSpecJson(const TestSpec& spec);
+// TestSpecJson as text: compact, one line. InvalidArgument when a string is
+// not valid UTF-8.
 absl::StatusOr<std::string> TestSpecToJson(const TestSpec& spec);
 
 // Inverse of TestSpecToJson. A missing key keeps TestSpec's default (so a spec

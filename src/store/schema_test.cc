@@ -44,6 +44,28 @@ TEST(SchemaTest, NamesAreUniqueAndFollowUnitConventions) {
   EXPECT_EQ(FindResultField("no_such_field"), nullptr);
 }
 
+TEST(SchemaTest, FillRulesNameModelKindsModesAndConditions) {
+  const std::set<std::string_view> kinds = {"forward", "generate", "train"};
+  const std::set<std::string_view> modes = {"eager", "compile"};
+  std::set<std::string_view> conditions;
+  for (FillWhen when : AllFillWhens()) EXPECT_TRUE(conditions.insert(FillWhenName(when)).second);
+  for (const FieldDef& f : ResultFields()) {
+    SCOPED_TRACE(f.name);
+    for (const FillRule& rule : f.fill) {
+      EXPECT_FALSE(rule.kinds.empty() || rule.modes.empty());
+      for (std::string_view kind : rule.kinds) EXPECT_TRUE(kinds.contains(kind)) << kind;
+      for (std::string_view mode : rule.modes) EXPECT_TRUE(modes.contains(mode)) << mode;
+      for (FillWhen when : rule.when) EXPECT_FALSE(FillWhenName(when).empty());
+    }
+    if (f.bulky) {
+      EXPECT_EQ(f.type, FieldType::kText);
+    }
+    EXPECT_EQ(f.child == ChildSection::kNone, f.child_key.empty());
+  }
+  EXPECT_TRUE(FindResultField("stdout_tail")->bulky);
+  EXPECT_FALSE(FindResultField("steady_median_s")->fill.empty());
+}
+
 TEST(SchemaTest, GetThenSetCopiesEveryField) {
   const RunRecord full = test::FullRun("s1");
   const RunRecord empty;

@@ -648,13 +648,10 @@ absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int6
                                                           bool with_outputs) {
   std::unique_ptr<sqlite::Statement>& select = rowid_select_[with_outputs ? 1 : 0];
   if (select == nullptr) {
-    static const std::set<std::string_view> kOutputs = {"stdout_tail", "stderr_tail",
-                                                        "error_traceback"};
     std::vector<std::string> columns;
     for (const FieldDef& field : ResultFields()) {
-      columns.push_back(!with_outputs && kOutputs.contains(field.name)
-                            ? fmt::format("'' AS {}", field.name)
-                            : std::string(field.name));
+      columns.push_back(!with_outputs && field.bulky ? fmt::format("'' AS {}", field.name)
+                                                     : std::string(field.name));
     }
     STORE_ASSIGN_OR_RETURN(
         sqlite::Statement prepared,

@@ -203,8 +203,8 @@ class Store {
       const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
 
   // The runs with these rowids, in the order given; a rowid with no run is
-  // skipped. Without `with_outputs`, stdout_tail, stderr_tail and
-  // error_traceback read as "" (they are not read at all).
+  // skipped. Without `with_outputs`, the bulky fields (FieldDef::bulky:
+  // stdout_tail, stderr_tail, error_traceback) read as "" (they are not read at all).
   absl::StatusOr<std::vector<RunRecord>> RunsByRowid(const std::vector<int64_t>& rowids,
                                                      bool with_outputs);
 

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "query/error_kb.h"
+#include "core/error_signature.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
 #include "util/hash.h"
@@ -210,9 +210,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.spec = entry.job.spec;
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
-  if (rec.result.status != TestStatus::kPass && rec.result.status != TestStatus::kSkipped) {
-    rec.result.error_signature = FailureSignature(rec.result);
-  }
+  rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
   if (!rec.result.torch_num_threads.has_value() && rec.spec.model_id != "none") {
     rec.result.torch_num_threads = options_.torch_num_threads;
   }

@@ -208,7 +208,7 @@ def interleaved_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     Each runs params.warmup times first; then compiled and eager calls alternate
     (each synchronised and timed alone) until both have min_iters iterations and
     min_time_s has passed. Returns the metrics dict: steady_median_s, steady_p90_s,
-    steady_iters (compiled), eager_steady_median_s, eager_steady_p90_s, speedup
+    steady_iters, steady_min_s (compiled), eager_steady_median_s, eager_steady_p90_s, speedup
     (eager median / compiled median).
     """
     for _ in range(params.warmup):
@@ -226,7 +226,7 @@ def interleaved_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     median, p90 = percentiles(compiled)
     eager_median, eager_p90 = percentiles(eager)
     return {
-        "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(compiled),
+        "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(compiled), "steady_min_s": min(compiled),
         "eager_steady_median_s": eager_median, "eager_steady_p90_s": eager_p90,
         "speedup": eager_median / median if median > 0 else None,
     }

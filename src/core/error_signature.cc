@@ -1,4 +1,4 @@
-#include "query/error_signature.h"
+#include "core/error_signature.h"
 
 #include <cstddef>
 
@@ -144,6 +144,21 @@ std::string ErrorSignature(std::string_view error_type, std::string_view error_m
     signature += message;
   }
   return signature;
+}
+
+bool IsFailureStatus(TestStatus status) {
+  return status != TestStatus::kPass && status != TestStatus::kSkipped;
+}
+
+std::string FailureSignature(const RunResult& result) {
+  if (!IsFailureStatus(result.status)) return "";
+  std::string signature = ErrorSignature(result.error_type, result.error_message);
+  if (signature.empty()) signature = NormalizeErrorMessage(result.status_detail);
+  return signature;
+}
+
+void FillMissingErrorSignature(RunResult* result) {
+  if (result->error_signature.empty()) result->error_signature = FailureSignature(*result);
 }
 
 }  // namespace compatlab

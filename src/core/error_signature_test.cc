@@ -1,4 +1,4 @@
-#include "query/error_signature.h"
+#include "core/error_signature.h"
 
 #include "gtest/gtest.h"
 
@@ -41,6 +41,33 @@ TEST(ErrorSignatureTest, SameFailureSameSignature) {
   EXPECT_EQ(ErrorSignature("RuntimeError", ""), "RuntimeError");
   EXPECT_EQ(ErrorSignature("", "boom 3"), "boom N");
   EXPECT_EQ(ErrorSignature("", ""), "");
+}
+
+TEST(ErrorSignatureTest, FailureSignatureOfFailuresOnlyElseStatusDetail) {
+  RunResult r;
+  r.status = TestStatus::kFailToRun;
+  r.error_type = "RuntimeError";
+  r.error_message = "boom 3";
+  EXPECT_EQ(FailureSignature(r), "RuntimeError: boom N");
+  r.status = TestStatus::kPass;
+  EXPECT_EQ(FailureSignature(r), "");
+  r.status = TestStatus::kSkipped;
+  EXPECT_EQ(FailureSignature(r), "");
+  RunResult crash;
+  crash.status = TestStatus::kCrash;
+  crash.status_detail = "SIGSEGV";
+  EXPECT_EQ(FailureSignature(crash), "SIGSEGV");
+}
+
+TEST(ErrorSignatureTest, FillMissingErrorSignatureKeepsAStoredOne) {
+  RunResult r;
+  r.status = TestStatus::kTimeout;
+  r.status_detail = "deadline 30 s";
+  FillMissingErrorSignature(&r);
+  EXPECT_EQ(r.error_signature, "deadline N s");
+  r.error_signature = "stored";
+  FillMissingErrorSignature(&r);
+  EXPECT_EQ(r.error_signature, "stored");
 }
 
 }  // namespace

@@ -1,0 +1,611 @@
+#include "core/fields.h"
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace compatlab {
+namespace {
+
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+// The stored type of a C++ member type.
+template <typename T>
+constexpr FieldType StoredType() {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return FieldType::kText;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return FieldType::kInteger;
+  } else {
+    static_assert(std::is_same_v<T, double>, "fields are text, int64_t or double");
+    return FieldType::kReal;
+  }
+}
+
+absl::Status WrongValue(std::string_view name, std::string_view what) {
+  return absl::InvalidArgumentError(fmt::format("field {}: {}", name, what));
+}
+
+// A field over a member of RunRecord. `access` is a generic lambda returning a
+// reference to the member for both a const and a mutable record; the member is
+// std::string, int64_t, double, or std::optional of the last two (nullable).
+template <typename Access>
+FieldDef Member(std::string_view name, std::string_view unit, std::string_view description,
+                Access access) {
+  using M = std::remove_cvref_t<decltype(access(std::declval<RunRecord&>()))>;
+  constexpr bool kNullable = IsOptional<M>::value;
+  using T = typename std::conditional_t<kNullable, M, std::optional<M>>::value_type;
+  FieldDef f{name, FieldGroup::kRow, StoredType<T>(), kNullable, unit, description, 1, {}, {}};
+  f.get = [access](const RunRecord& r) -> FieldValue {
+    const M& m = access(r);
+    if constexpr (kNullable) {
+      if (!m.has_value()) return std::monostate{};
+      return FieldValue(*m);
+    } else {
+      return FieldValue(m);
+    }
+  };
+  f.set = [access, name](const FieldValue& value, RunRecord& r) -> absl::Status {
+    if (std::holds_alternative<std::monostate>(value)) {
+      if constexpr (kNullable) {
+        access(r) = std::nullopt;
+        return absl::OkStatus();
+      } else {
+        return WrongValue(name, "NULL in a non-nullable field");
+      }
+    }
+    const T* v = std::get_if<T>(&value);
+    if (v == nullptr) return WrongValue(name, "value of the wrong type");
+    access(r) = *v;
+    return absl::OkStatus();
+  };
+  return f;
+}
+
+// A non-nullable text field stored in a converted form (an enum name, JSON).
+FieldDef Converted(std::string_view name, std::string_view description,
+                   std::function<std::string(const RunRecord&)> to_text,
+                   std::function<absl::Status(const std::string&, RunRecord&)> from_text) {
+  FieldDef f{name, FieldGroup::kRow, FieldType::kText, false, "", description, 1, {}, {}};
+  f.get = [to_text](const RunRecord& r) -> FieldValue { return to_text(r); };
+  f.set = [from_text, name](const FieldValue& value, RunRecord& r) -> absl::Status {
+    const std::string* text = std::get_if<std::string>(&value);
+    if (text == nullptr) return WrongValue(name, "expected text");
+    return from_text(*text, r);
+  };
+  return f;
+}
+
+// `field` as the child reports it: key `key` (default: the field's name) of `section`.
+FieldDef Child(ChildSection section, FieldDef field, std::string_view key = {}) {
+  field.child = section;
+  field.child_key = key.empty() ? field.name : key;
+  return field;
+}
+FieldDef Metric(FieldDef field) { return Child(ChildSection::kMetrics, std::move(field)); }
+FieldDef Bulky(FieldDef field) {
+  field.bulky = true;
+  return field;
+}
+
+// Shorthand for the accessor lambda of Member().
+#define COMPATLAB_MEMBER(expr) \
+  [](auto& r) -> auto& { return r.expr; }
+
+std::vector<FieldDef> MakeResultFields() {
+  constexpr std::string_view kSeconds = "s";
+  constexpr std::string_view kBytes = "bytes";
+  constexpr std::string_view kTime = "UTC ISO 8601";
+  // The fill matrix's vocabulary: which passing runs must fill a field.
+  const std::vector<std::string_view> all_kinds = {"forward", "generate", "train"};
+  const std::vector<std::string_view> all_modes = {"eager", "compile"};
+  const std::vector<std::string_view> compile = {"compile"};
+  const std::vector<std::string_view> forward = {"forward"};
+  const std::vector<std::string_view> generate = {"generate"};
+  const std::vector<std::string_view> train = {"train"};
+  const std::vector<FillRule> every_pass = {{all_kinds, all_modes, {}}};
+  // Steady-state figures: train's are steps 2..K, so only with more than one step.
+  const std::vector<FillRule> steady = {{{"forward", "generate"}, all_modes, {}},
+                                        {train, all_modes, {FillWhen::kMultiStep}}};
+  const std::vector<FillRule> steady_compile = {{{"forward", "generate"}, compile, {}},
+                                                {train, compile, {FillWhen::kMultiStep}}};
+  const std::vector<FillRule> every_compile = {{all_kinds, compile, {}}};
+  auto only = [&](const std::vector<std::string_view>& kinds,
+                  std::vector<FillWhen> when = {}) -> std::vector<FillRule> {
+    return {{kinds, all_modes, std::move(when)}};
+  };
+  std::vector<FieldDef> fields;
+  FieldGroup group = FieldGroup::kRow;
+  int version = 1;
+  auto add = [&](FieldDef field, std::vector<FillRule> fill = {}) {
+    field.group = group;
+    field.since_version = version;
+    field.fill = std::move(fill);
+    fields.push_back(std::move(field));
+  };
+  add(Member("run_id", "", "Unique id of this execution.", COMPATLAB_MEMBER(run_id)));
+  add(Member("sweep_id", "", "Sweep the run belongs to (sweeps.sweep_id).",
+             COMPATLAB_MEMBER(sweep_id)));
+  add(Member("test_id", "",
+             "Hash of the test's identity fields (32 hex chars); the same test on "
+             "another stack or host has the same test_id.",
+             COMPATLAB_MEMBER(test_id)));
+
+  group = FieldGroup::kSpec;
+  add(Member("model_id", "",
+             "hf:TYPE for a Hub configuration, ckpt:SHA256 for a local checkpoint, none "
+             "for harness kinds.",
+             COMPATLAB_MEMBER(spec.model_id)));
+  add(Member("model_type", "", "transformers model type (llama); empty for harness kinds.",
+             COMPATLAB_MEMBER(spec.model_type)));
+  add(Member("model_class", "", "Head class chosen at plan time (LlamaForCausalLM); may be empty.",
+             COMPATLAB_MEMBER(spec.model_class)));
+  add(Member("model_path", "", "Local checkpoint directory; not part of the identity.",
+             COMPATLAB_MEMBER(spec.model_path)));
+  add(Member("target", "", "Target profile the test ran on (cpu, cuda, neuron).",
+             COMPATLAB_MEMBER(spec.target)));
+  add(Member("mode", "", "eager, or compile (torch.compile with the profile's backend).",
+             COMPATLAB_MEMBER(spec.mode)));
+  add(Member("backend", "", "Compile backend; empty in eager mode.",
+             COMPATLAB_MEMBER(spec.backend)),
+      every_compile);
+  add(Member("kind", "", "Test kind: forward, generate, train, or a harness kind (noop, faults).",
+             COMPATLAB_MEMBER(spec.kind)));
+  add(Member("dtype", "", "Parameter and input dtype (float32, bfloat16).",
+             COMPATLAB_MEMBER(spec.dtype)));
+  add(Member("batch_size", "", "Batch size of the inputs.", COMPATLAB_MEMBER(spec.batch_size)));
+  add(Member("seq_len", "tokens", "Sequence length of the inputs.",
+             COMPATLAB_MEMBER(spec.seq_len)));
+  add(Converted(
+      "kind_params",
+      "Extra parameters of the kind as canonical JSON: an object with sorted keys and string "
+      "values, no whitespace ({} when none).",
+      [](const RunRecord& r) { return KindParamsToJson(r.spec.kind_params); },
+      [](const std::string& text, RunRecord& r) -> absl::Status {
+        auto params = KindParamsFromJson(text);
+        if (!params.ok()) return params.status();
+        r.spec.kind_params = *std::move(params);
+        return absl::OkStatus();
+      }));
+  add(Member("timeout_s", kSeconds,
+             "Deadline the supervisor enforced for the test; not part of the identity.",
+             COMPATLAB_MEMBER(spec.timeout_s)));
+
+  group = FieldGroup::kResult;
+  add(Child(ChildSection::kTop,
+            Converted(
+                "status", "Outcome of the test; one of the statuses listed below.",
+                [](const RunRecord& r) { return std::string(TestStatusName(r.result.status)); },
+                [](const std::string& text, RunRecord& r) -> absl::Status {
+                  auto status = ParseTestStatus(text);
+                  if (!status.ok()) return status.status();
+                  r.result.status = *status;
+                  return absl::OkStatus();
+                })));
+  add(Child(ChildSection::kTop,
+            Member("status_detail", "",
+                   "Signal name for crash, reason for skipped, otherwise a detail or empty.",
+                   COMPATLAB_MEMBER(result.status_detail))));
+  add(Child(
+      ChildSection::kTop,
+      Member("stage", "",
+             "Stage that failed: import, build, compile, prepare, steady, run, compare (accuracy) "
+             "or harness; empty on pass.",
+             COMPATLAB_MEMBER(result.stage))));
+  add(Child(ChildSection::kTop,
+            Member("error_type", "", "Exception type of the failure (RuntimeError); empty if none.",
+                   COMPATLAB_MEMBER(result.error_type))));
+  add(Child(ChildSection::kTop,
+            Member("error_message", "", "Error message of the failure; empty if none.",
+                   COMPATLAB_MEMBER(result.error_message))));
+  add(Bulky(Child(
+      ChildSection::kTop,
+      Member("error_traceback", "", "Traceback of the failure, its last 8 KiB; empty if none.",
+             COMPATLAB_MEMBER(result.error_traceback)))));
+  add(Metric(Member("build_s", kSeconds, "Build phase: configuration to model on the device.",
+                    COMPATLAB_MEMBER(result.build_s))),
+      every_pass);
+  add(Metric(Member("prepare_s", kSeconds, "Prepare phase: the first call, compilation included.",
+                    COMPATLAB_MEMBER(result.prepare_s))),
+      every_pass);
+  add(Metric(Member("steady_median_s", kSeconds,
+                    "Median time of one steady-state iteration (after warm-up, device "
+                    "synchronised).",
+                    COMPATLAB_MEMBER(result.steady_median_s))),
+      steady);
+  add(Metric(Member("steady_p90_s", kSeconds, "90th percentile of the steady-state iterations.",
+                    COMPATLAB_MEMBER(result.steady_p90_s))),
+      steady);
+  add(Metric(Member("steady_iters", "", "Number of steady-state iterations measured.",
+                    COMPATLAB_MEMBER(result.steady_iters))),
+      steady);
+  add(Metric(Member("param_count", "", "Number of model parameters.",
+                    COMPATLAB_MEMBER(result.param_count))),
+      every_pass);
+  add(Metric(Member(
+          "host_peak_rss_bytes", kBytes,
+          "Peak resident set size of the test process on the host during the measured phases "
+          "(after the build: first call, steady state, and the kind's own steps).",
+          COMPATLAB_MEMBER(result.host_peak_rss_bytes))),
+      every_pass);
+  add(Metric(
+          Member("memory_method", "",
+                 "How host_peak_rss_bytes was measured: vmhwm_after_clear_refs (the kernel's "
+                 "high-water mark reset after the build), else vmhwm_since_process_start; empty if "
+                 "not measured.",
+                 COMPATLAB_MEMBER(result.memory_method))),
+      every_pass);
+  add(Metric(Member("torch_num_threads", "", "torch intra-op threads in the test process.",
+                    COMPATLAB_MEMBER(result.torch_num_threads))),
+      every_pass);
+  add(Member("wall_s", kSeconds,
+             "Wall time from the fork request to the test process reaped, as the "
+             "supervisor measured it.",
+             COMPATLAB_MEMBER(result.wall_s)));
+  add(Member("exit_code", "", "Exit status of the test process when it exited by itself.",
+             COMPATLAB_MEMBER(result.exit_code)),
+      every_pass);
+  add(Member("term_signal", "", "Number of the signal that killed the test process.",
+             COMPATLAB_MEMBER(result.term_signal)));
+  add(Member("mem_limit_bytes", kBytes, "Memory limit applied to the test; 0 if none.",
+             COMPATLAB_MEMBER(result.mem_limit_bytes)));
+  add(Member("mem_limit_method", "",
+             "How the memory limit was applied: cgroup_v1, cgroup_v2 or rlimit; empty "
+             "if none.",
+             COMPATLAB_MEMBER(result.mem_limit_method)));
+  add(Bulky(Member("stdout_tail", "", "Last 64 KiB of the test process's standard output.",
+                   COMPATLAB_MEMBER(result.stdout_tail))));
+  add(Bulky(Member("stderr_tail", "", "Last 64 KiB of the test process's standard error.",
+                   COMPATLAB_MEMBER(result.stderr_tail))));
+  add(Child(ChildSection::kStack, Member("torch_version", "", "torch version in the test process.",
+                                         COMPATLAB_MEMBER(result.torch_version))),
+      every_pass);
+  add(Child(ChildSection::kStack,
+            Member("transformers_version", "", "transformers version in the test process.",
+                   COMPATLAB_MEMBER(result.transformers_version))),
+      every_pass);
+  add(Child(ChildSection::kStack,
+            Member("python_version", "", "Python version in the test process.",
+                   COMPATLAB_MEMBER(result.python_version))),
+      every_pass);
+  add(Child(ChildSection::kTop,
+            Member("resolved_model_class", "",
+                   "Class the probe actually built; empty if it built none.",
+                   COMPATLAB_MEMBER(result.resolved_model_class)),
+            "model_class"),
+      every_pass);
+
+  group = FieldGroup::kContext;
+  add(Member("started_at", kTime, "When the test was started (the fork request).",
+             COMPATLAB_MEMBER(started_at)),
+      every_pass);
+  add(Member("finished_at", kTime, "When the test process was reaped.",
+             COMPATLAB_MEMBER(finished_at)),
+      every_pass);
+  add(Member("host", "", "Host name of the machine that ran the test.", COMPATLAB_MEMBER(host)),
+      every_pass);
+  add(Member("cpu_model", "", "CPU model name of that machine.", COMPATLAB_MEMBER(cpu_model)));
+  add(Member("jobs", "", "Number of tests the sweep ran in parallel.", COMPATLAB_MEMBER(jobs)));
+  add(Member("compatlab_version", "", "Version of compatlab that ran the test.",
+             COMPATLAB_MEMBER(compatlab_version)),
+      every_pass);
+
+  // Schema version 2: compile mode, generate and train, accuracy, fallback
+  // audit, dynamo counters, compile cache. Appended: ALTER TABLE adds columns
+  // at the end, so a migrated store has the same column order as a new one.
+  group = FieldGroup::kResult;
+  version = 2;
+  constexpr std::string_view kTokensPerS = "tokens/s";
+  add(Member("compile_options", "",
+             "torch.compile options as a JSON object (dynamic, fullgraph, ...); empty in eager "
+             "mode.",
+             COMPATLAB_MEMBER(result.compile_options)),
+      every_compile);
+  add(Metric(Member(
+          "eager_steady_median_s", kSeconds,
+          "Compile mode: median steady-state time of the eager model in the same process, its "
+          "calls interleaved with the compiled ones.",
+          COMPATLAB_MEMBER(result.eager_steady_median_s))),
+      steady_compile);
+  add(Metric(Member("eager_steady_p90_s", kSeconds,
+                    "Compile mode: 90th percentile of those eager calls.",
+                    COMPATLAB_MEMBER(result.eager_steady_p90_s))),
+      steady_compile);
+  add(Metric(Member("speedup", "", "Compile mode: eager_steady_median_s / steady_median_s.",
+                    COMPATLAB_MEMBER(result.speedup))),
+      steady_compile);
+  add(Metric(Member(
+          "tokens_per_s", kTokensPerS,
+          "Throughput in tokens per second: forward batch x seq_len per steady call, generate "
+          "new tokens per second of decoding, train tokens per steady step; null for inputs "
+          "that are not tokens.",
+          COMPATLAB_MEMBER(result.tokens_per_s))),
+      {{generate, all_modes, {}},
+       {forward, all_modes, {FillWhen::kTokenInputs}},
+       {train, all_modes, {FillWhen::kTokenInputs, FillWhen::kMultiStep}}});
+  add(Metric(
+          Member("device_peak_bytes", kBytes,
+                 "Peak device memory of the measured phases from the target's allocator statistics "
+                 "(reset first); null on the CPU.",
+                 COMPATLAB_MEMBER(result.device_peak_bytes))),
+      {{all_kinds, all_modes, {FillWhen::kDevice}}});
+  add(Metric(Member("device_memory_method", "",
+                    "How device_peak_bytes was measured (the profile's statistics function).",
+                    COMPATLAB_MEMBER(result.device_memory_method))),
+      {{all_kinds, all_modes, {FillWhen::kDevice}}});
+  add(Metric(Member(
+          "acc_ref_dtype", "",
+          "dtype of the CPU eager reference (float64, or float32 where float64 failed); empty "
+          "when nothing was compared.",
+          COMPATLAB_MEMBER(result.acc_ref_dtype))),
+      {{all_kinds, all_modes, {FillWhen::kCompared}}});
+  add(Metric(Member("acc_max_abs_err", "",
+                    "Largest absolute difference between output and reference.",
+                    COMPATLAB_MEMBER(result.acc_max_abs_err))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member("acc_max_rel_err", "",
+                    "Largest relative difference between output and reference.",
+                    COMPATLAB_MEMBER(result.acc_max_rel_err))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member("acc_rmse", "", "Root mean square error of the output against the reference.",
+                    COMPATLAB_MEMBER(result.acc_rmse))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member(
+          "acc_eager_rmse", "",
+          "Root mean square error of the eager run in the test's dtype on the target against "
+          "the reference (the baseline of the RMSE-ratio rule).",
+          COMPATLAB_MEMBER(result.acc_eager_rmse))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member("acc_cosine", "", "Cosine similarity of the output and the reference.",
+                    COMPATLAB_MEMBER(result.acc_cosine))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member("acc_atol", "", "Absolute tolerance of the allclose rule used.",
+                    COMPATLAB_MEMBER(result.acc_atol))),
+      {{all_kinds, all_modes, {FillWhen::kCompared}}});
+  add(Metric(Member("acc_rtol", "", "Relative tolerance of the allclose rule used.",
+                    COMPATLAB_MEMBER(result.acc_rtol))),
+      {{all_kinds, all_modes, {FillWhen::kCompared}}});
+  add(Metric(Member("acc_multiplier", "", "Multiplier of the RMSE-ratio rule used.",
+                    COMPATLAB_MEMBER(result.acc_multiplier))),
+      {{all_kinds, all_modes, {FillWhen::kCompared}}});
+  add(Metric(
+      Member("acc_rule", "",
+             "Accuracy rule that decided (doc/accuracy.md): allclose, rmse_ratio or cosine "
+             "(forward), tokens_match or near_tie (generate), loss_and_grad (train), or failed "
+             "(fail_accuracy); empty when nothing was compared.",
+             COMPATLAB_MEMBER(result.acc_rule))));
+  add(Metric(Member("gen_new_tokens", "tokens", "generate: new tokens decoded per call.",
+                    COMPATLAB_MEMBER(result.gen_new_tokens))),
+      only(generate));
+  add(Metric(Member("gen_prefill_s", kSeconds, "generate: time to the first new token (prefill).",
+                    COMPATLAB_MEMBER(result.gen_prefill_s))),
+      only(generate));
+  add(Metric(Member("gen_decode_token_s", kSeconds, "generate: median time per decoded token.",
+                    COMPATLAB_MEMBER(result.gen_decode_token_s))),
+      only(generate));
+  add(Metric(Member("gen_token_match_rate", "",
+                    "generate: fraction of new tokens equal to the reference's greedy tokens.",
+                    COMPATLAB_MEMBER(result.gen_token_match_rate))),
+      only(generate, {FillWhen::kCompared}));
+  add(Metric(Member("gen_first_divergence", "",
+                    "generate: index of the first new token that differs from the reference; null "
+                    "when all match.",
+                    COMPATLAB_MEMBER(result.gen_first_divergence))));
+  add(Metric(Member(
+          "gen_divergence_logit_gap", "",
+          "generate: at the first divergence, the reference's score of its own token minus its "
+          "score of the target's token (a near-tie explains a divergence).",
+          COMPATLAB_MEMBER(result.gen_divergence_logit_gap))),
+      only(generate, {FillWhen::kDiverged}));
+  add(Metric(
+          Member("gen_tie_tolerance", "",
+                 "generate: largest logit gap the rule still counts as a tie for the test's dtype.",
+                 COMPATLAB_MEMBER(result.gen_tie_tolerance))),
+      only(generate, {FillWhen::kDiverged}));
+  add(Metric(Member("train_steps", "", "train: optimizer steps run.",
+                    COMPATLAB_MEMBER(result.train_steps))),
+      only(train));
+  add(Metric(Member("train_first_step_s", kSeconds,
+                    "train: the first step (forward, loss, backward, AdamW; includes compilation).",
+                    COMPATLAB_MEMBER(result.train_first_step_s))),
+      only(train));
+  add(Metric(Member("train_steady_step_s", kSeconds,
+                    "train: median time of the steps after the first.",
+                    COMPATLAB_MEMBER(result.train_steady_step_s))),
+      only(train, {FillWhen::kMultiStep}));
+  add(Metric(Member("train_loss", "", "train: loss of each step as a JSON array.",
+                    COMPATLAB_MEMBER(result.train_loss))),
+      only(train));
+  add(Metric(Member("train_ref_loss", "",
+                    "train: loss of each step of the CPU reference (JSON array).",
+                    COMPATLAB_MEMBER(result.train_ref_loss))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member(
+          "train_grad_cosine", "",
+          "train: cosine similarity of the first step's gradients and the reference's (before "
+          "any update).",
+          COMPATLAB_MEMBER(result.train_grad_cosine))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member("train_grad_cosine_last", "", "train: the same for the last step's gradients.",
+                    COMPATLAB_MEMBER(result.train_grad_cosine_last))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member("train_grad_cosine_min", "", "train: gradient cosine the rule requires.",
+                    COMPATLAB_MEMBER(result.train_grad_cosine_min))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member("train_loss_max_abs_err", "",
+                    "train: largest absolute difference between the losses and the reference's.",
+                    COMPATLAB_MEMBER(result.train_loss_max_abs_err))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member(
+          "fallback_audit", "",
+          "CPU-fallback audit: audited, not_applicable (cpu target), or unavailable: REASON; "
+          "empty when no model ran.",
+          COMPATLAB_MEMBER(result.fallback_audit))),
+      every_pass);
+  add(Metric(Member("ops_executed", "", "Distinct operator overloads the audited call executed.",
+                    COMPATLAB_MEMBER(result.ops_executed))),
+      {{all_kinds, all_modes, {FillWhen::kAudited}}});
+  add(Metric(Member(
+          "fallback_ops", "",
+          "Executed operators with no kernel for the target's dispatch key (they ran through "
+          "the CPU fallback) as a JSON object of op name to calls.",
+          COMPATLAB_MEMBER(result.fallback_ops))),
+      {{all_kinds, all_modes, {FillWhen::kAudited}}});
+  add(Metric(Member("backend_fallback_counts", "",
+                    "The backend's own CPU-fallback counters as a JSON object of op name to calls; "
+                    "empty when it has none.",
+                    COMPATLAB_MEMBER(result.backend_fallback_counts))));
+  add(Metric(Member("graph_breaks", "", "Compile mode: dynamo graph breaks.",
+                    COMPATLAB_MEMBER(result.graph_breaks))),
+      every_compile);
+  add(Metric(Member("unique_graphs", "", "Compile mode: distinct graphs dynamo compiled.",
+                    COMPATLAB_MEMBER(result.unique_graphs))),
+      every_compile);
+  add(Metric(Member("captured_calls", "", "Compile mode: calls dynamo captured into graphs.",
+                    COMPATLAB_MEMBER(result.captured_calls))),
+      every_compile);
+  add(Metric(Member(
+          "frames_run_eagerly", "",
+          "Compile mode: frames dynamo gave up on (its recompile limit) whose calls then ran "
+          "eagerly; a pass with some says so in status_detail.",
+          COMPATLAB_MEMBER(result.frames_run_eagerly))),
+      every_compile);
+  add(Metric(Member(
+          "graph_break_reasons", "",
+          "Compile mode: distinct graph-break reasons as a JSON array (bounded); frames dynamo "
+          "gave up on (its recompile limit), whose calls then ran eagerly, come first.",
+          COMPATLAB_MEMBER(result.graph_break_reasons))),
+      every_compile);
+  add(Metric(Member("cache_hits", "",
+                    "Compile cache hits (FX graph and AOTAutograd caches) of this run; its cache "
+                    "directory started empty (cold).",
+                    COMPATLAB_MEMBER(result.cache_hits))),
+      every_compile);
+  add(Metric(Member("cache_misses", "", "Compile cache misses of this run.",
+                    COMPATLAB_MEMBER(result.cache_misses))),
+      every_compile);
+  add(Member("warm_state", "",
+             "Warm rerun (--warm) in a second process sharing the cache directory: warm (cache "
+             "hits > 0), no_cache_hits, or failed: STATUS; empty when there was none.",
+             COMPATLAB_MEMBER(result.warm_state)));
+  add(Member("warm_prepare_s", kSeconds, "prepare_s of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_prepare_s)),
+      {{all_kinds, compile, {FillWhen::kWarm}}});
+  add(Member("warm_cache_hits", "", "Compile cache hits of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_cache_hits)),
+      {{all_kinds, compile, {FillWhen::kWarm}}});
+  add(Member("warm_cache_misses", "", "Compile cache misses of the warm rerun.",
+             COMPATLAB_MEMBER(result.warm_cache_misses)),
+      {{all_kinds, compile, {FillWhen::kWarm}}});
+  add(Member("error_signature", "",
+             "The failure's normalised signature: error type and message (else the status "
+             "detail) without numbers, addresses, paths and model names; what errors groups by. "
+             "Empty for pass and skipped.",
+             COMPATLAB_MEMBER(result.error_signature)));
+
+  version = 3;
+  add(Metric(Member("steady_min_s", kSeconds, "Fastest steady-state iteration.",
+                    COMPATLAB_MEMBER(result.steady_min_s))),
+      steady);
+  return fields;
+}
+
+#undef COMPATLAB_MEMBER
+
+}  // namespace
+
+std::string_view FillWhenName(FillWhen when) {
+  switch (when) {
+    case FillWhen::kCompared:
+      return "compared";
+    case FillWhen::kTokenInputs:
+      return "token_inputs";
+    case FillWhen::kMultiStep:
+      return "multi_step";
+    case FillWhen::kDiverged:
+      return "diverged";
+    case FillWhen::kAudited:
+      return "audited";
+    case FillWhen::kDevice:
+      return "device";
+    case FillWhen::kWarm:
+      return "warm";
+  }
+  return "";
+}
+
+const std::vector<FillWhen>& AllFillWhens() {
+  static const std::vector<FillWhen>* const all = new std::vector<FillWhen>{
+      FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep, FillWhen::kDiverged,
+      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm};
+  return *all;
+}
+
+const std::vector<FieldDef>& ResultFields() {
+  static const std::vector<FieldDef>* const fields = new std::vector<FieldDef>(MakeResultFields());
+  return *fields;
+}
+
+const FieldDef* FindResultField(std::string_view name) {
+  for (const FieldDef& f : ResultFields()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::string DocTypeName(const FieldDef& field) {
+  std::string name;
+  switch (field.type) {
+    case FieldType::kText:
+      name = "text";
+      break;
+    case FieldType::kInteger:
+      name = "integer";
+      break;
+    case FieldType::kReal:
+      name = "real";
+      break;
+  }
+  if (field.nullable) name += " or null";
+  return name;
+}
+
+std::string KindParamsToJson(const std::map<std::string, std::string>& kind_params) {
+  // nlohmann::json keeps object keys sorted, so the text is canonical.
+  return nlohmann::json(kind_params).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> KindParamsFromJson(std::string_view json) {
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) {
+    return absl::InvalidArgumentError(
+        fmt::format("kind_params: expected a JSON object, got '{}'", json));
+  }
+  return KindParamsFromJsonValue(parsed);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> KindParamsFromJsonValue(
+    const nlohmann::json& parsed) {
+  if (!parsed.is_object()) {
+    return absl::InvalidArgumentError(
+        fmt::format("kind_params: expected a JSON object, got '{}'",
+                    parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  }
+  std::map<std::string, std::string> params;
+  for (const auto& [key, value] : parsed.items()) {
+    if (!value.is_string()) {
+      return absl::InvalidArgumentError(
+          fmt::format("kind_params: value of '{}' is not a string", key));
+    }
+    params[key] = value.get<std::string>();
+  }
+  return params;
+}
+
+}  // namespace compatlab
