@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "core/error_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -24,6 +25,7 @@ class ListRunsTest : public ::testing::Test {
     RunRecord failing = test::MakeRun("s1", test::MakeSpec("lilt"), TestStatus::kFailToRun);
     failing.result.error_type = "RuntimeError";
     failing.result.error_message = "mat1 and mat2 shapes cannot be multiplied";
+    failing.result.error_signature = FailureSignature(failing.result);  // as the record is made
     test::WriteRuns(options_.db, "s1",
                     {test::MakeRun("s1", test::MakeSpec("gpt2")), failing,
                      test::MakeRun("s1", test::MakeSpec("bert"))});

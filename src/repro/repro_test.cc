@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "core/error_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -30,6 +31,7 @@ RunRecord FailingRun() {
   run.result.stage = "prepare";
   run.result.error_type = "RuntimeError";
   run.result.error_message = "\n  shapes 3x4 and 5x6 differ\nsecond line";
+  run.result.error_signature = FailureSignature(run.result);  // as the record is made
   run.result.torch_num_threads = 2;
   run.result.compile_options = R"({"dynamic":false})";
   run.result.torch_version = "2.13.0";

@@ -1,5 +1,6 @@
 #include "server/caches.h"
 
+#include "core/error_signature.h"
 #include "gtest/gtest.h"
 #include "query/testing.h"
 
@@ -17,6 +18,7 @@ RunResult Failure(const std::string& message) {
   result.status = TestStatus::kFailToRun;
   result.error_type = "RuntimeError";
   result.error_message = message;
+  result.error_signature = FailureSignature(result);  // as the record is made
   return result;
 }
 
