@@ -19,14 +19,7 @@
 #include "cli/export.h"
 #include "cli/serve.h"
 #endif
-#include "nlohmann/json.hpp"
-#include "plan/plan.h"
-#include "plan/suite.h"
-#include "plan/target.h"
-#include "query/text_table.h"
-#include "store/record_json.h"
-#include "store/store.h"
-#include "sweep/resolve.h"
+#include "sweep/listing.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -42,44 +35,18 @@ struct SuitesFlags {
 
 // `compatlab targets`: the shipped target profiles.
 int RunTargets() {
-  const fs::path dir = ProjectHome() / "targets";
-  TextTable table({{"target", TextTable::kLeft},
-                   {"device", TextTable::kLeft},
-                   {"backend", TextTable::kLeft},
-                   {"compile options", TextTable::kLeft},
-                   {"verified", TextTable::kLeft},
-                   {"description", TextTable::kLeft}});
-  for (const std::string& name : ListTargetNames(dir)) {
-    auto profile = LoadTargetProfile(name, dir);
-    if (!profile.ok()) return Fail(kExitBadInput, profile.status());
-    table.AddRow({profile->name, profile->device, profile->backend, profile->compile_options_json,
-                  profile->verified ? "yes" : "no", profile->description});
-  }
-  std::cout << table.Render();
+  absl::StatusOr<std::string> table = TargetsTable(ProjectHome());
+  if (!table.ok()) return Fail(kExitBadInput, table.status());
+  std::cout << *table;
   return kExitOk;
 }
 
+// `compatlab suites [NAME]`: the shipped suites, or one expanded into its tests.
 int RunSuites(const SuitesFlags& flags) {
-  fs::path dir = ProjectHome() / "suites";
   if (flags.name.empty()) {
-    TextTable table({{"suite", TextTable::kLeft},
-                     {"models", TextTable::kRight},
-                     {"kinds", TextTable::kLeft},
-                     {"harness tests", TextTable::kRight},
-                     {"description", TextTable::kLeft}});
-    for (const std::string& name : ListSuiteNames(dir)) {
-      auto suite = LoadSuite(name, dir);
-      if (!suite.ok()) return Fail(kExitBadInput, suite.status());
-      int64_t harness = 0;
-      for (const HarnessTest& t : suite->tests) harness += t.repeat;
-      std::string models =
-          suite->all_models ? "all registered" : std::to_string(suite->models.size());
-      std::string kinds;
-      for (const std::string& k : suite->kinds) kinds += (kinds.empty() ? "" : ",") + k;
-      table.AddRow({name, models, suite->models.empty() && !suite->all_models ? "-" : kinds,
-                    std::to_string(harness), suite->description});
-    }
-    std::cout << table.Render();
+    absl::StatusOr<std::string> table = SuitesTable(ProjectHome());
+    if (!table.ok()) return Fail(kExitBadInput, table.status());
+    std::cout << *table;
     return kExitOk;
   }
   PlanRequest request;
@@ -87,43 +54,16 @@ int RunSuites(const SuitesFlags& flags) {
   ProbeEnv probe = ResolveProbeEnv(flags.python);
   request.base.python = probe.python;
   request.base.probe_dir = probe.probe_dir;
-  absl::StatusOr<ResolvedPlan> resolved = LoadPlan(request, ProjectHome());
-  if (!resolved.ok()) {
-    return Fail(absl::IsInternal(resolved.status()) ? kExitFailure : kExitBadInput,
-                resolved.status());
+  size_t count = 0;
+  absl::StatusOr<std::string> listing = SuitePlanListing(
+      request, ProjectHome(), flags.format == "json" ? ListingFormat::kJson : ListingFormat::kTable,
+      &count);
+  if (!listing.ok()) {
+    return Fail(absl::IsInternal(listing.status()) ? kExitFailure : kExitBadInput,
+                listing.status());
   }
-  std::vector<TestSpec> plan_specs;
-  for (const ResolvedTest& t : resolved->tests) plan_specs.push_back(t.spec);
-  const std::vector<TestSpec>* plan = &plan_specs;
-  if (flags.format == "json") {
-    nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const TestSpec& s : *plan) {
-      nlohmann::ordered_json obj = TestSpecJson(s);
-      obj["test_id"] = s.TestId();
-      out.push_back(std::move(obj));
-    }
-    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    return kExitOk;
-  }
-  TextTable table({{"test_id", TextTable::kLeft},
-                   {"model_id", TextTable::kLeft},
-                   {"model_class", TextTable::kLeft},
-                   {"target", TextTable::kLeft},
-                   {"mode", TextTable::kLeft},
-                   {"kind", TextTable::kLeft},
-                   {"dtype", TextTable::kLeft},
-                   {"batch", TextTable::kRight},
-                   {"seq", TextTable::kRight},
-                   {"timeout_s", TextTable::kRight}});
-  for (const TestSpec& s : *plan) {
-    std::string params;
-    for (const auto& [k, v] : s.kind_params) params += absl::StrCat(" ", k, "=", v);
-    table.AddRow({s.TestId().substr(0, 12), s.model_id, s.model_class, s.target, s.mode,
-                  s.kind + params, s.dtype, std::to_string(s.batch_size), std::to_string(s.seq_len),
-                  absl::StrCat(s.timeout_s)});
-  }
-  std::cout << table.Render();
-  std::fprintf(stderr, "%zu tests\n", plan->size());
+  std::cout << *listing;
+  if (flags.format != "json") std::fprintf(stderr, "%zu tests\n", count);
   return kExitOk;
 }
 

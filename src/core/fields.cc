@@ -104,8 +104,8 @@ std::vector<FieldDef> MakeResultFields() {
   constexpr std::string_view kTime = "UTC ISO 8601";
   // The fill matrix's vocabulary: which passing runs must fill a field.
   const std::vector<std::string_view> all_kinds = {"forward", "generate", "train"};
-  const std::vector<std::string_view> all_modes = {"eager", "compile"};
-  const std::vector<std::string_view> compile = {"compile"};
+  const std::vector<std::string_view> all_modes = {kModeEager, kModeCompile};
+  const std::vector<std::string_view> compile = {kModeCompile};
   const std::vector<std::string_view> forward = {"forward"};
   const std::vector<std::string_view> generate = {"generate"};
   const std::vector<std::string_view> train = {"train"};

@@ -56,7 +56,8 @@ std::string TestSpec::TestId() const {
       {"dtype", dtype},       {"batch_size", batch_size},
       {"seq_len", seq_len},   {"kind_params", kind_params},
   };
-  return Sha256Hex(id.dump()).substr(0, 32);
+  // error_handler_t::replace: invalid UTF-8 is hashed as U+FFFD, never thrown.
+  return Sha256Hex(id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).substr(0, 32);
 }
 
 }  // namespace compatlab

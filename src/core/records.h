@@ -39,15 +39,26 @@ absl::StatusOr<TestStatus> ParseTestStatus(std::string_view name);
 // Every status, in declaration order.
 const std::vector<TestStatus>& AllTestStatuses();
 
+// The modes a test runs in (TestSpec::mode; doc/results-schema.md).
+inline constexpr std::string_view kModeEager = "eager";
+inline constexpr std::string_view kModeCompile = "compile";
+// The model_id of harness kinds (noop, faults): they build no model.
+inline constexpr std::string_view kHarnessModelId = "none";
+// RunResult::warm_state besides "" (no warm rerun): the rerun passed with cache
+// hits, passed without any, or failed ("failed: STATUS (message)").
+inline constexpr std::string_view kWarmStateWarm = "warm";
+inline constexpr std::string_view kWarmStateNoCacheHits = "no_cache_hits";
+inline constexpr std::string_view kWarmStateFailedPrefix = "failed: ";
+
 // One test = model x target x mode x kind x shape x dtype (+ kind parameters).
 // Everything here is part of the test's identity (test_id) except timeout_s.
 struct TestSpec {
-  std::string model_id;     // "hf:llama", "ckpt:<sha256>", or "none" for harness kinds.
+  std::string model_id;     // "hf:llama", "ckpt:<sha256>", or kHarnessModelId.
   std::string model_type;   // transformers model type ("llama"), "" for harness kinds.
   std::string model_class;  // head class chosen at plan time ("LlamaForCausalLM"), may be "".
   std::string model_path;   // local checkpoint directory; not part of the identity.
   std::string target = "cpu";
-  std::string mode = "eager";
+  std::string mode{kModeEager};
   std::string backend;  // compile backend; "" in eager mode.
   std::string kind = "forward";
   std::string dtype = "float32";
@@ -60,7 +71,15 @@ struct TestSpec {
 
   // Stable hash of the identity fields (hex, 32 chars). Never includes the
   // software stack or the host, so the same test on two stacks shares it.
+  // Never throws: bytes that are not UTF-8 are hashed as U+FFFD (plans only
+  // hold UTF-8, since suites and flags are checked; this is the contract for
+  // any other caller).
   std::string TestId() const;
+
+  // A harness test (noop, faults): no model, no target profile.
+  bool IsHarness() const { return model_id == kHarnessModelId; }
+  // Compile mode: torch.compile with the profile's backend.
+  bool IsCompiled() const { return mode == kModeCompile; }
 };
 
 // What the supervisor and the probe learned from one execution.

@@ -32,5 +32,15 @@ TEST(RecordsTest, TestIdIgnoresTimeoutAndPathButNotIdentity) {
   EXPECT_NE(a.TestId(), c.TestId());
 }
 
+TEST(RecordsTest, TestIdNeverThrowsOnBytesThatAreNotUtf8) {
+  TestSpec spec;
+  spec.model_id = "hf:\xff\xfe";
+  spec.kind_params = {{"p\xc3", "\x80\x80"}};
+  std::string id;
+  EXPECT_NO_THROW(id = spec.TestId());
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(id, spec.TestId());  // stable
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -14,7 +14,7 @@ struct ModelChoice {
   std::string model_path;
 };
 
-const std::set<std::string> kModes = {"eager", "compile"};
+const std::set<std::string> kModes = {std::string(kModeEager), std::string(kModeCompile)};
 const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "float64"};
 
 template <typename T>
@@ -128,7 +128,7 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
                 s.model_path = m.model_path;
                 s.target = target;
                 s.mode = mode;
-                if (mode == "compile") {
+                if (mode == kModeCompile) {
                   s.backend =
                       overrides.backend.empty() ? profiles.at(target).backend : overrides.backend;
                 }
@@ -155,7 +155,7 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   for (const HarnessTest& t : suite.tests) {
     for (int64_t rep = 0; rep < t.repeat; ++rep) {
       TestSpec s;
-      s.model_id = "none";
+      s.model_id = kHarnessModelId;
       s.kind = t.kind;
       s.kind_params = t.kind_params;
       if (t.repeat > 1) s.kind_params["rep"] = std::to_string(rep);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/records.h"
 
 namespace compatlab {
 
@@ -28,7 +29,7 @@ struct Suite {
   bool all_models = false;          // "models": "all" (every registered type)
   std::vector<std::string> models;  // model types
   std::vector<std::string> targets = {"cpu"};
-  std::vector<std::string> modes = {"eager"};
+  std::vector<std::string> modes = {std::string(kModeEager)};
   std::vector<std::string> kinds = {"forward"};
   std::vector<std::string> dtypes = {"float32"};
   std::vector<int64_t> batch_sizes = {1};

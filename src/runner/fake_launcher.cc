@@ -28,10 +28,10 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
   const std::string entry = req.compile_cache_dir + "/entry";
   if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
     WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
-  } else if (req.cache_phase == "warm" && access(entry.c_str(), F_OK) == 0) {
+  } else if (req.cache_phase == kCachePhaseWarm && access(entry.c_str(), F_OK) == 0) {
     WriteAll(result_fd,
              R"({"status":"pass","metrics":{"prepare_s":1.0,"cache_hits":2,"cache_misses":0}})");
-  } else if (req.cache_phase == "warm") {
+  } else if (req.cache_phase == kCachePhaseWarm) {
     WriteAll(result_fd,
              R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
   } else {
@@ -55,9 +55,9 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
     setrlimit(RLIMIT_AS, &rl);
   }
   // A model test stands in as noop (eager) or compile-cache (compile mode).
-  const std::string kind = req.spec.model_id == "none"  ? req.spec.kind
-                           : req.spec.mode == "compile" ? std::string("compile-cache")
-                                                        : std::string("noop");
+  const std::string kind = req.spec.IsHarness()    ? req.spec.kind
+                           : req.spec.IsCompiled() ? std::string("compile-cache")
+                                                   : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
   if (kind == "noop") {
     WriteAll(result_fd, pass);

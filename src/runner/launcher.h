@@ -16,6 +16,11 @@
 
 namespace compatlab {
 
+// LaunchRequest::cache_phase of a compiled test: its first process on a fresh
+// compile-cache directory, or the warm rerun on the same directory.
+inline constexpr std::string_view kCachePhaseCold = "cold";
+inline constexpr std::string_view kCachePhaseWarm = "warm";
+
 struct LaunchRequest {
   std::string run_id;
   TestSpec spec;
@@ -30,7 +35,7 @@ struct LaunchRequest {
   // Compile-cache directory of the test ("" = torch's default) and whether
   // this is its first (cold) or a second (warm) process on it.
   std::string compile_cache_dir;
-  std::string cache_phase;
+  std::string cache_phase;  // "", kCachePhaseCold or kCachePhaseWarm
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

@@ -19,14 +19,15 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold) {
   cold->warm_cache_hits = warm.cache_hits;
   cold->warm_cache_misses = warm.cache_misses;
   if (warm.status != TestStatus::kPass && warm.status != TestStatus::kFailAccuracy) {
-    cold->warm_state = absl::StrCat("failed: ", std::string(TestStatusName(warm.status)));
+    cold->warm_state =
+        absl::StrCat(std::string(kWarmStateFailedPrefix), std::string(TestStatusName(warm.status)));
     if (!warm.error_message.empty()) {
       absl::StrAppend(&cold->warm_state, " (", warm.error_message.substr(0, 200), ")");
     }
   } else if (warm.cache_hits.value_or(0) > 0) {
-    cold->warm_state = "warm";
+    cold->warm_state = kWarmStateWarm;
   } else {
-    cold->warm_state = "no_cache_hits";
+    cold->warm_state = kWarmStateNoCacheHits;
   }
 }
 
@@ -61,9 +62,9 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   job.grace_s = options.grace_s.value_or(e.grace_s);
   job.mem_limit_bytes = options.mem_limit_bytes.value_or(e.mem_limit_bytes);
   job.torch_num_threads = options.torch_num_threads;
-  if (test.spec.mode == "compile" && !options.compile_cache_root.empty()) {
+  if (test.spec.IsCompiled() && !options.compile_cache_root.empty()) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
-    job.cache_phase = "cold";
+    job.cache_phase = kCachePhaseCold;
   }
   return job;
 }
@@ -143,7 +144,7 @@ void Executor::StartNext() {
     if (!warm_.empty()) {
       Entry* entry = warm_.front();
       warm_.pop_front();
-      entry->job.cache_phase = "warm";
+      entry->job.cache_phase = kCachePhaseWarm;
       Start(entry);
       continue;
     }
@@ -161,7 +162,7 @@ void Executor::Start(Entry* entry) {
   const std::string& dir = entry->job.compile_cache_dir;
   if (!dir.empty()) {
     std::error_code ec;
-    if (entry->job.cache_phase == "cold") fs::remove_all(dir, ec);
+    if (entry->job.cache_phase == kCachePhaseCold) fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
     if (ec) {
       FinishedTest f{&entry->job, {}, UtcNowIso8601(), UtcNowIso8601()};
@@ -184,7 +185,7 @@ void Executor::OnFinished(FinishedTest finished) {
   RunResult result = DecideStatus(finished.facts);
   const bool compiled =
       result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy;
-  if (entry->job.cache_phase == "cold" && entry->test->execution->warm && compiled) {
+  if (entry->job.cache_phase == kCachePhaseCold && entry->test->execution->warm && compiled) {
     entry->cold = std::move(result);
     entry->cold_started_at = finished.started_at;
     warm_.push_back(entry);  // the cache directory stays for the warm rerun
@@ -211,7 +212,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
-  if (!rec.result.torch_num_threads.has_value() && rec.spec.model_id != "none") {
+  if (!rec.result.torch_num_threads.has_value() && !rec.spec.IsHarness()) {
     rec.result.torch_num_threads = options_.torch_num_threads;
   }
   rec.started_at = started_at;

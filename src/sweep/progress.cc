@@ -7,7 +7,7 @@
 namespace compatlab {
 
 std::string TestLabel(const TestSpec& spec) {
-  if (spec.model_id == "none") {
+  if (spec.IsHarness()) {
     auto rep = spec.kind_params.find("rep");
     return rep == spec.kind_params.end() ? spec.kind : absl::StrCat(spec.kind, " #", rep->second);
   }

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 bool HasSeveralShapes(const std::vector<TestSpec>& plan) {
   std::set<std::pair<int64_t, int64_t>> shapes;
   for (const TestSpec& s : plan) {
-    if (s.model_id != "none") shapes.insert({s.batch_size, s.seq_len});
+    if (!s.IsHarness()) shapes.insert({s.batch_size, s.seq_len});
   }
   return shapes.size() > 1;
 }
@@ -48,7 +48,7 @@ template <typename T, typename Get>
 std::vector<T> Distinct(const std::vector<ResolvedTest>& plan, Get get) {
   std::set<T> values;
   for (const ResolvedTest& t : plan) {
-    if (t.spec.model_id == "none") continue;
+    if (t.spec.IsHarness()) continue;
     if (std::optional<T> v = get(t); v.has_value()) values.insert(*v);
   }
   return std::vector<T>(values.begin(), values.end());
@@ -131,8 +131,7 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
   auto field = [&](auto get) { return Distinct<std::string>(plan, get); };
   std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> checks;
   checks.emplace_back("--backend", one(f.backend), field([](const ResolvedTest& t) {
-                        return t.spec.mode == "compile" ? std::optional(t.spec.backend)
-                                                        : std::nullopt;
+                        return t.spec.IsCompiled() ? std::optional(t.spec.backend) : std::nullopt;
                       }));
   if (f.new_tokens) {
     checks.emplace_back("--new-tokens", one(std::to_string(*f.new_tokens)),
@@ -172,9 +171,9 @@ absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides
   plan.tests.reserve(specs->size());
   for (TestSpec& spec : *specs) {
     TestExecution execution = base;
-    if (auto it = profiles.find(spec.target); it != profiles.end() && spec.model_id != "none") {
+    if (auto it = profiles.find(spec.target); it != profiles.end() && !spec.IsHarness()) {
       execution.target_profile_json = it->second.json;
-      if (spec.mode == "compile") {
+      if (spec.IsCompiled()) {
         execution.compile_options_json = static_shapes
                                              ? WithStaticShapes(it->second.compile_options_json)
                                              : it->second.compile_options_json;
