@@ -32,7 +32,7 @@ RunRecord Failure(const std::string& model_type, const std::string& message,
   return run;
 }
 
-std::vector<RunRecord> Runs() {
+std::vector<RunRecord> FailedRuns() {
   std::vector<RunRecord> runs = {
       Failure("lilt", "mat1 and mat2 shapes cannot be multiplied (1x32 and 64x64)", "T2"),
       Failure("align", "mat1 and mat2 shapes cannot be multiplied (2x32 and 4x64)", "T1"),
@@ -52,7 +52,7 @@ std::vector<RunRecord> Runs() {
 TEST(ErrorsReportTest, GroupsFailuresBySignature) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
-  std::vector<ErrorGroup> groups = GroupErrors(Runs(), &*kb);
+  std::vector<ErrorGroup> groups = GroupErrors(FailedRuns(), &*kb);
   ASSERT_EQ(groups.size(), 3u);
   const ErrorGroup& g = groups[0];  // most runs first
   EXPECT_EQ(g.status, TestStatus::kFailToRun);
@@ -78,13 +78,13 @@ TEST(ErrorsReportTest, GroupsFailuresBySignature) {
   EXPECT_EQ(groups[2].status, TestStatus::kCrash);
   EXPECT_EQ(groups[2].signature, "SIGSEGV");
   EXPECT_EQ(groups[2].known, nullptr);
-  EXPECT_TRUE(GroupErrors(Runs(), nullptr)[0].known == nullptr);
+  EXPECT_TRUE(GroupErrors(FailedRuns(), nullptr)[0].known == nullptr);
 }
 
 TEST(ErrorsReportTest, TextShowsModelsStacksAndExplanations) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
-  const std::string text = FormatErrorsText(GroupErrors(Runs(), &*kb), "kb.json");
+  const std::string text = FormatErrorsText(GroupErrors(FailedRuns(), &*kb), "kb.json");
   for (const char* expected : {
            "[1] fail_to_run, 3 runs, 2 models: RuntimeError: mat1 and mat2 shapes cannot be "
            "multiplied (Nx32 and Nx64)\n",
@@ -139,7 +139,7 @@ TEST(ErrorsReportTest, NamesAFewModelsAndCountsTheRest) {
 TEST(ErrorsReportTest, JsonHasEveryGroupField) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
-  auto j = nlohmann::json::parse(FormatErrorsJson(GroupErrors(Runs(), &*kb), "kb.json"));
+  auto j = nlohmann::json::parse(FormatErrorsJson(GroupErrors(FailedRuns(), &*kb), "kb.json"));
   EXPECT_EQ(j["knowledge_base"], "kb.json");
   EXPECT_EQ(j["summary"]["failures"], 5);
   EXPECT_EQ(j["summary"]["signatures"], 3);
@@ -159,7 +159,7 @@ TEST(ErrorsReportTest, JsonHasEveryGroupField) {
 TEST(ErrorsReportTest, QueryFooterExplainsTheShownErrors) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();
-  const std::string footer = FormatKnownErrorsFooter(Runs(), *kb, "kb.json");
+  const std::string footer = FormatKnownErrorsFooter(FailedRuns(), *kb, "kb.json");
   EXPECT_EQ(footer,
             "\nknown errors (kb.json):\n"
             "  [matmul-shapes] hf:lilt, hf:align: A linear layer got the wrong width.\n"

@@ -9,13 +9,13 @@ namespace {
 using test::MakeRun;
 using test::MakeSpec;
 
-std::vector<RunRecord> Runs() {
+std::vector<RunRecord> ExpectedRuns() {
   return {MakeRun("s1", MakeSpec("llama")), MakeRun("s1", MakeSpec("gpt2"), TestStatus::kOom),
           MakeRun("s1", MakeSpec("bert"), TestStatus::kFailToRun)};
 }
 
 TEST(ExpectedStatusTest, WritesSortedLinesAndReadsThemBack) {
-  const std::string text = FormatExpectedStatus(Runs());
+  const std::string text = FormatExpectedStatus(ExpectedRuns());
   EXPECT_EQ(text.rfind("# compatlab expected status", 0), 0u) << text;
   const std::string gpt2 = MakeSpec("gpt2").TestId();
   EXPECT_NE(text.find(gpt2 + "\thf:gpt2\tforward\teager\tcpu\toom\n"), std::string::npos) << text;
@@ -26,15 +26,15 @@ TEST(ExpectedStatusTest, WritesSortedLinesAndReadsThemBack) {
   ASSERT_EQ(parsed->size(), 3u);
   EXPECT_EQ((*parsed)[1].test_id, gpt2);
   EXPECT_EQ((*parsed)[1].status, TestStatus::kOom);
-  EXPECT_TRUE(CheckExpectedStatus(*parsed, Runs()).empty());
+  EXPECT_TRUE(CheckExpectedStatus(*parsed, ExpectedRuns()).empty());
   EXPECT_EQ(FormatExpectedMismatches({}, 3),
             "expected status: 3 tests, 0 changed, 0 missing, 0 unexpected\n");
 }
 
 TEST(ExpectedStatusTest, ReportsEveryChange) {
-  auto expected = ParseExpectedStatus(FormatExpectedStatus(Runs()), "golden.tsv");
+  auto expected = ParseExpectedStatus(FormatExpectedStatus(ExpectedRuns()), "golden.tsv");
   ASSERT_TRUE(expected.ok());
-  std::vector<RunRecord> now = Runs();
+  std::vector<RunRecord> now = ExpectedRuns();
   now[0].result.status = TestStatus::kTimeout;   // llama changed
   now.erase(now.begin() + 1);                    // gpt2 missing
   now.push_back(MakeRun("s1", MakeSpec("t5")));  // t5 unexpected
