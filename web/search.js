@@ -1,6 +1,6 @@
 import {
   api, runsOf, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
-  readFilters, setUpFilters, showError, DASH,
+  readFilters, setUpFilters, showError, currentMark, errorText, runHref,
 } from "/common.js";
 
 const body = document.querySelector("#results tbody");
@@ -12,9 +12,8 @@ let inFlight = null;
 let timer = null;
 
 function row(run) {
-  const firstLine = (run.error_message || "").split("\n")[0];
-  return el("tr", { "data-run-id": run.run_id },
-    el("td", {}, modelLink(run.model_id)),
+  return el("tr", { "data-run-id": run.run_id, class: run.current === false ? "superseded" : null },
+    el("td", { class: "model", title: run.model_id }, modelLink(run.model_id)),
     el("td", {}, run.target), el("td", {}, run.mode), el("td", {}, run.kind),
     el("td", {}, `${run.batch_size}×${run.seq_len} ${run.dtype}`),
     el("td", {}, statusBadge(run)),
@@ -27,7 +26,9 @@ function row(run) {
     el("td", {}, fallbacks(run)),
     el("td", { class: "num" }, text(run.graph_breaks)),
     el("td", {}, `torch ${text(run.torch_version)}, transformers ${text(run.transformers_version)}`),
-    el("td", { class: "msg" }, firstLine ? firstLine.slice(0, 300) : DASH));
+    el("td", {}, currentMark(run)),
+    el("td", { class: "msg" }, errorText(run.error_message,
+      el("a", { href: runHref(run.model_id, run.run_id) }, "run details"))));
 }
 
 async function load(append) {
