@@ -10,9 +10,10 @@ namespace compatlab {
 void AddMatrixOptions(CLI::App& command, MatrixFlags& flags) {
   command.add_option("--db", flags.db, "SQLite store")->capture_default_str();
   AddRunFilterOptions(command, flags.filter);
-  command.add_option("--stack", flags.stack,
-                     "newest (the newest torch release and transformers version), all, a sweep "
-                     "id, or torch=R,transformers=V")
+  command
+      .add_option("--stack", flags.stack,
+                  "newest (the newest torch release and transformers version), all, a sweep "
+                  "id, or torch=R,transformers=V")
       ->capture_default_str();
   command.add_option("--format", flags.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))

@@ -10,9 +10,8 @@ bool IsNewerRun(const RunRecord& a, const RunRecord& b) {
 }
 
 std::vector<RunRecord> LatestPerTest(std::vector<RunRecord> runs) {
-  return CurrentPerKey(std::move(runs), [](const RunRecord& run) -> const std::string& {
-    return run.test_id;
-  });
+  return CurrentPerKey(std::move(runs),
+                       [](const RunRecord& run) -> const std::string& { return run.test_id; });
 }
 
 }  // namespace compatlab

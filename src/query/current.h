@@ -27,8 +27,8 @@ bool IsNewerRun(const RunRecord& a, const RunRecord& b);
 template <typename KeyOf>
 std::vector<RunRecord> CurrentPerKey(std::vector<RunRecord> runs, KeyOf key_of) {
   std::sort(runs.begin(), runs.end(), [&key_of](const RunRecord& a, const RunRecord& b) {
-    const auto ka = key_of(a);
-    const auto kb = key_of(b);
+    decltype(auto) ka = key_of(a);
+    decltype(auto) kb = key_of(b);
     if (ka < kb) return true;
     if (kb < ka) return false;
     return IsNewerRun(a, b);  // newest first within a key

@@ -6,7 +6,8 @@
 namespace compatlab {
 namespace {
 
-RunRecord Timed(const std::string& run_id, const std::string& started, const std::string& finished) {
+RunRecord Timed(const std::string& run_id, const std::string& started,
+                const std::string& finished) {
   RunRecord run = test::MakeRun("s1", test::MakeSpec("llama"));
   run.run_id = run_id;
   run.started_at = started;

@@ -71,8 +71,8 @@ std::string ShortSeconds(std::optional<double> s) {
 std::string MatrixCellText(const RunRecord& run) {
   const RunResult& r = run.result;
   if (r.status != TestStatus::kPass) return StatusWithDetail(r);
-  std::string text = fmt::format("pass {}/{}", ShortSeconds(r.prepare_s),
-                                 ShortSeconds(r.steady_median_s));
+  std::string text =
+      fmt::format("pass {}/{}", ShortSeconds(r.prepare_s), ShortSeconds(r.steady_median_s));
   if (const std::optional<int64_t> fallbacks = FallbackOpCount(r); fallbacks && *fallbacks > 0) {
     text += fmt::format(" +{} fb", *fallbacks);
   }
@@ -81,9 +81,7 @@ std::string MatrixCellText(const RunRecord& run) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string ColumnName(const MatrixColumn& column) {
-  return column.target + "/" + column.mode;
-}
+std::string ColumnName(const MatrixColumn& column) { return column.target + "/" + column.mode; }
 
 ordered_json OptionalJson(const std::optional<double>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -104,12 +102,13 @@ ordered_json StackJson(const Matrix& matrix) {
 }
 
 ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_chars) {
-  if (cell < 0) return {{"verdict", VerdictName(Verdict::kNotMeasured)}};
+  if (cell < 0) return {{"verdict", std::string(VerdictName(Verdict::kNotMeasured))}};
   const RunRecord& run = matrix.runs[static_cast<size_t>(cell)];
   const RunResult& r = run.result;
-  const bool cut = max_error_chars >= 3 && DisplayWidth(ToValidUtf8(r.error_message)) > max_error_chars;
-  return {{"verdict", VerdictName(VerdictOf(r.status))},
-          {"status", TestStatusName(r.status)},
+  const bool cut =
+      max_error_chars >= 3 && DisplayWidth(ToValidUtf8(r.error_message)) > max_error_chars;
+  return {{"verdict", std::string(VerdictName(VerdictOf(r.status)))},
+          {"status", std::string(TestStatusName(r.status))},
           {"status_detail", r.status_detail},
           {"run_id", run.run_id},
           {"sweep_id", run.sweep_id},
@@ -298,9 +297,8 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
     matrix.newest = newest;
   }
   const size_t selected = runs.size();
-  matrix.runs = CurrentPerKey(std::move(runs), [](const RunRecord& run) {
-    return MatrixCellKey(run);
-  });
+  matrix.runs =
+      CurrentPerKey(std::move(runs), [](const RunRecord& run) { return MatrixCellKey(run); });
   matrix.current = static_cast<int64_t>(matrix.runs.size());
   matrix.superseded = static_cast<int64_t>(selected) - matrix.current;
 
@@ -360,9 +358,9 @@ std::string FormatMatrixTable(const Matrix& matrix) {
   TextTable table(std::move(header));
   std::vector<std::string> errors;
   for (const MatrixRow& row : matrix.rows) {
-    std::vector<std::string> cells = {
-        Truncate(row.name, 40), row.param_count ? fmt::format("{}", *row.param_count) : "-",
-        row.size.empty() ? "-" : row.size, Truncate(row.test, 40)};
+    std::vector<std::string> cells = {Truncate(row.name, 40),
+                                      row.param_count ? fmt::format("{}", *row.param_count) : "-",
+                                      row.size.empty() ? "-" : row.size, Truncate(row.test, 40)};
     for (size_t c = 0; c < matrix.columns.size(); ++c) {
       if (row.cells[c] < 0) {
         cells.push_back("-");
@@ -371,10 +369,10 @@ std::string FormatMatrixTable(const Matrix& matrix) {
       const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
       cells.push_back(MatrixCellText(run));
       if (run.result.status != TestStatus::kPass && !run.result.error_message.empty()) {
-        errors.push_back(fmt::format("  {} {} {}: {}", Truncate(row.name, 40),
-                                     ColumnName(matrix.columns[c]), StatusWithDetail(run.result),
-                                     Truncate(FirstLine(run.result.error_message),
-                                              kMatrixErrorWidth)));
+        errors.push_back(
+            fmt::format("  {} {} {}: {}", Truncate(row.name, 40), ColumnName(matrix.columns[c]),
+                        StatusWithDetail(run.result),
+                        Truncate(FirstLine(run.result.error_message), kMatrixErrorWidth)));
       }
     }
     table.AddRow(std::move(cells));
@@ -416,11 +414,23 @@ std::string FormatMatrixJson(const Matrix& matrix) {
 }
 
 std::string FormatMatrixCsv(const Matrix& matrix) {
-  const char* const kHeader[] = {
-      "model_id",      "name",     "size",        "param_count",     "test",
-      "target",        "mode",     "verdict",     "status",          "run_id",
-      "finished_at",   "torch_version", "transformers_version", "prepare_s", "steady_median_s",
-      "fallback_ops",  "error_message"};
+  const char* const kHeader[] = {"model_id",
+                                 "name",
+                                 "size",
+                                 "param_count",
+                                 "test",
+                                 "target",
+                                 "mode",
+                                 "verdict",
+                                 "status",
+                                 "run_id",
+                                 "finished_at",
+                                 "torch_version",
+                                 "transformers_version",
+                                 "prepare_s",
+                                 "steady_median_s",
+                                 "fallback_ops",
+                                 "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -433,8 +443,12 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
   std::string text = line(std::vector<std::string>(std::begin(kHeader), std::end(kHeader)));
   for (const MatrixRow& row : matrix.rows) {
     for (size_t c = 0; c < matrix.columns.size(); ++c) {
-      std::vector<std::string> fields = {row.model_id, row.name, row.size, number(row.param_count),
-                                         row.test, matrix.columns[c].target,
+      std::vector<std::string> fields = {row.model_id,
+                                         row.name,
+                                         row.size,
+                                         number(row.param_count),
+                                         row.test,
+                                         matrix.columns[c].target,
                                          matrix.columns[c].mode};
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
@@ -461,7 +475,8 @@ absl::StatusOr<std::string> ShowMatrix(const MatrixOptions& options) {
   filter.sort.clear();
   filter.limit = 0;
   const DiffSide& given = options.selection.given;
-  for (const std::string* sweep : {&filter.sweep_id, &given.sweep_id}) {
+  for (const std::string* sweep :
+       {static_cast<const std::string*>(&filter.sweep_id), &given.sweep_id}) {
     if (sweep->empty()) continue;
     if (absl::Status s = (*store)->GetSweep(*sweep).status(); !s.ok()) {
       return Recode(s, absl::StatusCode::kInvalidArgument);

@@ -1,5 +1,6 @@
 #include "query/matrix.h"
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -13,7 +14,8 @@ using ::testing::HasSubstr;
 // A run of `model_type` on `target`/`mode` and a stack, finished at `finished`.
 RunRecord Cell(const std::string& model_type, const std::string& target, const std::string& mode,
                TestStatus status, const std::string& finished,
-               const std::string& torch = "2.13.0+cpu", const std::string& transformers = "5.23.0") {
+               const std::string& torch = "2.13.0+cpu",
+               const std::string& transformers = "5.23.0") {
   TestSpec spec = test::MakeSpec(model_type);
   spec.target = target;
   spec.mode = mode;
@@ -106,8 +108,8 @@ TEST(MatrixTest, RowsKeepTestsApartAndPagesKeepTheirColumns) {
   generate.spec.kind = "generate";
   generate.spec.kind_params = {{"new_tokens", "8"}};
   generate.run_id = "generate";
-  const Matrix m =
-      BuildMatrix({forward, generate}, StackSelection{}, {{"neuron", "compile"}, {"cpu", "eager"}});
+  const Matrix m = BuildMatrix({forward, generate}, StackSelection{},
+                               std::vector<MatrixColumn>{{"neuron", "compile"}, {"cpu", "eager"}});
   ASSERT_EQ(m.rows.size(), 2u);
   EXPECT_EQ(m.rows[0].test, "forward 1x32 float32");
   EXPECT_EQ(m.rows[1].test, R"(generate 1x32 float32 {"new_tokens":"8"})");
@@ -161,7 +163,8 @@ TEST(MatrixTest, FormatsGiveEachCellItsRunAndFigures) {
   EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,verdict,status,"
                              "run_id,"));
   EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,"
-                             "pass,pass," + pass.run_id));
+                             "pass,pass," +
+                             pass.run_id));
   EXPECT_THAT(csv, HasSubstr("\"backend refused\x1b[31m aten::foo\nsecond line\"\r\n"));
 }
 

@@ -25,10 +25,10 @@ constexpr size_t kMaxModelRuns = 5000;      // model page
 constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
 constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
 constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
-constexpr int64_t kDefaultMatrixRows = 50;   // rows of a /api/matrix page
+constexpr int64_t kDefaultMatrixRows = 50;  // rows of a /api/matrix page
 constexpr int64_t kMaxMatrixRows = 200;
-constexpr size_t kMaxMatrixRuns = 20000;     // candidate runs read for one page
-constexpr size_t kMatrixErrorChars = 300;    // a cell's error_message, cut (/api/run has it whole)
+constexpr size_t kMaxMatrixRuns = 20000;   // candidate runs read for one page
+constexpr size_t kMatrixErrorChars = 300;  // a cell's error_message, cut (/api/run has it whole)
 
 // A run as JSON: every result field (schema order), without the long outputs
 // unless `full`.
@@ -406,8 +406,8 @@ std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, httplib
   const std::string stack = params.Get("stack");
   absl::StatusOr<StackSelection> selection = ParseStackSelection(stack.empty() ? "newest" : stack);
   if (!selection.ok()) {
-    return HttpError{400, fmt::format("parameter 'stack': {}",
-                                      std::string(selection.status().message()))};
+    return HttpError{
+        400, fmt::format("parameter 'stack': {}", std::string(selection.status().message()))};
   }
   absl::StatusOr<int64_t> limit = params.Int("limit", kDefaultMatrixRows, 1, kMaxMatrixRows);
   if (!limit.ok()) return FromStatus(limit.status());

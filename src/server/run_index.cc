@@ -495,8 +495,7 @@ std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
 }
 
 template <typename Visit>
-void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page,
-                          Visit visit) const {
+void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, Visit visit) const {
   IndexQuery index_query = query.query;
   const StackSelection& selection = query.selection;
   const DiffSide& given = selection.given;
@@ -515,7 +514,8 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page,
   auto keep_stack = [&](const std::string& release, const std::string& version) {
     for (size_t t = 0; t < torch.size(); ++t) {
       const bool exact = release.find('+') != std::string::npos;
-      torch_ok[t] = release.empty() || (exact ? torch[t] == release : TorchRelease(torch[t]) == release);
+      torch_ok[t] =
+          release.empty() || (exact ? torch[t] == release : TorchRelease(torch[t]) == release);
     }
     for (size_t t = 0; t < transformers.size(); ++t) {
       transformers_ok[t] = version.empty() || transformers[t] == version;
@@ -580,15 +580,16 @@ MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
     const uint64_t row_key = (static_cast<uint64_t>(row.model) << 32) | row.label;
     auto [r, new_row] = row_of.try_emplace(row_key, static_cast<uint32_t>(rows.size()));
     if (new_row) rows.push_back({row.model, row.label, {}});
-    const uint64_t column_key =
-        (static_cast<uint64_t>(row.col[kTarget]) << 32) | row.col[kMode];
-    auto [c, new_column] = column_of.try_emplace(column_key, static_cast<uint32_t>(column_ids.size()));
+    const uint64_t column_key = (static_cast<uint64_t>(row.col[kTarget]) << 32) | row.col[kMode];
+    auto [c, new_column] =
+        column_of.try_emplace(column_key, static_cast<uint32_t>(column_ids.size()));
     if (new_column) column_ids.emplace_back(row.col[kTarget], row.col[kMode]);
     std::vector<CellAcc>& cells = rows[r->second].cells;
+    const uint32_t column = c->second;
     auto cell = std::find_if(cells.begin(), cells.end(),
-                             [&](const CellAcc& acc) { return acc.column == c->second; });
+                             [column](const CellAcc& acc) { return acc.column == column; });
     if (cell == cells.end()) {
-      cells.push_back({c->second, row.finished, {static_cast<uint32_t>(p)}});
+      cells.push_back({column, row.finished, {static_cast<uint32_t>(p)}});
     } else if (row.finished > cell->finished) {
       cell->finished = row.finished;
       cell->positions.assign(1, static_cast<uint32_t>(p));
