@@ -167,6 +167,23 @@ export async function setUpFilters(form, filters, onChange) {
   return facets;
 }
 
+// The wiring of a list page (#filters, #more, #health): filters searched as
+// you type (the `filters` object is edited in place), load(append) on every
+// edit and on "more", the store's size in the header.
+export function startListPage(filters, load, note) {
+  const form = document.getElementById("filters");
+  document.getElementById("more").addEventListener("click", () => load(true));
+  form.addEventListener("submit", (e) => e.preventDefault());
+  let timer = null;
+  setUpFilters(form, filters, () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => load(false), 120);
+  }).then(() => load(false), (e) => showError(note, e));
+  api("/api/health").then((h) => {
+    document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
+  }, () => {});
+}
+
 export function showError(container, error) {
   container.replaceChildren(el("p", { class: "error" }, `error: ${error.message}`));
 }
@@ -204,13 +221,18 @@ export function runHref(modelId, runId) {
 
 // An error message cut to one short line, the whole text on demand (a click
 // opens it; `more`, shown with the whole text, links to the run).
-export function errorText(message, more = null) {
+export function errorText(message, more = null, cls = "err") {
   if (!message) return DASH;
   const line = message.split("\n")[0];
   const short = line.length > 60 ? `${line.slice(0, 60)}…` : line;
-  if (short === message) return el("span", { class: "err" }, message);
-  return el("details", { class: "err" }, el("summary", {}, short),
+  if (short === message) return el("span", { class: cls }, message);
+  return el("details", { class: cls }, el("summary", {}, short),
     el("span", { class: "err-full" }, message), more ? [" ", more] : []);
+}
+
+// The fallen-back ops of a run, cut like an error (a long list on demand).
+export function fallbacksText(run) {
+  return errorText(fallbacks(run), null, "long");
 }
 
 const VERDICT_LABEL = { pass: "pass", could_not_test: "could not test", not_measured: "not measured" };
@@ -231,7 +253,7 @@ export function matrixCell(cell, modelId) {
   const parts = [badge];
   if (cell.verdict === "pass") {
     const fb = cell.fallback_ops > 0 ? `, ${cell.fallback_ops} op${cell.fallback_ops > 1 ? "s" : ""} fell back` : "";
-    parts.push(el("div", { class: "figures" }, `${seconds(cell.prepare_s)} / ${seconds(cell.steady_median_s)}${fb}`));
+    parts.push(el("div", { class: "figures", title: "prepare (first call, compilation included) / steady (median)" }, `${seconds(cell.prepare_s)} / ${seconds(cell.steady_median_s)}${fb}`));
   } else if (cell.error_message) {
     parts.push(errorText(cell.error_message,
       cell.error_truncated ? el("a", { href: runHref(modelId, cell.run_id) }, "whole message") : null));

@@ -1,18 +1,17 @@
 // The landing page: models x (target, mode), one current verdict per cell
 // (/api/matrix), filters and sort in the URL.
 import {
-  api, el, count, matrixCell, columnName, modelLink, readFilters, setUpFilters, writeFilters, showError, DASH,
+  api, el, count, matrixCell, columnName, modelLink, readFilters, startListPage, writeFilters, showError, DASH,
 } from "/common.js";
 
 const table = document.getElementById("matrix");
 const note = document.getElementById("count");
 const more = document.getElementById("more");
-let filters = readFilters(["stack", "sort"]);
+const filters = readFilters(["stack", "sort"]);
 let columns = [];
 let rows = [];  // the rows loaded so far
 let nextOffset = 0;
 let inFlight = null;
-let timer = null;
 
 // Verdicts in sort order: the ones that need attention first.
 const RANK = { fail: 0, could_not_test: 1, pass: 2, not_measured: 3 };
@@ -94,15 +93,4 @@ async function load(append) {
   }
 }
 
-more.addEventListener("click", () => load(true));
-document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
-
-setUpFilters(document.getElementById("filters"), filters, (f) => {
-  filters = f;
-  clearTimeout(timer);
-  timer = setTimeout(() => load(false), 120);  // search as you type
-}).then(() => load(false), (e) => showError(note, e));
-
-api("/api/health").then((h) => {
-  document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
-}, () => {});
+startListPage(filters, load, note);

@@ -1,5 +1,5 @@
 import {
-  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, statusBadge, showError, copyButton, DASH,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, statusBadge, showError, copyButton, DASH,
   matrixCell, columnName, currentMark,
 } from "/common.js";
 
@@ -85,8 +85,8 @@ function history(runs) {
     el("td", { title: r.error_message || "" }, statusBadge(r)),
     el("td", { class: "num" }, seconds(r.wall_s)), el("td", { class: "num" }, seconds(r.prepare_s)),
     el("td", { class: "num" }, seconds(r.steady_median_s)), el("td", { class: "num" }, memory(r)),
-    el("td", {}, accuracy(r)), el("td", {}, fallbacks(r)), el("td", { class: "num" }, text(r.graph_breaks)),
-    el("td", {}, r.started_at), el("td", {}, currentMark(r)),
+    el("td", {}, accuracy(r)), el("td", { class: "fallbacks" }, fallbacksText(r)), el("td", { class: "num" }, text(r.graph_breaks)),
+    el("td", { title: r.started_at }, (r.started_at || "").replace("T", " ").slice(0, 16)), el("td", {}, currentMark(r)),
     el("td", {},
       el("button", { type: "button", class: "script", onclick: () => showScript(r.run_id) }, "script"), " ",
       el("button", { type: "button", class: "details", onclick: () => showDetails(r.run_id) }, "details")))));

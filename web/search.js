@@ -1,15 +1,14 @@
 import {
-  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
-  readFilters, setUpFilters, showError, currentMark, errorText, runHref,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, devices, statusBadge, modelLink,
+  readFilters, startListPage, showError, currentMark, errorText, runHref,
 } from "/common.js";
 
 const body = document.querySelector("#results tbody");
 const count = document.getElementById("count");
 const more = document.getElementById("more");
-let filters = readFilters();
+const filters = readFilters();
 let cursor = null;
 let inFlight = null;
-let timer = null;
 
 function row(run) {
   return el("tr", { "data-run-id": run.run_id, class: run.current === false ? "superseded" : null },
@@ -23,7 +22,7 @@ function row(run) {
     el("td", { class: "num" }, seconds(run.steady_median_s)),
     el("td", { class: "num" }, memory(run)),
     el("td", {}, accuracy(run)),
-    el("td", {}, fallbacks(run)),
+    el("td", { class: "fallbacks" }, fallbacksText(run)),
     el("td", { class: "num" }, text(run.graph_breaks)),
     el("td", {}, `torch ${text(run.torch_version)}, transformers ${text(run.transformers_version)}`),
     el("td", {}, currentMark(run)),
@@ -47,15 +46,4 @@ async function load(append) {
   }
 }
 
-more.addEventListener("click", () => load(true));
-document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
-
-setUpFilters(document.getElementById("filters"), filters, (f) => {
-  filters = f;
-  clearTimeout(timer);
-  timer = setTimeout(() => load(false), 120);  // search as you type
-}).then(() => load(false), (e) => showError(count, e));
-
-api("/api/health").then((h) => {
-  document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
-}, () => {});
+startListPage(filters, load, count);

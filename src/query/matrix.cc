@@ -207,8 +207,7 @@ absl::StatusOr<StackSelection> ParseStackSelection(std::string_view text) {
   absl::StatusOr<DiffSide> side = ParseDiffSide(text);
   if (!side.ok()) {
     return absl::InvalidArgumentError(
-        fmt::format("stack {} (expected newest, all, a sweep id or torch=,transformers=)",
-                    std::string(side.status().message())));
+        fmt::format("stack {}; or newest, all", std::string(side.status().message())));
   }
   selection.choice = StackSelection::Choice::kGiven;
   selection.given = *std::move(side);

@@ -1,6 +1,7 @@
 #include "server/run_index.h"
 
 #include <random>
+#include <set>
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -143,7 +144,9 @@ TEST_F(RunIndexMatrixTest, RunsAreMarkedSupersededWithinTheirCellAndStack) {
   ASSERT_TRUE(records.ok());
   int64_t superseded = 0;
   for (size_t i = 0; i < records->size(); ++i) {
-    if (shown.contains((*records)[i].run_id)) EXPECT_TRUE(current[i]) << (*records)[i].run_id;
+    if (shown.contains((*records)[i].run_id)) {
+      EXPECT_TRUE(current[i]) << (*records)[i].run_id;
+    }
     superseded += current[i] ? 0 : 1;
   }
   EXPECT_GT(superseded, 0);

@@ -121,8 +121,11 @@ test("a model page: history across stacks, targets side by side, a script copied
     (cells) => cells.map((c) => c.dataset.verdict)), ["pass", "pass", "pass", "fail"]);
   assert.match(await page.locator("#errors").textContent(), /no CUDA device on this machine/);
   // The reproduction script of this machine's run, then the copy button.
-  const mine = page.locator("#history tbody tr", { hasNot: page.locator("td", { hasText: "2.12.0+cpu" }) });
-  await mine.locator("button.script").click();
+  const mine = await page.evaluate(() => [...document.querySelectorAll("#history tbody tr")].findIndex(
+    (tr) => tr.cells[0].textContent !== "2.12.0+cpu" && tr.cells[2].textContent === "cpu"
+      && tr.cells[3].textContent === "eager" && tr.cells[6].textContent === "pass"));
+  assert.ok(mine >= 0);
+  await page.locator("#history tbody tr").nth(mine).locator("button.script").click();
   await until(page, () => document.getElementById("script").textContent.includes("import torch"),
     null, 60000);
   const script = await page.locator("#script").textContent();
