@@ -105,10 +105,10 @@ test("filters: a status filter narrows the table and lives in the URL", async ()
 
 test("a model page: history across stacks, targets side by side, a script copied", async () => {
   const { page, problems } = await open("/runs.html?model=hf:bert");
-  await until(page, () => document.querySelectorAll("#results tbody tr").length === BERT_RUNS);
+  await until(page, (n) => document.querySelectorAll("#results tbody tr").length === n, BERT_RUNS);
   await page.locator("#results tbody a").first().click();
   await page.waitForURL(/model\.html\?model_id=hf%3Abert/);
-  await until(page, () => document.querySelectorAll("#history tbody tr").length === BERT_RUNS);
+  await until(page, (n) => document.querySelectorAll("#history tbody tr").length === n, BERT_RUNS);
   assert.equal(await page.locator("#title").textContent(), "hf:bert");
   const stacks = await page.locator("#history tbody tr td:first-child").allTextContents();
   assert.equal(new Set(stacks).size, 2);  // this machine's torch and the planted older one
