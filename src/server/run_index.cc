@@ -152,6 +152,10 @@ absl::Status RunIndex::Refresh(Store& store) {
                                                Text(v[first_matrix + 1])));
     row.finished = TimestampDigits(Text(v[first_matrix + 2]));
     model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
+    const std::pair<uint32_t, uint32_t> stack{row.col[kTorch], row.col[kTransformers]};
+    if (std::find(stack_ids_.begin(), stack_ids_.end(), stack) == stack_ids_.end()) {
+      stack_ids_.push_back(stack);
+    }
     rows_.push_back(row);
     for (size_t m = 0; m < metric_names_.size(); ++m) {
       metric_values_.push_back(Number(n.values[first_metric + m]));
@@ -531,6 +535,10 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
   // The stack pairs present (BuildMatrix counts them before choosing).
   std::vector<StackPair> stacks;
   std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
+  // The walk stops once it has seen every pair the index holds that the
+  // selection takes (there are few: usually after a few rows).
+  size_t possible = 0;
+  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
   Walk(resolved, 0, [&](size_t p) {
     const Row& row = rows_[p];
     if (!in_selection(row)) return true;
@@ -541,7 +549,7 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
     if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
       stacks.push_back(std::move(stack));
     }
-    return true;
+    return seen_ids.size() < possible;
   });
   page.stacks = static_cast<int64_t>(stacks.size());
   if (selection.choice == StackSelection::Choice::kNewest) {
@@ -571,21 +579,28 @@ MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
     std::vector<CellAcc> cells;
   };
   std::vector<RowAcc> rows;
-  std::unordered_map<uint64_t, uint32_t> row_of;     // model << 32 | label -> rows
-  std::unordered_map<uint64_t, uint32_t> column_of;  // target << 32 | mode -> columns
-  std::vector<std::pair<uint32_t, uint32_t>> column_ids;
+  // The matrix rows of each model (a model has few), then the columns (few).
+  std::vector<std::vector<uint32_t>> rows_of_model(models_.values.size());
+  std::vector<std::pair<uint32_t, uint32_t>> column_ids;  // (target, mode) ids
   WalkMatrix(query, page, [&](size_t p) {
     const Row& row = rows_[p];
     ++page.selected;
-    const uint64_t row_key = (static_cast<uint64_t>(row.model) << 32) | row.label;
-    auto [r, new_row] = row_of.try_emplace(row_key, static_cast<uint32_t>(rows.size()));
-    if (new_row) rows.push_back({row.model, row.label, {}});
-    const uint64_t column_key = (static_cast<uint64_t>(row.col[kTarget]) << 32) | row.col[kMode];
-    auto [c, new_column] =
-        column_of.try_emplace(column_key, static_cast<uint32_t>(column_ids.size()));
-    if (new_column) column_ids.emplace_back(row.col[kTarget], row.col[kMode]);
-    std::vector<CellAcc>& cells = rows[r->second].cells;
-    const uint32_t column = c->second;
+    std::vector<uint32_t>& mine = rows_of_model[row.model];
+    auto r = std::find_if(mine.begin(), mine.end(),
+                          [&](uint32_t i) { return rows[i].label == row.label; });
+    uint32_t row_index;
+    if (r == mine.end()) {
+      row_index = static_cast<uint32_t>(rows.size());
+      mine.push_back(row_index);
+      rows.push_back({row.model, row.label, {}});
+    } else {
+      row_index = *r;
+    }
+    const std::pair<uint32_t, uint32_t> column_key{row.col[kTarget], row.col[kMode]};
+    auto c = std::find(column_ids.begin(), column_ids.end(), column_key);
+    const uint32_t column = static_cast<uint32_t>(c - column_ids.begin());
+    if (c == column_ids.end()) column_ids.push_back(column_key);
+    std::vector<CellAcc>& cells = rows[row_index].cells;
     auto cell = std::find_if(cells.begin(), cells.end(),
                              [column](const CellAcc& acc) { return acc.column == column; });
     if (cell == cells.end()) {

@@ -21,6 +21,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -182,9 +183,10 @@ class RunIndex {
   size_t PositionOf(int64_t rowid) const;
   bool SameStack(const Row& a, const Row& b) const;
 
-  Dict models_;                                    // model_id
-  Dict labels_;                                    // MatrixTestLabel
-  std::vector<std::string> model_types_;           // by model id
+  Dict models_;                                           // model_id
+  Dict labels_;                                           // MatrixTestLabel
+  std::vector<std::pair<uint32_t, uint32_t>> stack_ids_;  // (torch, transformers) ids present
+  std::vector<std::string> model_types_;                  // by model id
   std::vector<std::string> model_search_;          // lower-case "model_id\nmodel_type" by model id
   std::vector<std::vector<uint32_t>> model_rows_;  // positions in rows_, by model id
   int64_t last_rowid_ = 0;
