@@ -14,9 +14,19 @@ export async function api(path, params = {}, signal = undefined) {
   return body;
 }
 
-// The run objects of a {fields, rows} answer (search, model).
+// The run objects of a {fields, rows} answer (search, model); `current` (the
+// answer's mark: no later run of its cell on its stack) is added to each.
 export function runsOf(table) {
-  return table.rows.map((row) => Object.fromEntries(table.fields.map((f, i) => [f, row[i]])));
+  return table.rows.map((row, r) => ({
+    ...Object.fromEntries(table.fields.map((f, i) => [f, row[i]])),
+    current: table.current ? table.current[r] : undefined,
+  }));
+}
+
+export function currentMark(run) {
+  if (run.current === undefined) return DASH;
+  return el("span", { class: run.current ? "mark current" : "mark superseded" },
+    run.current ? "current" : "superseded");
 }
 
 // el("td", {class: "x"}, "text", child): an element; strings become text nodes.
@@ -107,21 +117,23 @@ export function statusBadge(run) {
   return el("span", { class: `status status-${run.status}` }, label);
 }
 
-export function modelLink(modelId) {
-  return el("a", { href: `/model.html?${new URLSearchParams({ model_id: modelId })}` }, modelId);
+export function modelLink(modelId, label = modelId) {
+  return el("a", { href: `/model.html?${new URLSearchParams({ model_id: modelId })}` }, label);
 }
 
-export function readFilters() {
+// The filters (and any other `extra` view parameters, like the matrix's
+// stack) from the address bar.
+export function readFilters(extra = []) {
   const url = new URLSearchParams(location.search);
   const out = {};
-  for (const f of FILTERS) out[f] = url.get(f) || "";
+  for (const f of [...FILTERS, ...extra]) out[f] = url.get(f) || "";
   return out;
 }
 
-// Puts `filters` in the address bar (shareable), without a reload.
+// Puts `filters` (every key set) in the address bar (shareable), without a reload.
 export function writeFilters(filters) {
   const url = new URLSearchParams();
-  for (const f of FILTERS) if (filters[f]) url.set(f, filters[f]);
+  for (const [f, v] of Object.entries(filters)) if (v) url.set(f, v);
   const query = url.toString();
   history.replaceState(null, "", query ? `?${query}` : location.pathname);
 }
@@ -135,6 +147,9 @@ export async function setUpFilters(form, filters, onChange) {
     let control;
     if (name === "model") {
       control = el("input", { id: "q", type: "search", placeholder: "model id or type, e.g. llama", autofocus: true });
+    } else if (name === "stack") {
+      control = el("select", {}, el("option", { value: "" }, "newest stack"),
+        el("option", { value: "all" }, "latest on any stack"));
     } else {
       control = el("select", {}, el("option", { value: "" }, `any ${name.replace("_", " ")}`),
         (facets.values[name] || []).map((v) => el("option", { value: v }, v || "(empty)")));
@@ -150,6 +165,23 @@ export async function setUpFilters(form, filters, onChange) {
   }
   form.querySelector("#q")?.focus();
   return facets;
+}
+
+// The wiring of a list page (#filters, #more, #health): filters searched as
+// you type (the `filters` object is edited in place), load(append) on every
+// edit and on "more", the store's size in the header.
+export function startListPage(filters, load, note) {
+  const form = document.getElementById("filters");
+  document.getElementById("more").addEventListener("click", () => load(true));
+  form.addEventListener("submit", (e) => e.preventDefault());
+  let timer = null;
+  setUpFilters(form, filters, () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => load(false), 120);
+  }).then(() => load(false), (e) => showError(note, e));
+  api("/api/health").then((h) => {
+    document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
+  }, () => {});
 }
 
 export function showError(container, error) {
@@ -171,4 +203,65 @@ export function copyButton(getText, label = "copy") {
     },
   }, label);
   return el("span", {}, button, " ", note);
+}
+
+// The API's short form of a parameter count: 213k, 1.2M, 7.0B.
+export function count(v) {
+  if (!isNum(v)) return DASH;
+  if (v >= 1e9) return `${(v / 1e9).toFixed(1)}B`;
+  if (v >= 1e6) return `${(v / 1e6).toFixed(1)}M`;
+  if (v >= 1e3) return `${Math.round(v / 1e3)}k`;
+  return String(v);
+}
+
+// The link to a run: its model page, which opens the run's details.
+export function runHref(modelId, runId) {
+  return `/model.html?${new URLSearchParams({ model_id: modelId, run_id: runId })}`;
+}
+
+// An error message cut to one short line, the whole text on demand (a click
+// opens it; `more`, shown with the whole text, links to the run).
+export function errorText(message, more = null, cls = "err") {
+  if (!message) return DASH;
+  const line = message.split("\n")[0];
+  const short = line.length > 60 ? `${line.slice(0, 60)}…` : line;
+  if (short === message) return el("span", { class: cls }, message);
+  return el("details", { class: cls }, el("summary", {}, short),
+    el("span", { class: "err-full" }, message), more ? [" ", more] : []);
+}
+
+// The fallen-back ops of a run, cut like an error (a long list on demand).
+export function fallbacksText(run) {
+  return errorText(fallbacks(run), null, "long");
+}
+
+const VERDICT_LABEL = { pass: "pass", could_not_test: "could not test", not_measured: "not measured" };
+
+// A matrix cell (/api/matrix): a verdict badge linking to its run, with the
+// figures (prepare / steady, fallen-back ops) or the error.
+export function matrixCell(cell, modelId) {
+  if (cell.verdict === "not_measured") {
+    return el("td", { class: "cell", "data-verdict": cell.verdict },
+      el("span", { class: "verdict verdict-not_measured" }, VERDICT_LABEL.not_measured));
+  }
+  const label = cell.verdict === "fail" ? cell.status
+    : cell.verdict === "could_not_test" ? `could not test: ${cell.status}` : VERDICT_LABEL[cell.verdict];
+  const badge = el("a", {
+    class: `verdict verdict-${cell.verdict} status-${cell.status}`, href: runHref(modelId, cell.run_id),
+    title: `run ${cell.run_id}, finished ${cell.finished_at}, torch ${cell.torch_version}, transformers ${cell.transformers_version}`,
+  }, label);
+  const parts = [badge];
+  if (cell.verdict === "pass") {
+    const fb = cell.fallback_ops > 0 ? `, ${cell.fallback_ops} op${cell.fallback_ops > 1 ? "s" : ""} fell back` : "";
+    parts.push(el("div", { class: "figures", title: "prepare (first call, compilation included) / steady (median)" }, `${seconds(cell.prepare_s)} / ${seconds(cell.steady_median_s)}${fb}`));
+  } else if (cell.error_message) {
+    parts.push(errorText(cell.error_message,
+      cell.error_truncated ? el("a", { href: runHref(modelId, cell.run_id) }, "whole message") : null));
+  }
+  return el("td", { class: "cell", "data-verdict": cell.verdict, "data-run-id": cell.run_id }, parts);
+}
+
+// "cpu eager": a matrix column's name.
+export function columnName(column) {
+  return `${column.target} ${column.mode}`;
 }

@@ -1,8 +1,10 @@
 import {
-  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, statusBadge, showError, copyButton, DASH,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, statusBadge, showError, copyButton, DASH,
+  matrixCell, columnName, currentMark,
 } from "/common.js";
 
 const modelId = new URLSearchParams(location.search).get("model_id") || "";
+const runId = new URLSearchParams(location.search).get("run_id") || "";
 const title = document.getElementById("title");
 title.textContent = modelId || "no model";
 document.title = `compatlab: ${modelId}`;
@@ -45,21 +47,16 @@ function testKey(r) {
   return `${r.mode}|${r.kind}|${r.dtype}|${r.batch_size}x${r.seq_len}|${r.kind_params}`;
 }
 
-function sideBySide(runs) {
-  const targets = [...new Set(runs.map((r) => r.target))].sort();
-  const tests = new Map();  // key -> target -> latest run (runs come newest first)
-  for (const r of runs) {
-    const key = testKey(r);
-    if (!tests.has(key)) tests.set(key, { run: r, by: {} });
-    tests.get(key).by[r.target] ??= r;
-  }
+// The model's rows of the matrix (/api/matrix): the same cells as the landing page.
+function sideBySide(m) {
   const table = document.getElementById("targets");
-  table.tHead.replaceChildren(el("tr", {}, el("th", {}, "test"), targets.map((t) => el("th", {}, t))));
-  table.tBodies[0].replaceChildren(...[...tests.values()].map(({ run, by }) => el("tr", {},
-    el("td", {}, `${run.mode} ${run.kind} ${run.batch_size}×${run.seq_len} ${run.dtype}`),
-    targets.map((t) => el("td", {}, by[t]
-      ? [statusBadge(by[t]), ` prepare ${seconds(by[t].prepare_s)}, steady ${seconds(by[t].steady_median_s)}, ${memory(by[t])}`]
-      : DASH)))));
+  document.getElementById("targets-stack").textContent = m.rows.length
+    ? `The current result of each test on each target and mode, on ${m.stack.description}; `
+      + `${m.superseded} earlier results superseded.`
+    : "No results on this stack.";
+  table.tHead.replaceChildren(el("tr", {}, el("th", {}, "test"), m.columns.map((c) => el("th", {}, columnName(c)))));
+  table.tBodies[0].replaceChildren(...m.rows.map((row) => el("tr", {},
+    el("td", { class: "test" }, row.test), row.cells.map((cell) => matrixCell(cell, row.model_id)))));
 }
 
 function errors(groups) {
@@ -88,8 +85,8 @@ function history(runs) {
     el("td", { title: r.error_message || "" }, statusBadge(r)),
     el("td", { class: "num" }, seconds(r.wall_s)), el("td", { class: "num" }, seconds(r.prepare_s)),
     el("td", { class: "num" }, seconds(r.steady_median_s)), el("td", { class: "num" }, memory(r)),
-    el("td", {}, accuracy(r)), el("td", {}, fallbacks(r)), el("td", { class: "num" }, text(r.graph_breaks)),
-    el("td", {}, r.started_at),
+    el("td", {}, accuracy(r)), el("td", { class: "fallbacks" }, fallbacksText(r)), el("td", { class: "num" }, text(r.graph_breaks)),
+    el("td", { title: r.started_at }, (r.started_at || "").replace("T", " ").slice(0, 16)), el("td", {}, currentMark(r)),
     el("td", {},
       el("button", { type: "button", class: "script", onclick: () => showScript(r.run_id) }, "script"), " ",
       el("button", { type: "button", class: "details", onclick: () => showDetails(r.run_id) }, "details")))));
@@ -102,9 +99,13 @@ api("/api/model", { model_id: modelId }).then((m) => {
   const passes = runs.filter((r) => r.status === "pass").length;
   document.getElementById("summary").textContent =
     `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`;
-  sideBySide(runs);
   history(runs);
 }, (e) => showError(document.getElementById("summary"), e));
+
+const stack = new URLSearchParams(location.search).get("stack") || "";
+api("/api/matrix", { model_id: modelId, stack, limit: 200 }).then(sideBySide,
+  (e) => showError(document.getElementById("targets-stack"), e));
+if (runId) showDetails(runId);
 
 api("/api/errors", { model_id: modelId }).then((e) => errors(e.groups),
   (e) => showError(document.getElementById("errors"), e));

@@ -1,20 +1,18 @@
 import {
-  api, runsOf, el, seconds, text, memory, accuracy, fallbacks, devices, statusBadge, modelLink,
-  readFilters, setUpFilters, showError, DASH,
+  api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, devices, statusBadge, modelLink,
+  readFilters, startListPage, showError, currentMark, errorText, runHref,
 } from "/common.js";
 
 const body = document.querySelector("#results tbody");
 const count = document.getElementById("count");
 const more = document.getElementById("more");
-let filters = readFilters();
+const filters = readFilters();
 let cursor = null;
 let inFlight = null;
-let timer = null;
 
 function row(run) {
-  const firstLine = (run.error_message || "").split("\n")[0];
-  return el("tr", { "data-run-id": run.run_id },
-    el("td", {}, modelLink(run.model_id)),
+  return el("tr", { "data-run-id": run.run_id, class: run.current === false ? "superseded" : null },
+    el("td", { class: "model", title: run.model_id }, modelLink(run.model_id)),
     el("td", {}, run.target), el("td", {}, run.mode), el("td", {}, run.kind),
     el("td", {}, `${run.batch_size}×${run.seq_len} ${run.dtype}`),
     el("td", {}, statusBadge(run)),
@@ -24,10 +22,12 @@ function row(run) {
     el("td", { class: "num" }, seconds(run.steady_median_s)),
     el("td", { class: "num" }, memory(run)),
     el("td", {}, accuracy(run)),
-    el("td", {}, fallbacks(run)),
+    el("td", { class: "fallbacks" }, fallbacksText(run)),
     el("td", { class: "num" }, text(run.graph_breaks)),
     el("td", {}, `torch ${text(run.torch_version)}, transformers ${text(run.transformers_version)}`),
-    el("td", { class: "msg" }, firstLine ? firstLine.slice(0, 300) : DASH));
+    el("td", {}, currentMark(run)),
+    el("td", { class: "msg" }, errorText(run.error_message,
+      el("a", { href: runHref(run.model_id, run.run_id) }, "run details"))));
 }
 
 async function load(append) {
@@ -46,15 +46,4 @@ async function load(append) {
   }
 }
 
-more.addEventListener("click", () => load(true));
-document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
-
-setUpFilters(document.getElementById("filters"), filters, (f) => {
-  filters = f;
-  clearTimeout(timer);
-  timer = setTimeout(() => load(false), 120);  // search as you type
-}).then(() => load(false), (e) => showError(count, e));
-
-api("/api/health").then((h) => {
-  document.getElementById("health").textContent = `${h.runs} results, ${h.models} models`;
-}, () => {});
+startListPage(filters, load, count);

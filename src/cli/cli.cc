@@ -12,6 +12,7 @@
 #include "cli/diff.h"
 #include "cli/errors.h"
 #include "cli/fields.h"
+#include "cli/matrix.h"
 #include "cli/query.h"
 #include "cli/repro.h"
 #include "cli/sweep.h"
@@ -144,6 +145,11 @@ int RunCli(int argc, char** argv) {
   query_cmd->alias("runs");  // the short form
   AddQueryOptions(*query_cmd, query);
 
+  MatrixFlags matrix;
+  CLI::App* matrix_cmd = app.add_subcommand(
+      "matrix", "Models x (target, mode): the current verdict of each, on one stack");
+  AddMatrixOptions(*matrix_cmd, matrix);
+
 #ifndef COMPATLAB_PORTABLE  // the portable build (doc/targets.md) has no Arrow
   ExportFlags export_flags;
   CLI::App* export_cmd = app.add_subcommand(
@@ -252,6 +258,7 @@ int RunCli(int argc, char** argv) {
   if (*targets_cmd) return RunTargets();
   if (*fields_cmd) return RunFields(fields);
   if (*query_cmd) return RunQuery(query);
+  if (*matrix_cmd) return RunMatrix(matrix);
 #ifndef COMPATLAB_PORTABLE
   if (*export_cmd) return RunExport(export_flags);
   if (*import_cmd) return RunImport(import_flags);

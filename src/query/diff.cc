@@ -176,19 +176,6 @@ absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text) {
   return side;
 }
 
-std::vector<RunRecord> LatestPerTest(std::vector<RunRecord> runs) {
-  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
-    // Latest first within a test.
-    return std::tie(a.test_id, b.started_at, b.run_id) <
-           std::tie(b.test_id, a.started_at, a.run_id);
-  });
-  std::vector<RunRecord> latest;
-  for (RunRecord& run : runs) {
-    if (latest.empty() || latest.back().test_id != run.test_id) latest.push_back(std::move(run));
-  }
-  return latest;
-}
-
 std::string_view ChangeKindName(ChangeKind kind) {
   switch (kind) {
     case ChangeKind::kNewlyFailing:

@@ -1,5 +1,5 @@
 // Regression diff between two sets of runs (two sweeps, two stacks): for each
-// test_id the latest run of each side is compared. The command is
+// test_id the current run of each side (query/current.h) is compared. The command is
 // `compatlab diff`; the rules are in doc/dataset.md ("Diff").
 #ifndef COMPATLAB_QUERY_DIFF_H_
 #define COMPATLAB_QUERY_DIFF_H_
@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/records.h"
+#include "query/current.h"
 #include "store/store.h"
 
 namespace compatlab {
@@ -33,10 +34,6 @@ struct DiffSide {
 // InvalidArgument for an unknown key, an empty value, a key given twice, or
 // nothing at all.
 absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text);
-
-// The latest run of each test_id (greatest started_at, then run_id), sorted
-// by test_id.
-std::vector<RunRecord> LatestPerTest(std::vector<RunRecord> runs);
 
 // Relative increases that count as a regression (0.05 = +5%).
 struct DiffThresholds {

@@ -146,6 +146,7 @@ TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
   RunRecord later = Find(head, "gpt2");
   later.run_id = "later";
   later.started_at = "2026-12-01T00:00:00.000Z";
+  later.finished_at = "2026-12-01T00:00:01.000Z";
   later.result.status = TestStatus::kTimeout;
   head.push_back(later);
   DiffReport report = DiffRuns(Recorded(base), Recorded(head));

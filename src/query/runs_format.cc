@@ -33,11 +33,18 @@ std::string StatusCell(const RunResult& result) {
 std::string FallbackCell(const RunResult& result) {
   if (result.fallback_audit == "not_applicable") return "n/a";
   if (result.fallback_audit != "audited") return "-";
-  nlohmann::json ops = nlohmann::json::parse(result.fallback_ops, nullptr, false);
-  return ops.is_object() ? fmt::format("{}", ops.size()) : "?";
+  const std::optional<int64_t> count = FallbackOpCount(result);
+  return count ? fmt::format("{}", *count) : "?";
 }
 
 }  // namespace
+
+std::optional<int64_t> FallbackOpCount(const RunResult& result) {
+  if (result.fallback_audit != "audited") return std::nullopt;
+  nlohmann::json ops = nlohmann::json::parse(result.fallback_ops, nullptr, false);
+  if (!ops.is_object()) return std::nullopt;
+  return static_cast<int64_t>(ops.size());
+}
 
 std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableOptions& options) {
   using C = TextTable::Column;

@@ -4,6 +4,8 @@
 #define COMPATLAB_QUERY_RUNS_FORMAT_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,10 @@
 #include "core/records.h"
 
 namespace compatlab {
+
+// Number of distinct ops that ran through the CPU fallback (fallback_ops);
+// unset where the run was not audited or the text does not parse.
+std::optional<int64_t> FallbackOpCount(const RunResult& result);
 
 struct RunsTableOptions {
   size_t max_error_width = 60;  // error_message is cut to this many characters (>= 3)

@@ -31,7 +31,7 @@ std::optional<std::string> SummaryCache::Find(const std::string& key, int64_t ru
 
 void SummaryCache::Put(const std::string& key, int64_t runs, std::string body) {
   std::lock_guard lock(mu_);
-  if (bodies_.size() >= kMaxEntries) bodies_.clear();
+  if (bodies_.size() >= max_entries_) bodies_.clear();
   bodies_[key] = {runs, std::move(body)};
 }
 

@@ -42,13 +42,17 @@ class KnownErrorCache {
 // number of runs indexed is the one it was made for.
 class SummaryCache {
  public:
-  static constexpr size_t kMaxEntries = 64;  // then it starts again, empty
+  static constexpr size_t kMaxEntries = 64;         // then it starts again, empty
+  static constexpr size_t kMaxMatrixEntries = 512;  // /api/matrix pages are many and small
+
+  explicit SummaryCache(size_t max_entries = kMaxEntries) : max_entries_(max_entries) {}
 
   // The body stored for `key` when it was made with `runs` runs indexed.
   std::optional<std::string> Find(const std::string& key, int64_t runs) const;
   void Put(const std::string& key, int64_t runs, std::string body);
 
  private:
+  const size_t max_entries_;
   mutable std::mutex mu_;
   std::map<std::string, std::pair<int64_t, std::string>> bodies_;
 };

@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "query/diff.h"
 #include "query/errors_report.h"
+#include "query/matrix.h"
 #include "repro/repro.h"
 #include "store/record_json.h"
 #include "store/schema.h"
@@ -24,6 +25,10 @@ constexpr size_t kMaxModelRuns = 5000;      // model page
 constexpr size_t kMaxErrorRuns = 5000;      // failures grouped by /api/errors
 constexpr size_t kMaxDiffRuns = 20000;      // runs per side of /api/diff
 constexpr size_t kMaxSummaryPoints = 2000;  // scatter points of /api/summary
+constexpr int64_t kDefaultMatrixRows = 50;  // rows of a /api/matrix page
+constexpr int64_t kMaxMatrixRows = 200;
+constexpr size_t kMaxMatrixRuns = 20000;   // candidate runs read for one page
+constexpr size_t kMatrixErrorChars = 300;  // a cell's error_message, cut (/api/run has it whole)
 
 // A run as JSON: every result field (schema order), without the long outputs
 // unless `full`.
@@ -117,6 +122,7 @@ void ApiRoutes::Register(httplib::Server& http, std::function<void()> before_eac
   Route(http, "/api/diff", Allowed({"base", "head"}), &ApiRoutes::Diff);
   Route(http, "/api/summary", filters, &ApiRoutes::SummaryEndpoint);
   Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
+  Route(http, "/api/matrix", Allowed({"stack", "offset", "limit"}), &ApiRoutes::MatrixEndpoint);
 }
 
 void ApiRoutes::Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
@@ -224,6 +230,7 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, httplib::Respon
   SendJson(res, 200,
            {{"fields", std::move((*table)["fields"])},
             {"rows", std::move((*table)["rows"])},
+            {"current", index_.Current(page.rowids)},
             {"limit", *limit},
             {"total", page.total},
             {"total_capped", page.total_capped},
@@ -245,6 +252,7 @@ std::optional<HttpError> ApiRoutes::Model(const Params& params, httplib::Respons
             {"model_type", index_.ModelType(model_id)},
             {"fields", std::move((*table)["fields"])},
             {"rows", std::move((*table)["rows"])},
+            {"current", index_.Current(rowids)},
             {"truncated", truncated}});
   return std::nullopt;
 }
@@ -389,6 +397,58 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, httplib::Respons
     std::fprintf(stderr, "compatlab: warning: %s\n", warning.c_str());
   }
   SendJson(res, 200, {{"run_id", run->run_id}, {"script", script->script}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, httplib::Response& res) {
+  absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
+  if (!query.ok()) return FromStatus(query.status());
+  const std::string stack = params.Get("stack");
+  absl::StatusOr<StackSelection> selection = ParseStackSelection(stack.empty() ? "newest" : stack);
+  if (!selection.ok()) {
+    return HttpError{
+        400, fmt::format("parameter 'stack': {}", std::string(selection.status().message()))};
+  }
+  absl::StatusOr<int64_t> limit = params.Int("limit", kDefaultMatrixRows, 1, kMaxMatrixRows);
+  if (!limit.ok()) return FromStatus(limit.status());
+  absl::StatusOr<int64_t> offset = params.Int("offset", 0, 0, 100'000'000);
+  if (!offset.ok()) return FromStatus(offset.status());
+  // A page walks every matching run: the answer is kept until runs are added.
+  const std::string key = params.Canonical();
+  const int64_t size = index_.size();
+  if (std::optional<std::string> body = matrices_.Find(key, size)) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(*std::move(body), "application/json");
+    return std::nullopt;
+  }
+  MatrixIndexQuery matrix_query;
+  matrix_query.query = *std::move(query);
+  matrix_query.selection = *selection;
+  matrix_query.offset = static_cast<size_t>(*offset);
+  matrix_query.limit = static_cast<size_t>(*limit);
+  const MatrixIndexPage page = index_.MatrixPage(matrix_query);
+  if (page.rowids.size() > kMaxMatrixRuns) {
+    return HttpError{400, fmt::format("this page would read more than {} runs; ask for fewer rows "
+                                      "(limit) or narrow it with model, target or mode",
+                                      kMaxMatrixRuns)};
+  }
+  absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
+  if (!runs.ok()) return FromStatus(runs.status());
+  Matrix matrix = BuildMatrix(*std::move(runs), *selection, page.columns);
+  // The page's runs are only its cells' candidates: the counts are the index's.
+  matrix.stacks = page.stacks;
+  matrix.newest = page.newest;
+  matrix.current = page.cells;
+  matrix.superseded = page.selected - page.cells;
+  ordered_json out = MatrixJson(matrix, kMatrixErrorChars);
+  const int64_t next = *offset + static_cast<int64_t>(matrix.rows.size());
+  out["total_rows"] = page.rows;
+  out["offset"] = *offset;
+  out["limit"] = *limit;
+  out["has_more"] = next < page.rows;
+  out["next_offset"] = next < page.rows ? ordered_json(next) : ordered_json(nullptr);
+  SendJson(res, 200, out);
+  matrices_.Put(key, size, res.body);
   return std::nullopt;
 }
 

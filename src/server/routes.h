@@ -49,6 +49,7 @@ class ApiRoutes {
   std::optional<HttpError> Diff(const Params& params, httplib::Response& res);
   std::optional<HttpError> SummaryEndpoint(const Params& params, httplib::Response& res);
   std::optional<HttpError> Repro(const Params& params, httplib::Response& res);
+  std::optional<HttpError> MatrixEndpoint(const Params& params, httplib::Response& res);
 
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
   absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);
@@ -63,6 +64,7 @@ class ApiRoutes {
   std::function<void()> before_each_;
   KnownErrorCache known_;
   SummaryCache summaries_;
+  SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
 };
 
 }  // namespace compatlab

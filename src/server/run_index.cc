@@ -29,6 +29,26 @@ float Number(const FieldValue& value) {
   return kNull;
 }
 
+// The digits of a stored timestamp ("2026-12-01T11:07:51.350Z") as one
+// number, 17 digits (padded with zeros): ordered as the text of that format.
+int64_t TimestampDigits(const std::string& text) {
+  int64_t value = 0;
+  int digits = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') continue;
+    if (digits == 17) break;
+    value = value * 10 + (c - '0');
+    ++digits;
+  }
+  for (; digits < 17; ++digits) value *= 10;
+  return value;
+}
+
+int64_t IntOr(const FieldValue& value, int64_t fallback) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return *i;
+  return fallback;
+}
+
 // Nearest-rank percentile of `values` (reordered), in linear time.
 double Percentile(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
@@ -92,6 +112,10 @@ absl::Status RunIndex::Refresh(Store& store) {
   for (const char* f : kColumnFields) fields.push_back(f);
   for (const std::string& m : metric_names_) fields.push_back(m);
   const size_t first_metric = 3 + kColumns;
+  const size_t first_matrix = first_metric + metric_names_.size();
+  for (const char* f : {"batch_size", "kind_params", "finished_at", "dtype", "kind"}) {
+    fields.push_back(f);
+  }
   // New rows are collected apart, then appended under the exclusive lock.
   struct NewRow {
     int64_t rowid;
@@ -122,7 +146,16 @@ absl::Status RunIndex::Refresh(Store& store) {
     row.seq_len =
         seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
     for (int c = 0; c < kColumns; ++c) row.col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
+    const std::vector<FieldValue>& v = n.values;
+    row.label = labels_.Intern(MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
+                                               IntOr(v[first_matrix], 0), IntOr(v[2], 0),
+                                               Text(v[first_matrix + 1])));
+    row.finished = TimestampDigits(Text(v[first_matrix + 2]));
     model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
+    const std::pair<uint32_t, uint32_t> stack{row.col[kTorch], row.col[kTransformers]};
+    if (std::find(stack_ids_.begin(), stack_ids_.end(), stack) == stack_ids_.end()) {
+      stack_ids_.push_back(stack);
+    }
     rows_.push_back(row);
     for (size_t m = 0; m < metric_names_.size(); ++m) {
       metric_values_.push_back(Number(n.values[first_metric + m]));
@@ -425,6 +458,185 @@ Facets RunIndex::GetFacets() const {
   facets.runs = static_cast<int64_t>(rows_.size());
   facets.models = static_cast<int64_t>(models_.values.size());
   return facets;
+}
+
+size_t RunIndex::PositionOf(int64_t rowid) const {
+  auto it = std::lower_bound(rows_.begin(), rows_.end(), rowid,
+                             [](const Row& row, int64_t id) { return row.rowid < id; });
+  return it != rows_.end() && it->rowid == rowid ? static_cast<size_t>(it - rows_.begin())
+                                                 : rows_.size();
+}
+
+bool RunIndex::SameStack(const Row& a, const Row& b) const {
+  if (a.col[kTransformers] != b.col[kTransformers]) return false;
+  if (a.col[kTorch] == b.col[kTorch]) return true;
+  const std::vector<std::string>& torch = dicts_[kTorch].values;
+  return TorchRelease(torch[a.col[kTorch]]) == TorchRelease(torch[b.col[kTorch]]);
+}
+
+std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
+  std::shared_lock lock(mu_);
+  std::vector<bool> current;
+  current.reserve(rowids.size());
+  for (int64_t rowid : rowids) {
+    const size_t p = PositionOf(rowid);
+    bool newest = true;
+    if (p < rows_.size()) {
+      const Row& row = rows_[p];
+      for (uint32_t q : model_rows_[row.model]) {
+        const Row& other = rows_[q];
+        if (other.finished > row.finished && other.label == row.label &&
+            other.col[kTarget] == row.col[kTarget] && other.col[kMode] == row.col[kMode] &&
+            SameStack(other, row)) {
+          newest = false;
+          break;
+        }
+      }
+    }
+    current.push_back(newest);
+  }
+  return current;
+}
+
+template <typename Visit>
+void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, Visit visit) const {
+  IndexQuery index_query = query.query;
+  const StackSelection& selection = query.selection;
+  const DiffSide& given = selection.given;
+  if (selection.choice == StackSelection::Choice::kGiven && !given.sweep_id.empty()) {
+    if (!index_query.filter.sweep_id.empty() && index_query.filter.sweep_id != given.sweep_id) {
+      return;
+    }
+    index_query.filter.sweep_id = given.sweep_id;
+  }
+  const Resolved resolved = Resolve(index_query);
+  const uint32_t harness = models_.Find(std::string(kHarnessModelId));
+  // Which torch and transformers ids the selection takes (by id: 1 = taken).
+  const std::vector<std::string>& torch = dicts_[kTorch].values;
+  const std::vector<std::string>& transformers = dicts_[kTransformers].values;
+  std::vector<uint8_t> torch_ok(torch.size(), 1), transformers_ok(transformers.size(), 1);
+  auto keep_stack = [&](const std::string& release, const std::string& version) {
+    for (size_t t = 0; t < torch.size(); ++t) {
+      const bool exact = release.find('+') != std::string::npos;
+      torch_ok[t] =
+          release.empty() || (exact ? torch[t] == release : TorchRelease(torch[t]) == release);
+    }
+    for (size_t t = 0; t < transformers.size(); ++t) {
+      transformers_ok[t] = version.empty() || transformers[t] == version;
+    }
+  };
+  if (selection.choice == StackSelection::Choice::kGiven) {
+    keep_stack(given.torch_version, given.transformers_version);
+  }
+  auto in_selection = [&](const Row& row) {
+    return row.model != harness && torch_ok[row.col[kTorch]] &&
+           transformers_ok[row.col[kTransformers]];
+  };
+  // The stack pairs present (BuildMatrix counts them before choosing).
+  std::vector<StackPair> stacks;
+  std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
+  // The walk stops once it has seen every pair the index holds that the
+  // selection takes (there are few: usually after a few rows).
+  size_t possible = 0;
+  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
+  Walk(resolved, 0, [&](size_t p) {
+    const Row& row = rows_[p];
+    if (!in_selection(row)) return true;
+    const std::pair<uint32_t, uint32_t> ids{row.col[kTorch], row.col[kTransformers]};
+    if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
+    seen_ids.push_back(ids);
+    StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
+    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
+      stacks.push_back(std::move(stack));
+    }
+    return seen_ids.size() < possible;
+  });
+  page.stacks = static_cast<int64_t>(stacks.size());
+  if (selection.choice == StackSelection::Choice::kNewest) {
+    if (stacks.empty()) return;
+    page.newest = stacks[NewestStack(stacks)];
+    keep_stack(page.newest->torch_release, page.newest->transformers_version);
+  }
+  Walk(resolved, 0, [&](size_t p) {
+    if (in_selection(rows_[p])) visit(p);
+    return true;
+  });
+}
+
+MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
+  std::shared_lock lock(mu_);
+  MatrixIndexPage page;
+  // Per matrix row (model, label): its cells, each with the latest finish
+  // time seen and the positions that have it.
+  struct CellAcc {
+    uint32_t column;
+    int64_t finished;
+    std::vector<uint32_t> positions;
+  };
+  struct RowAcc {
+    uint32_t model;
+    uint32_t label;
+    std::vector<CellAcc> cells;
+  };
+  std::vector<RowAcc> rows;
+  // The matrix rows of each model (a model has few), then the columns (few).
+  std::vector<std::vector<uint32_t>> rows_of_model(models_.values.size());
+  std::vector<std::pair<uint32_t, uint32_t>> column_ids;  // (target, mode) ids
+  WalkMatrix(query, page, [&](size_t p) {
+    const Row& row = rows_[p];
+    ++page.selected;
+    std::vector<uint32_t>& mine = rows_of_model[row.model];
+    auto r = std::find_if(mine.begin(), mine.end(),
+                          [&](uint32_t i) { return rows[i].label == row.label; });
+    uint32_t row_index;
+    if (r == mine.end()) {
+      row_index = static_cast<uint32_t>(rows.size());
+      mine.push_back(row_index);
+      rows.push_back({row.model, row.label, {}});
+    } else {
+      row_index = *r;
+    }
+    const std::pair<uint32_t, uint32_t> column_key{row.col[kTarget], row.col[kMode]};
+    auto c = std::find(column_ids.begin(), column_ids.end(), column_key);
+    const uint32_t column = static_cast<uint32_t>(c - column_ids.begin());
+    if (c == column_ids.end()) column_ids.push_back(column_key);
+    std::vector<CellAcc>& cells = rows[row_index].cells;
+    auto cell = std::find_if(cells.begin(), cells.end(),
+                             [column](const CellAcc& acc) { return acc.column == column; });
+    if (cell == cells.end()) {
+      cells.push_back({column, row.finished, {static_cast<uint32_t>(p)}});
+    } else if (row.finished > cell->finished) {
+      cell->finished = row.finished;
+      cell->positions.assign(1, static_cast<uint32_t>(p));
+    } else if (row.finished == cell->finished) {
+      cell->positions.push_back(static_cast<uint32_t>(p));
+    }
+  });
+  for (const auto& [target, mode] : column_ids) {
+    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode]});
+  }
+  std::sort(page.columns.begin(), page.columns.end(), MatrixColumnBefore);
+  page.rows = static_cast<int64_t>(rows.size());
+  for (const RowAcc& row : rows) page.cells += static_cast<int64_t>(row.cells.size());
+  // The page's rows, in BuildMatrix's order: model_id, then test.
+  std::vector<uint32_t> order(rows.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto before = [&](uint32_t a, uint32_t b) {
+    const std::string& ma = models_.values[rows[a].model];
+    const std::string& mb = models_.values[rows[b].model];
+    if (ma != mb) return ma < mb;
+    return labels_.values[rows[a].label] < labels_.values[rows[b].label];
+  };
+  const size_t begin = std::min(query.offset, order.size());
+  const size_t end = std::min(order.size(), begin + query.limit);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(end), order.end(),
+                    before);
+  for (size_t i = begin; i < end; ++i) {
+    for (const CellAcc& cell : rows[order[i]].cells) {
+      for (uint32_t p : cell.positions) page.rowids.push_back(rows_[p].rowid);
+    }
+  }
+  return page;
 }
 
 int64_t RunIndex::size() const {

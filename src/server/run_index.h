@@ -17,12 +17,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "query/matrix.h"
 #include "store/store.h"
 
 namespace compatlab {
@@ -84,6 +87,26 @@ struct Facets {
   int64_t models = 0;
 };
 
+// Which cells of the matrix (query/matrix.h) a page shows.
+struct MatrixIndexQuery {
+  IndexQuery query;  // the filters (failures_only, before_rowid, limit, count_cap unused)
+  StackSelection selection;
+  size_t offset = 0;  // matrix rows skipped (rows by model_id, then test)
+  size_t limit = 50;  // matrix rows returned
+};
+
+struct MatrixIndexPage {
+  // The runs that may be current in the page's cells: for each cell, every
+  // run with its latest finish time (BuildMatrix decides among equal ones).
+  std::vector<int64_t> rowids;
+  std::vector<MatrixColumn> columns;  // of the whole selection, in order
+  int64_t rows = 0;                   // matrix rows of the whole selection
+  int64_t cells = 0;                  // cells with a run, whole selection
+  int64_t selected = 0;               // runs of the selection (cells + superseded)
+  int64_t stacks = 0;                 // stack pairs before the selection
+  std::optional<StackPair> newest;    // kNewest: the stack chosen
+};
+
 class RunIndex {
  public:
   // The metrics kept per run: every one of these that is a result field of
@@ -102,6 +125,12 @@ class RunIndex {
   std::string ModelType(const std::string& model_id) const;
   Summary Summarize(const IndexQuery& query, size_t max_points) const;
   Facets GetFacets() const;
+  // The matrix page of `query`: the same selection as BuildMatrix over the
+  // same runs, with only the page's candidate runs to read.
+  MatrixIndexPage MatrixPage(const MatrixIndexQuery& query) const;
+  // For each of `rowids`: false when a newer run (by finish time) of the same
+  // matrix cell on the same stack pair is indexed (the run is superseded).
+  std::vector<bool> Current(const std::vector<int64_t>& rowids) const;
   int64_t size() const;
   // The metrics actually kept (WantedMetrics() that exist in this build).
   const std::vector<std::string>& metrics() const { return metric_names_; }
@@ -121,6 +150,8 @@ class RunIndex {
     int64_t rowid;
     uint32_t model;
     uint32_t seq_len;
+    uint32_t label;    // MatrixTestLabel, interned in labels_
+    int64_t finished;  // the digits of finished_at as a number: orders like the text
     uint32_t col[kColumns];
   };
   // A query with its strings resolved to ids; `empty` when it cannot match.
@@ -145,8 +176,17 @@ class RunIndex {
   std::vector<float> metric_values_;  // rows_.size() x metric_names_.size(), NaN = NULL
   std::vector<std::string> metric_names_;
   Dict dicts_[kColumns];
-  Dict models_;                                    // model_id
-  std::vector<std::string> model_types_;           // by model id
+  // The rows of the matrix selection `query` (resolved), newest first.
+  template <typename Visit>
+  void WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, Visit visit) const;
+  // Position of `rowid` in rows_, or rows_.size() when it is not indexed.
+  size_t PositionOf(int64_t rowid) const;
+  bool SameStack(const Row& a, const Row& b) const;
+
+  Dict models_;                                           // model_id
+  Dict labels_;                                           // MatrixTestLabel
+  std::vector<std::pair<uint32_t, uint32_t>> stack_ids_;  // (torch, transformers) ids present
+  std::vector<std::string> model_types_;                  // by model id
   std::vector<std::string> model_search_;          // lower-case "model_id\nmodel_type" by model id
   std::vector<std::vector<uint32_t>> model_rows_;  // positions in rows_, by model id
   int64_t last_rowid_ = 0;

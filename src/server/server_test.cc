@@ -264,5 +264,41 @@ TEST_F(ServerTest, NoGeneratorIs501AndMissingStoreIsNotCreated) {
   EXPECT_FALSE(fs::exists(options.db));
 }
 
+TEST_F(ServerTest, MatrixPagesBoundsAndNewRuns) {
+  Start();
+  auto [status, page] = Get("/api/matrix?limit=10");
+  ASSERT_EQ(status, 200) << page;
+  EXPECT_EQ(page["total_rows"], 29);  // model29 has no run yet
+  EXPECT_EQ(page["rows"].size(), 10u);
+  EXPECT_EQ(page["has_more"], true);
+  EXPECT_EQ(page["next_offset"], 10);
+  ASSERT_EQ(page["columns"].size(), 2u);
+  EXPECT_EQ(page["columns"][0]["target"], "cpu");
+  EXPECT_EQ(page["stack"]["torch_release"], "2.13.0");
+  const json& first = page["rows"][0];
+  EXPECT_EQ(first["model_id"], "hf:model0");
+  EXPECT_EQ(first["cells"][0]["verdict"], "pass");
+  EXPECT_FALSE(first["cells"][0]["run_id"].get<std::string>().empty());
+  auto [s2, seven] = Get("/api/matrix?model_id=hf:model7");
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(seven["rows"][0]["cells"][1]["verdict"], "fail");
+  EXPECT_EQ(seven["rows"][0]["cells"][1]["error_message"],
+            "<img src=x onerror=alert(1)><script>alert(2)</script>");
+  auto [s3, last] = Get("/api/matrix?offset=20&limit=10");
+  EXPECT_EQ(last["rows"].size(), 9u);
+  EXPECT_EQ(last["next_offset"], nullptr);
+  for (const std::string path :
+       {"/api/matrix?limit=0", "/api/matrix?limit=201", "/api/matrix?offset=-1",
+        "/api/matrix?stack=cuda%3D1", "/api/matrix?status=great", "/api/matrix?cursor=1"}) {
+    auto [code, body] = Get(path);
+    EXPECT_EQ(code, 400) << path;
+    EXPECT_TRUE(body.contains("error")) << path;
+  }
+  // A kept page is made again once runs are added.
+  Insert(plan_.size() - 2);
+  auto [s4, again] = Get("/api/matrix?limit=10");
+  EXPECT_EQ(again["total_rows"], 30);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -72,48 +72,60 @@ async function until(page, fn, arg, timeout = 20000) {
 
 const rowCount = (page) => page.locator("#results tbody tr").count();
 
+// bert's runs: this machine's, the older stack on cpu and cuda, cpu compile, the
+// test device eager and compile, and the older run imported after this machine's.
+const BERT_RUNS = 7;
+
 test("search as you type: results follow the typed text and the URL keeps it", async () => {
-  const { page, problems } = await open("/");
+  const { page, problems } = await open("/runs.html");
   await until(page, () => document.querySelectorAll("#results tbody tr").length > 0);
   assert.ok((await rowCount(page)) >= 5);
-  await page.locator("#q").pressSequentially("ber", { delay: 30 });
+  await page.locator("#q").pressSequentially("hf:ber", { delay: 30 });
   await until(page, () => [...document.querySelectorAll("#results tbody tr")]
     .every((tr) => tr.cells[0].textContent === "hf:bert"));
-  assert.equal(await rowCount(page), 3);  // this machine's run, the older stack on cpu and cuda
-  assert.match(page.url(), /\?model=ber$/);
-  assert.match(await page.locator("#count").textContent(), /^3 results$/);
+  assert.equal(await rowCount(page), BERT_RUNS);
+  assert.match(page.url(), /\?model=hf%3Aber$/);
+  assert.match(await page.locator("#count").textContent(), new RegExp(`^${BERT_RUNS} results$`));
   assert.deepEqual(problems, []);
 });
 
 test("filters: a status filter narrows the table and lives in the URL", async () => {
-  const { page, problems } = await open("/?model=bert");
-  await until(page, () => document.querySelectorAll("#results tbody tr").length === 3);
+  const { page, problems } = await open("/runs.html?model=hf:bert");
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 7);
   await page.locator('select[data-filter="status"]').selectOption("fail_to_run");
   await until(page, () => document.querySelectorAll("#results tbody tr").length === 1);
   assert.equal(await page.locator("#results tbody tr td").nth(1).textContent(), "cuda");
-  assert.match(page.url(), /model=bert&status=fail_to_run/);
+  assert.match(page.url(), /model=hf%3Abert&status=fail_to_run/);
   // The shared URL opens the same view.
-  const again = await open("/?model=bert&status=fail_to_run");
+  const again = await open("/runs.html?model=hf:bert&status=fail_to_run");
   await until(again.page, () => document.querySelectorAll("#results tbody tr").length === 1);
   assert.equal(await again.page.locator('select[data-filter="status"]').inputValue(), "fail_to_run");
   assert.deepEqual([...problems, ...again.problems], []);
 });
 
 test("a model page: history across stacks, targets side by side, a script copied", async () => {
-  const { page, problems } = await open("/?model=bert");
-  await until(page, () => document.querySelectorAll("#results tbody tr").length === 3);
+  const { page, problems } = await open("/runs.html?model=hf:bert");
+  await until(page, (n) => document.querySelectorAll("#results tbody tr").length === n, BERT_RUNS);
   await page.locator("#results tbody a").first().click();
   await page.waitForURL(/model\.html\?model_id=hf%3Abert/);
-  await until(page, () => document.querySelectorAll("#history tbody tr").length === 3);
+  await until(page, (n) => document.querySelectorAll("#history tbody tr").length === n, BERT_RUNS);
   assert.equal(await page.locator("#title").textContent(), "hf:bert");
   const stacks = await page.locator("#history tbody tr td:first-child").allTextContents();
   assert.equal(new Set(stacks).size, 2);  // this machine's torch and the planted older one
   assert.ok(stacks.includes("2.12.0+cpu"));
-  assert.deepEqual(await page.locator("#targets thead th").allTextContents(), ["test", "cpu", "cuda"]);
+  // The matrix's cells of this model, on the newest stack (cuda ran only on the older one).
+  await until(page, () => document.querySelectorAll("#targets tbody td.cell").length === 4);
+  assert.deepEqual(await page.locator("#targets thead th").allTextContents(),
+    ["test", "cpu eager", "cpu compile", "ctest eager", "ctest compile"]);
+  assert.deepEqual(await page.locator("#targets tbody td.cell").evaluateAll(
+    (cells) => cells.map((c) => c.dataset.verdict)), ["pass", "pass", "pass", "fail"]);
   assert.match(await page.locator("#errors").textContent(), /no CUDA device on this machine/);
   // The reproduction script of this machine's run, then the copy button.
-  const mine = page.locator("#history tbody tr", { hasNot: page.locator("td", { hasText: "2.12.0+cpu" }) });
-  await mine.locator("button.script").click();
+  const mine = await page.evaluate(() => [...document.querySelectorAll("#history tbody tr")].findIndex(
+    (tr) => tr.cells[0].textContent !== "2.12.0+cpu" && tr.cells[2].textContent === "cpu"
+      && tr.cells[3].textContent === "eager" && tr.cells[6].textContent === "pass"));
+  assert.ok(mine >= 0);
+  await page.locator("#history tbody tr").nth(mine).locator("button.script").click();
   await until(page, () => document.getElementById("script").textContent.includes("import torch"),
     null, 60000);
   const script = await page.locator("#script").textContent();
@@ -124,12 +136,15 @@ test("a model page: history across stacks, targets side by side, a script copied
   assert.deepEqual(problems, []);
 });
 
+const MARKUP = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b onmouseover="window.__xss=3">bold</b>';
+
 test("stored markup is shown as text and nothing in it runs", async () => {
-  const { page, problems } = await open("/?model=markup");
+  const { page, problems } = await open("/runs.html?model=markup");
   await until(page, () => document.querySelectorAll("#results tbody tr").length === 1);
   const cell = page.locator("#results tbody td.msg");
-  assert.equal(await cell.textContent(),
-    '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b onmouseover="window.__xss=3">bold</b>');
+  assert.equal(await cell.locator("summary").textContent(), `${MARKUP.slice(0, 60)}…`);
+  await cell.locator("summary").click();  // the whole text on demand
+  assert.equal(await cell.locator(".err-full").textContent(), MARKUP);
   assert.equal(await page.locator("#results img, #results script, #results b").count(), 0);
   await cell.hover();
   // The model page shows it too: the error group, the details with the traceback.
@@ -151,4 +166,87 @@ test("the dashboard draws its plots with the charting library", async () => {
     .map((id) => Chart.getChart(document.getElementById(id)) !== undefined));
   assert.deepEqual(drawn, [true, true, true, true]);
   assert.deepEqual(problems, []);
+});
+
+// The matrix rows of the landing page: {model, cells: [verdict, ...]} by model id.
+async function matrixRows(page) {
+  return page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#matrix tbody tr")]
+    .map((tr) => [tr.dataset.modelId, [...tr.querySelectorAll("td.cell")].map((td) => ({
+      verdict: td.dataset.verdict, text: td.querySelector(".verdict").textContent,
+      href: td.querySelector("a.verdict")?.getAttribute("href") ?? null,
+      runId: td.dataset.runId ?? null,
+    }))])));
+}
+
+test("the landing page is the matrix: one current verdict per cell, each linking to its run", async () => {
+  const { page, problems } = await open("/");
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await until(page, () => document.querySelectorAll("#matrix tbody tr").length === 3);
+  assert.deepEqual(await page.locator("#matrix thead th").allTextContents(),
+    ["model ▲", "params", "size", "test", "cpu eager", "cpu compile", "ctest eager", "ctest compile"]);
+  const rows = await matrixRows(page);
+  assert.deepEqual(Object.keys(rows).sort(), ["ckpt:" + "ab".repeat(32), "hf:bert", "hf:markup_model"]);
+  const bert = rows["hf:bert"];
+  // cpu eager: this machine's pass, not the older timeout imported after it.
+  assert.deepEqual(bert.map((c) => c.text), ["pass", "pass", "pass", "fail_to_compile"]);
+  assert.deepEqual(rows["hf:markup_model"].map((c) => c.verdict),
+    ["fail", "not_measured", "not_measured", "not_measured"]);
+  for (const c of Object.values(rows).flat()) {
+    assert.equal(c.href === null, c.verdict === "not_measured");
+    if (c.href) assert.match(c.href, new RegExp(`run_id=${encodeURIComponent(c.runId)}`));
+  }
+  const cells = page.locator('#matrix tr[data-model-id="hf:bert"] td.cell');
+  assert.match(await cells.nth(2).textContent(), /2 ops fell back/);
+  assert.match(await page.locator("#count").textContent(),
+    /newest of 2 stacks\): 3 models × 4 target\/mode columns, 6 current results, 1 superseded/);
+  // Readable at 1,400 px: no column pushed off screen by a checkpoint hash.
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 1400));
+  // The long error is cut, the whole text on a click.
+  const failed = cells.nth(3);
+  assert.match(await failed.locator("summary").textContent(), /…$/);
+  await failed.locator("summary").click();
+  assert.match(await failed.locator(".err-full").textContent(), /and 3 more ops\nsecond line$/);
+  // A cell's link opens its run.
+  const runId = bert[0].runId;
+  await cells.nth(0).locator("a.verdict").click();
+  await page.waitForURL(/model\.html\?model_id=hf%3Abert&run_id=/);
+  await until(page, (id) => document.getElementById("details").textContent.includes(id), runId);
+  assert.match(await page.locator("#details").textContent(), /status\s*pass/);
+  assert.deepEqual(problems, []);
+});
+
+test("the matrix: other stacks on request, sorting and filters in the URL", async () => {
+  const { page, problems } = await open("/?stack=all&model=hf:bert");
+  await until(page, () => document.querySelectorAll("#matrix thead th").length === 9);
+  assert.equal(await page.locator('select[data-filter="stack"]').inputValue(), "all");
+  const bert = (await matrixRows(page))["hf:bert"];
+  assert.deepEqual(bert.map((c) => c.text), ["pass", "pass", "pass", "fail_to_compile", "fail_to_run"]);
+  const all = await open("/");
+  await until(all.page, () => document.querySelectorAll("#matrix tbody tr").length === 3);
+  await all.page.locator('th[data-sort="params"] button').click();
+  await all.page.locator('th[data-sort="params"] button').click();
+  assert.match(all.page.url(), /sort=-params/);
+  assert.equal(await all.page.locator('#matrix th[data-sort="params"]').getAttribute("aria-sort"), "descending");
+  await all.page.locator('th[data-sort="cpu eager"] button').click();  // failures first
+  assert.equal(await all.page.locator("#matrix tbody tr").first().getAttribute("data-model-id"), "hf:markup_model");
+  assert.deepEqual([...problems, ...all.problems], []);
+});
+
+test("the matrix shows stored markup as text; the run list marks superseded runs", async () => {
+  const { page, problems } = await open("/");
+  await until(page, () => document.querySelectorAll("#matrix tbody tr").length === 3);
+  const ckpt = page.locator(`#matrix tr[data-model-id="ckpt:${"ab".repeat(32)}"] td.model a`);
+  assert.equal(await ckpt.textContent(), MARKUP.replaceAll("/", "|"));
+  const markup = page.locator('#matrix tr[data-model-id="hf:markup_model"] td.cell').first();
+  await markup.locator("summary").click();
+  assert.equal(await markup.locator(".err-full").textContent(), MARKUP);
+  assert.equal(await page.locator("#matrix img, #matrix script, #matrix b").count(), 0);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  const runs = await open("/runs.html?model=hf:bert&target=cpu&mode=eager");
+  await until(runs.page, () => document.querySelectorAll("#results tbody tr").length === 3);
+  const marks = await runs.page.evaluate(() => [...document.querySelectorAll("#results tbody tr")]
+    .map((tr) => `${tr.cells[5].textContent} ${tr.querySelector(".mark").textContent}`).sort());
+  // The older stack's run is current on its own stack.
+  assert.deepEqual(marks, ["pass current", "pass current", "timeout superseded"]);
+  assert.deepEqual([...problems, ...runs.problems], []);
 });

@@ -4,10 +4,14 @@ Usage: make_store.py COMPATLAB_BIN WORKDIR  -> prints the store's path.
 
 A sweep of one small model (bert, forward) and two harness tests (noop, raise)
 on this machine, exported to Parquet; copies of its runs are planted as other
-stacks, another target and a model whose error message holds HTML and script
-markup, then imported back with `compatlab import`.
+stacks, other targets and modes (cpu compile, the test device eager and
+compile, cuda on the older stack), an older run of this machine's test (imported
+after it, so it comes later in insertion order but finished earlier), a model
+whose error message holds HTML and script markup and a checkpoint whose
+directory name does, then imported back with `compatlab import`.
 """
 
+import datetime
 import hashlib
 import json
 import pathlib
@@ -61,11 +65,40 @@ def main():
         new["test_id"] = test_id(new)
         return new
 
+    def earlier(row, hours):
+        """started_at and finished_at `hours` before `row`'s, in the stored format."""
+        out = {}
+        for key in ("started_at", "finished_at"):
+            value = row[key]
+            if isinstance(value, str):
+                when = datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+                out[key] = (when - datetime.timedelta(hours=hours)).strftime(
+                    "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+            else:
+                out[key] = value - datetime.timedelta(hours=hours)
+        return out
+
     planted = [
-        copy(bert, "older-stack", torch_version="2.12.0+cpu", transformers_version="5.22.0"),
+        copy(bert, "older-stack", torch_version="2.12.0+cpu", transformers_version="5.22.0",
+             **earlier(bert, 48)),
         copy(bert, "older-stack-cuda", target="cuda", torch_version="2.12.0+cpu",
              transformers_version="5.22.0", status="fail_to_run", stage="build",
-             error_type="RuntimeError", error_message="no CUDA device on this machine"),
+             error_type="RuntimeError", error_message="no CUDA device on this machine",
+             **earlier(bert, 48)),
+        # The matrix's other columns, on this machine's stack.
+        copy(bert, "matrix-compile", mode="compile", backend="inductor"),
+        copy(bert, "matrix-ctest", target="ctest", fallback_audit="audited",
+             fallback_ops=json.dumps({"aten::foo": 2, "aten::bar": 1})),
+        copy(bert, "matrix-ctest-compile", target="ctest", mode="compile", backend="ctest",
+             status="fail_to_compile", stage="prepare", error_type="BackendCompilerFailed",
+             error_message="backend='ctest' raised: the ctest backend cannot run "
+                           "aten::native_layer_norm, aten::gelu and 3 more ops\nsecond line",
+             steady_median_s=None),
+        # An older run of this machine's test, imported after it: superseded.
+        copy(bert, "older-import", status="timeout", error_message="planted older timeout",
+             **earlier(bert, 1)),
+        copy(bert, "hostile-ckpt", model_id="ckpt:" + "ab" * 32, model_type="bert",
+             model_path="/models/" + MARKUP.replace("/", "|")),
         copy(raised, "markup", model_id="hf:markup_model", model_type="markup_model",
              kind="forward", status="fail_to_run", error_message=MARKUP,
              error_traceback="Traceback: " + MARKUP,

@@ -11,12 +11,13 @@ const profile = mkdtempSync(path.join(tmpdir(), "compatlab-shots-"));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: "/usr/bin/chromium",
   headless: true,
-  viewport: { width: 1500, height: 900 },
+  viewport: { width: 1400, height: 900 },
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 const shots = [
-  ["search.png", "/?model=llama", "#results tbody tr"],
+  ["matrix.png", "/", "#matrix tbody tr"],
+  ["search.png", "/runs.html?model=llama", "#results tbody tr"],
   ["model.png", "/model.html?model_id=hf%3Allama", "#history tbody tr"],
   ["dashboard.png", "/dashboard.html", "#stacks tbody tr"],
 ];

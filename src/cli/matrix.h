@@ -1,0 +1,29 @@
+// `compatlab matrix`: models x (target, mode), one current verdict per cell
+// within one stack selection, as a table, JSON or CSV (doc/matrix.md).
+#ifndef COMPATLAB_CLI_MATRIX_H_
+#define COMPATLAB_CLI_MATRIX_H_
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/query.h"
+
+namespace compatlab {
+
+struct MatrixFlags {
+  std::string db = "compatlab.db";
+  RunFilterFlags filter;
+  std::string stack = "newest";
+  std::string format = "table";
+};
+
+// Adds every option of `matrix` to `command`: --db, query's filters, --stack, --format.
+void AddMatrixOptions(CLI::App& command, MatrixFlags& flags);
+
+// Prints the matrix. Exit codes as in cli/common.h: 2 for a bad filter or
+// stack, an unknown sweep or a store that cannot be opened.
+int RunMatrix(const MatrixFlags& flags);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CLI_MATRIX_H_
