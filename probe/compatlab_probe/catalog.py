@@ -5,6 +5,9 @@ Prints one JSON object:
    "models": {model_type: {"config_class", "head_class", "head_kind", "modality"}}}
 With --model-path DIR it describes a local checkpoint instead:
   {"checkpoint": {"model_type", "head_class", "head_kind"}}, or {"error": ...} and exit 2.
+With --backend NAME it checks a torch.compile backend instead: {"backend": NAME} when
+torch registers NAME (torch._dynamo.list_backends, every tag) or NAME is "module:function"
+naming a callable that imports; else {"error": ...} and exit 2.
 
 No model is built and no modelling module is imported: only the auto tables' names.
 """
@@ -50,12 +53,41 @@ def describe_checkpoint(path: str) -> dict[str, Any]:
     return {"checkpoint": {"model_type": model_type, "head_class": head_class, "head_kind": head_kind}}
 
 
+def check_backend(name: str) -> dict[str, Any]:
+    """{"backend": name} for a usable compile backend; raises ValueError naming the known ones."""
+    if ":" in name:
+        from .target import resolve
+
+        try:
+            backend = resolve(name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"--backend {name}: does not import ({type(exc).__name__}: {exc})") from None
+        if not callable(backend):
+            raise ValueError(f"--backend {name}: not a callable")
+        return {"backend": name}
+    import torch._dynamo
+
+    registered = sorted(torch._dynamo.list_backends(exclude_tags=()))
+    if name not in registered:
+        raise ValueError(f"--backend {name}: not a compile backend of torch {torch.__version__} "
+                         f"(registered: {', '.join(registered)}; or module:function)")
+    return {"backend": name}
+
+
 def main(argv: list[str] | None = None) -> int:
     apply_env()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-path", help="describe this local checkpoint directory")
+    parser.add_argument("--backend", help="check this torch.compile backend")
     args = parser.parse_args(argv)
-    if args.model_path:
+    if args.backend:
+        try:
+            out = check_backend(args.backend)
+        except ValueError as exc:
+            json.dump({"error": str(exc)}, sys.stdout)
+            sys.stdout.write("\n")
+            return 2
+    elif args.model_path:
         try:
             out = describe_checkpoint(args.model_path)
         except Exception as exc:  # any failure to read the checkpoint is reported, not raised

@@ -5,7 +5,10 @@ Input (on standard input, never the command line): one JSON object
                supervisor's plumbing (memory_limit, supervisor_pid),
    "recorded": what the store holds about the run (run_id, status, stage,
                error_type, error_message, signature, stack, figures, ...),
-   "known_error": the knowledge-base entry matching the run, or null}
+   "known_error": the knowledge-base entry matching the run, or null,
+   "trusted":  true only for a run this store's own sweep planned and ran; absent or
+               false (a run that came through `compatlab import`): the request is
+               untrusted data, see UNTRUSTED below}
 Output: the script, on standard output (`compatlab repro RUN_ID` prints it).
 
 The script needs only torch and transformers. It embeds, verbatim, the source of
@@ -27,6 +30,7 @@ import hashlib
 import json
 import os
 import pprint
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -43,6 +47,22 @@ EMBEDDED_PACKAGE = "compatlab_probe_embedded"
 # Request keys that are the supervisor's plumbing, not part of the test.
 PLUMBING = {"memory_limit", "supervisor_pid"}
 
+# UNTRUSTED: what an imported run's request keeps. A dataset from elsewhere must
+# not run code on the machine of whoever runs its script, so only these are kept;
+# anything else that can name code is left out of REQUEST and written into the
+# script as a commented-out line under a warning (doc/repro.md):
+# torch.compile keywords with their types (bool is checked exactly, not as an int)...
+SAFE_COMPILE_KWARGS = {"dynamic": (bool, type(None)), "fullgraph": (bool,), "mode": (str,)}
+SAFE_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# ...the inductor options (compile_options["options"]) the shipped profiles
+# (targets/*.json) use, with their types: none today, and never a string (a
+# string-valued inductor option can name a program, e.g. cpp.cxx)...
+SAFE_INDUCTOR_OPTIONS: dict[str, tuple[type, ...]] = {}
+# ...a backend only by its registered name (never "module:function"), no model_path,
+# and none of a target profile's keys that run Python in the child.
+_BACKEND_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PROFILE_CODE_KEYS = ("pythonpath", "import", "setup")
+
 
 def probe_files(package_dir: str = PACKAGE_DIR) -> dict[str, str]:
     """{relative path: text} of every file a test child needs, sorted by path."""
@@ -58,6 +78,79 @@ def probe_files(package_dir: str = PACKAGE_DIR) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+def _safe_compile_value(key: str, value: Any) -> bool:
+    types = SAFE_COMPILE_KWARGS.get(key)
+    if types is None or type(value) not in types:
+        return False
+    return key != "mode" or value in SAFE_COMPILE_MODES
+
+
+def untrusted_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """An imported run's request with every setting that could run code taken out.
+
+    Returns (the request to run, [(where, value) left out]): `where` is the Python
+    subscript of REQUEST the value came from (e.g. '["compile_options"]["options"]["cpp.cxx"]').
+    """
+    kept = json.loads(json.dumps(request))  # a deep copy of plain JSON data
+    left_out: list[tuple[str, Any]] = []
+    options = kept.get("compile_options")
+    if isinstance(options, dict):
+        for key in list(options):
+            value = options[key]
+            if key == "options" and isinstance(value, dict):
+                for name in list(value):
+                    types = SAFE_INDUCTOR_OPTIONS.get(name)
+                    if types is None or type(value[name]) not in types or isinstance(value[name], str):
+                        left_out.append((f"[\"compile_options\"][\"options\"][{name!r}]", value.pop(name)))
+            elif not _safe_compile_value(key, value):
+                left_out.append((f"[\"compile_options\"][{key!r}]", options.pop(key)))
+    elif options is not None:
+        left_out.append(('["compile_options"]', kept.pop("compile_options")))
+    backend = kept.get("backend")
+    if backend and not (isinstance(backend, str) and _BACKEND_NAME.match(backend)):
+        left_out.append(('["backend"]', backend))
+        kept["backend"] = ""
+    if kept.get("model_path"):
+        left_out.append(('["model_path"]', kept["model_path"]))
+        kept["model_path"] = ""
+    profile = kept.get("target_profile")
+    if isinstance(profile, dict):
+        for key in PROFILE_CODE_KEYS:
+            if profile.get(key):
+                left_out.append((f"[\"target_profile\"][{key!r}]", profile[key]))
+                profile[key] = "" if key == "setup" else []
+    return kept, left_out
+
+
+def _untrusted_block(left_out: list[tuple[str, Any]]) -> list[str]:
+    """The warning and the commented-out settings of an imported run's script."""
+    if not left_out:
+        return []
+    lines = ["# " + "=" * 94,
+             "# WARNING: this run came through `compatlab import`: its request is untrusted data.",
+             "# These settings could run code (a program, a module, a path) and were LEFT OUT of",
+             "# REQUEST below. Read them; uncomment a line only if you trust what it names.",
+             "# (A run without its model_path, or on another backend, may not reproduce.)"]
+    for where, value in left_out:
+        lines.append(_printable(f"# REQUEST{where} = {value!r}"))
+    lines.append("# " + "=" * 94)
+    return lines
+
+
+def _printable(text: str) -> str:
+    """`text` with every character that is not printable (NUL, ESC, BEL, line and
+    paragraph separators, surrogates, ...) as a visible escape: one comment line stays one."""
+    out = []
+    for ch in str(text):
+        if ch == " " or ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
+    return "".join(out)
+
+
 def _literal(text):
     """`text` as a triple-quoted Python string literal that keeps its lines readable."""
     body = text.replace("\\", "\\\\").replace("'''", "\\'\\'\\'").replace("\r", "\\r")
@@ -69,7 +162,7 @@ def _literal(text):
 def _comment(text, width=96):
     """`text` as '# ' lines (wrapped at spaces), for the script's header."""
     lines = []
-    for paragraph in str(text).splitlines() or [""]:
+    for paragraph in [_printable(line) for line in str(text).split("\n")] or [""]:
         words, line = paragraph.split(" "), ""
         for word in words:
             if line and len(line) + 1 + len(word) > width:
@@ -229,6 +322,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
                         help="deadline in seconds; 0 for none (default: the test's timeout_s)")
     args = parser.parse_args(argv)
+    if LEFT_OUT:
+        print(f"warning: {LEFT_OUT} untrusted settings of this imported run were left out of REQUEST; "
+              "see the WARNING at the top of this script", file=sys.stderr)
     watchdog = None
     if args.timeout > 0:  # the supervisor's deadline, kept here by a watchdog thread
         def expire():
@@ -259,17 +355,25 @@ def main(argv=None):
 
 
 def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None,
-           known_error: Mapping[str, Any] | None = None) -> str:
-    """The reproduction script (text) of one test request; BadRequest (a ValueError) if it is malformed."""
+           known_error: Mapping[str, Any] | None = None, trusted: bool = False) -> str:
+    """The reproduction script (text) of one test request; BadRequest (a ValueError) if it is malformed.
+
+    Unless `trusted` (a run this store's own sweep made), the request is an imported run's:
+    untrusted_request() takes out what could run code and the script shows it commented out."""
     request = {k: v for k, v in request.items() if k not in PLUMBING}
+    left_out: list[tuple[str, Any]] = []
+    if not trusted:
+        request, left_out = untrusted_request(request)
     parsed = parse_request(request)
     files = probe_files()
     parts = [
         _header(parsed, recorded or {}, known_error, files),
+        *_untrusted_block(left_out),
         "",
         "# The test, as the supervisor sent it to the probe (doc/worker-protocol.md).",
         "REQUEST = " + pprint.pformat(request, width=100, sort_dicts=False),
         f"TIMEOUT_S = {parsed.timeout_s!r}  # the test's deadline (REQUEST's timeout_s)",
+        f"LEFT_OUT = {len(left_out)}  # untrusted settings left out of REQUEST (see the warning above)",
         "",
         "# What the store recorded for this run.",
         "RECORDED = " + pprint.pformat(recorded or {}, width=100, sort_dicts=True),
@@ -291,7 +395,14 @@ def main(argv=None):
         data = json.loads(sys.stdin.read())
         if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
             raise ValueError("the input must be an object with a \"request\" object")
-        text = script(data["request"], data.get("recorded") or {}, data.get("known_error"))
+        trusted = data.get("trusted") is True
+        text = script(data["request"], data.get("recorded") or {}, data.get("known_error"), trusted=trusted)
+        if not trusted:
+            _, left_out = untrusted_request({k: v for k, v in data["request"].items() if k not in PLUMBING})
+            if left_out:
+                print(f"compatlab_probe.repro: warning: an imported run: {len(left_out)} settings that could "
+                      "run code are left out of the script's REQUEST and shown commented out at its top",
+                      file=sys.stderr)
     except (ValueError, OSError) as exc:
         print(f"compatlab_probe.repro: {exc}", file=sys.stderr)
         return 2

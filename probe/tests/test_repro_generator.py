@@ -73,3 +73,77 @@ def test_command_line_reads_stdin_only_and_refuses_bad_input():
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stdout == ""
     assert "must be an object with a \"request\" object" in bad.stderr
+
+
+# --- imported runs (untrusted requests) ---------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def compiled(**changes):
+    return {**REQUEST, "mode": "compile", "backend": "inductor", **changes}
+
+
+def test_every_string_valued_inductor_option_is_left_out_of_an_untrusted_request():
+    import torch._inductor.config as inductor_config
+
+    config = inductor_config.get_config_copy()
+    strings = {key: value for key, value in config.items() if isinstance(value, str)}
+    assert len(strings) > 10  # the walk sees torch's real options
+    # Every key of the config, with its own string value or a program path as one.
+    for key, default in config.items():
+        for value in {default if isinstance(default, str) else "/some/program", "/some/program"}:
+            kept, left_out = repro.untrusted_request(compiled(compile_options={"options": {key: value}}))
+            assert key not in kept["compile_options"]["options"], key
+            assert left_out == [(f'["compile_options"]["options"][{key!r}]', value)]
+    kept, _ = repro.untrusted_request(compiled(compile_options={"options": {"cpp.cxx": ["/some/program"]}}))
+    assert kept["compile_options"] == {"options": {}}
+
+
+def test_an_untrusted_request_keeps_only_the_typed_allow_list():
+    request = compiled(backend="pkg.mod:fn", model_path="/models/x",
+                       compile_options={"dynamic": None, "fullgraph": True, "mode": "max-autotune",
+                                        "extra": 1, "dynamic_shapes": "x"},
+                       target_profile={"name": "ctest", "device": "cpu", "pythonpath": ["/evil"],
+                                       "import": ["evil"], "setup": "evil:run",
+                                       "compile": {"backend": "inductor"}})
+    kept, left_out = repro.untrusted_request(request)
+    assert kept["compile_options"] == {"dynamic": None, "fullgraph": True, "mode": "max-autotune"}
+    assert kept["backend"] == "" and kept["model_path"] == ""
+    assert (kept["target_profile"]["pythonpath"], kept["target_profile"]["import"],
+            kept["target_profile"]["setup"]) == ([], [], "")
+    assert {where for where, _ in left_out} == {
+        "[\"compile_options\"]['extra']", "[\"compile_options\"]['dynamic_shapes']", '["backend"]',
+        '["model_path"]', "[\"target_profile\"]['pythonpath']", "[\"target_profile\"]['import']",
+        "[\"target_profile\"]['setup']"}
+    for bad in ({"fullgraph": 1}, {"dynamic": "true"}, {"mode": "os.system"}):
+        assert repro.untrusted_request(compiled(compile_options=bad))[0]["compile_options"] == {}
+
+
+def test_the_shipped_profiles_compile_settings_pass_the_allow_list():
+    for name in sorted(os.listdir(os.path.join(REPO, "targets"))):
+        with open(os.path.join(REPO, "targets", name), encoding="utf-8") as f:
+            compile_spec = json.load(f)["compile"]
+        _, left_out = repro.untrusted_request(compiled(backend=compile_spec["backend"],
+                                                       compile_options=compile_spec.get("options", {})))
+        assert left_out == [], name
+
+
+def test_a_trusted_request_is_kept_whole_and_an_untrusted_one_is_commented_out(tmp_path):
+    request = compiled(compile_options={"options": {"cpp.cxx": ["/some/program"]}})
+    trusted = load(tmp_path, repro.script(request, {"status": "pass"}, trusted=True))
+    assert trusted["REQUEST"]["compile_options"] == {"options": {"cpp.cxx": ["/some/program"]}}
+    assert trusted["LEFT_OUT"] == 0
+    text = repro.script(request, {"status": "pass"})
+    assert "# REQUEST[\"compile_options\"][\"options\"]['cpp.cxx'] = ['/some/program']" in text
+    assert load(tmp_path, text)["REQUEST"]["compile_options"] == {"options": {}}
+
+
+def test_stored_text_cannot_break_the_script(tmp_path):
+    nasty = "a\x00b\x1b[2J\x07c\rd\u2028e\u0085f\ud800g"
+    text = repro.script(REQUEST, {"status": "fail_to_run", "host": nasty, "signature": nasty,
+                                  "error_message": nasty})
+    for char in ("\x00", "\x1b", "\x07", "\r", "\u2028", "\u0085", "\ud800"):
+        assert char not in text
+    names = load(tmp_path, text.encode("utf-8").decode("utf-8"))
+    assert names["RECORDED"]["host"] == nasty

@@ -125,6 +125,9 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--grace", sweep.grace_s,
                         "seconds between SIGTERM and SIGKILL (default 2)");
   sweep_cmd->add_option("--python", sweep.plan.python, "interpreter that runs the probe");
+  sweep_cmd->add_flag("--allow-profile-paths", sweep.allow_profile_paths,
+                      "let the suite file name target profiles by path (a profile runs Python "
+                      "in every test: trust the file first)");
   CLI::Option* resume = sweep_cmd
                             ->add_option("--resume", sweep.resume_id,
                                          "continue a sweep (default: the latest unfinished)")

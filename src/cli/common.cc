@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "util/fs.h"
+#include "util/utf8.h"
 
 namespace compatlab {
 
@@ -12,13 +13,16 @@ int Fail(int code, const std::string& message) {
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  std::cerr << "compatlab: error: " << line << std::endl;
+  // Messages quote files and stored data: no control character reaches the terminal.
+  std::cerr << "compatlab: error: " << EscapeControls(line, false) << std::endl;
   return code;
 }
 
 int Fail(int code, const absl::Status& status) { return Fail(code, std::string(status.message())); }
 
-void Warn(const std::string& message) { std::cerr << "compatlab: warning: " << message << "\n"; }
+void Warn(const std::string& message) {
+  std::cerr << "compatlab: warning: " << EscapeControls(message, false) << "\n";
+}
 
 int ExitCodeOf(const absl::Status& status) {
   switch (status.code()) {

@@ -32,6 +32,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.base.grace_s = flags.grace_s.value_or(2.0);
   r.base.mem_limit_bytes = mem_limit_bytes;
   r.base.mem_limit_method = f.mem_limit_method;
+  r.allow_profile_paths = flags.allow_profile_paths;
   return r;
 }
 

@@ -22,6 +22,7 @@ struct SweepFlags {
   std::string resume_id;          // "" = the latest unfinished sweep
   std::optional<double> grace_s;  // default 2
   std::string command_line;
+  bool allow_profile_paths = false;  // a suite may name target profiles by path
 };
 
 // Runs a sweep; returns the process exit code (0 done, 1 harness failure,

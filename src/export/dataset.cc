@@ -6,13 +6,68 @@
 #include <set>
 #include <utility>
 
+#include "core/limits.h"
 #include "export/parquet_runs.h"
 #include "fmt/format.h"
 #include "util/fs.h"
+#include "util/hash.h"
 
 namespace compatlab {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Writes `contents` ({path under `dir`, bytes}) whole: every file is first
+// written under a temporary directory (a sibling of `dir` when `dir` does not
+// exist yet, then renamed into place at once; else one inside `dir`, whose
+// files are renamed into place once all are written). A failure leaves `dir`
+// as it was and removes the temporary directory.
+absl::Status WriteExportFiles(const fs::path& dir,
+                              const std::vector<std::pair<fs::path, std::string>>& contents) {
+  const fs::path target = (dir / "").parent_path();  // "out/" and "out" alike
+  std::error_code error;
+  const bool existed = fs::exists(target, error);
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!existed) fs::create_directories(parent, error);
+  const fs::path staging =
+      existed ? target / (".compatlab-export-" + RandomHex(6))
+              : parent / ("." + target.filename().string() + ".tmp-" + RandomHex(6));
+  auto relative = [&target](const fs::path& path) {
+    return path.lexically_normal().lexically_relative(target.lexically_normal());
+  };
+  auto fail = [&](const std::string& what) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    return absl::PermissionDeniedError(what);
+  };
+  for (const auto& [path, bytes] : contents) {
+    const fs::path staged = staging / relative(path);
+    fs::create_directories(staged.parent_path(), error);
+    if (error) {
+      return fail(fmt::format("cannot create directory {}: {}", staged.parent_path().string(),
+                              error.message()));
+    }
+    if (absl::Status s = WriteFileAtomic(staged, bytes); !s.ok()) {
+      return fail(std::string(s.message()));
+    }
+  }
+  if (!existed) {
+    fs::rename(staging, target, error);
+    if (error)
+      return fail(fmt::format("cannot rename into {}: {}", target.string(), error.message()));
+    return absl::OkStatus();
+  }
+  for (const auto& [path, bytes] : contents) {
+    fs::create_directories(path.parent_path(), error);
+    if (!error) fs::rename(staging / relative(path), path, error);
+    if (error) return fail(fmt::format("cannot write {}: {}", path.string(), error.message()));
+  }
+  fs::remove_all(staging, error);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 std::string SafePathComponent(std::string_view version) {
   if (version.empty()) return "unknown";
@@ -23,6 +78,12 @@ std::string SafePathComponent(std::string_view version) {
     safe += keep ? c : '_';
   }
   if (safe.front() == '.') safe.insert(safe.begin(), '_');
+  // The hashed suffix keeps two long versions with a common prefix apart.
+  constexpr size_t kHashChars = 16;
+  if (safe.size() > kMaxPathComponentBytes) {
+    safe.resize(kMaxPathComponentBytes - kHashChars - 1);
+    safe += "-" + Sha256Hex(version).substr(0, kHashChars);
+  }
   return safe;
 }
 
@@ -48,15 +109,7 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
     contents.emplace_back(dir / relative, *std::move(bytes));
     written.push_back({dir / relative, count});
   }
-  for (const auto& [path, bytes] : contents) {
-    std::error_code error;
-    fs::create_directories(path.parent_path(), error);
-    if (error) {
-      return absl::PermissionDeniedError(fmt::format("cannot create directory {}: {}",
-                                                     path.parent_path().string(), error.message()));
-    }
-    if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
-  }
+  if (absl::Status s = WriteExportFiles(dir, contents); !s.ok()) return s;
   return written;
 }
 
@@ -88,7 +141,10 @@ absl::StatusOr<std::vector<fs::path>> CollectParquetFiles(const std::vector<fs::
 
 ReadRunsResult ReadRunFiles(const std::vector<fs::path>& files) {
   ReadRunsResult result;
-  for (const fs::path& file : files) {
+  std::map<std::string, size_t> file_of_run;  // run_id -> index in `files`
+  int64_t text_bytes = 0;
+  for (size_t index = 0; index < files.size(); ++index) {
+    const fs::path& file = files[index];
     absl::StatusOr<std::string> bytes = ReadFile(file);
     if (!bytes.ok()) {
       result.rejected.push_back(absl::InvalidArgumentError(
@@ -98,6 +154,30 @@ ReadRunsResult ReadRunFiles(const std::vector<fs::path>& files) {
     absl::StatusOr<std::vector<RunRecord>> file_runs = RunsFromParquet(*bytes, file.string());
     if (!file_runs.ok()) {
       result.rejected.push_back(file_runs.status());
+      continue;
+    }
+    absl::Status refused;
+    for (const RunRecord& run : *file_runs) {
+      auto [it, inserted] = file_of_run.emplace(run.run_id, index);
+      if (!inserted) {
+        refused = absl::InvalidArgumentError(
+            fmt::format("{}: run {} is also in {}; a run_id may appear in one file only",
+                        file.string(), run.run_id, files[it->second].string()));
+        break;
+      }
+      text_bytes += CheckImportedRun(run).value_or(0);
+    }
+    if (refused.ok() && static_cast<int64_t>(file_of_run.size()) > kMaxImportRuns) {
+      refused = absl::InvalidArgumentError(fmt::format(
+          "{}: the import holds more than {} runs (doc/limits.md)", file.string(), kMaxImportRuns));
+    }
+    if (refused.ok() && text_bytes > kMaxImportBytes) {
+      refused = absl::InvalidArgumentError(
+          fmt::format("{}: the import's text is over {} bytes (doc/limits.md)", file.string(),
+                      kMaxImportBytes));
+    }
+    if (!refused.ok()) {
+      result.rejected.push_back(refused);
       continue;
     }
     ++result.files;

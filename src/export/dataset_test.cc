@@ -8,6 +8,7 @@
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
 #include "core/error_signature.h"
+#include "core/limits.h"
 #include "export/parquet_runs.h"
 #include "gtest/gtest.h"
 #include "parquet/arrow/reader.h"
@@ -90,6 +91,18 @@ std::map<std::string, std::string> FilesUnder(const fs::path& dir) {
     }
   }
   return files;
+}
+
+TEST(ExportTest, LongVersionsAreCutWithAHashSuffix) {
+  const std::string a = "2.13.0+" + std::string(300, 'x');
+  const std::string b = a + "y";
+  const std::string safe_a = SafePathComponent(a);
+  EXPECT_EQ(safe_a.size(), kMaxPathComponentBytes);
+  EXPECT_EQ(safe_a.substr(0, 7), "2.13.0+");
+  EXPECT_NE(safe_a, SafePathComponent(b));  // the suffix keeps them apart
+  EXPECT_EQ(safe_a, SafePathComponent(a));
+  EXPECT_EQ(SafePathComponent(std::string(kMaxPathComponentBytes, 'v')),
+            std::string(kMaxPathComponentBytes, 'v'));
 }
 
 TEST(ExportTest, SafePathComponents) {

@@ -14,9 +14,12 @@
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
 #include "core/error_signature.h"
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "parquet/arrow/reader.h"
 #include "parquet/arrow/writer.h"
+#include "parquet/file_reader.h"
+#include "parquet/metadata.h"
 #include "parquet/properties.h"
 #include "store/schema.h"
 #include "util/utf8.h"
@@ -282,39 +285,80 @@ absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& ar
   return FieldValue(std::string(StringAt(array, i)));
 }
 
-// The file's table, and the key-value metadata of its footer.
-struct FileContents {
-  std::shared_ptr<arrow::Table> table;
-  std::shared_ptr<const arrow::KeyValueMetadata> metadata;
+// An Arrow memory pool that refuses to hold more than `cap` bytes at once: a
+// reader of a hostile file (a page that claims to decompress to gigabytes, a
+// batch of huge values) fails with OutOfMemory instead of exhausting the host.
+class CappedMemoryPool : public arrow::MemoryPool {
+ public:
+  CappedMemoryPool(arrow::MemoryPool* base, int64_t cap) : base_(base), cap_(cap) {}
+
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    if (size > cap_ - held_) return Refuse(size);
+    ARROW_RETURN_NOT_OK(base_->Allocate(size, alignment, out));
+    Count(size);
+    return arrow::Status::OK();
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                           uint8_t** ptr) override {
+    if (new_size - old_size > cap_ - held_) return Refuse(new_size);
+    ARROW_RETURN_NOT_OK(base_->Reallocate(old_size, new_size, alignment, ptr));
+    Count(new_size - old_size);
+    return arrow::Status::OK();
+  }
+  void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
+    base_->Free(buffer, size, alignment);
+    held_ -= size;
+  }
+  int64_t bytes_allocated() const override { return held_; }
+  int64_t max_memory() const override { return peak_; }
+  int64_t total_bytes_allocated() const override { return total_; }
+  int64_t num_allocations() const override { return allocations_; }
+  std::string backend_name() const override { return base_->backend_name(); }
+
+ private:
+  arrow::Status Refuse(int64_t size) const {
+    return arrow::Status::OutOfMemory("decoding needs more than ", cap_, " bytes at once (", size,
+                                      " more asked); see doc/limits.md");
+  }
+  void Count(int64_t size) {
+    held_ += size;
+    peak_ = std::max(peak_, held_);
+    if (size > 0) total_ += size;
+    ++allocations_;
+  }
+
+  arrow::MemoryPool* const base_;
+  const int64_t cap_;
+  int64_t held_ = 0;
+  int64_t peak_ = 0;
+  int64_t total_ = 0;
+  int64_t allocations_ = 0;
 };
 
-absl::StatusOr<FileContents> ReadTable(std::string_view bytes, const std::string& name) {
-  arrow::MemoryPool* pool = arrow::system_memory_pool();
-  auto buffer = std::make_shared<arrow::Buffer>(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int64_t>(bytes.size()));
-  auto input = std::make_shared<arrow::io::BufferReader>(buffer);
-  parquet::arrow::FileReaderBuilder builder;
-  if (arrow::Status s = builder.Open(input); !s.ok()) {
-    return Invalid(name, "not a readable Parquet file: " + s.message());
+// Checks the footer's claims before any data page is read: the row count and
+// the decompressed size of the column chunks (of every row group) within
+// the import limits.
+absl::Status CheckParquetFooter(const parquet::FileMetaData& metadata, const std::string& name) {
+  if (metadata.num_rows() > kMaxImportRuns) {
+    return Invalid(name, fmt::format("{} rows, over the limit of {} runs per import "
+                                     "(doc/limits.md)",
+                                     metadata.num_rows(), kMaxImportRuns));
   }
-  parquet::ArrowReaderProperties properties(/*use_threads=*/false);
-  builder.memory_pool(pool)->properties(properties);
-  auto reader = builder.Build();
-  if (!reader.ok())
-    return Invalid(name, "not a readable Parquet file: " + reader.status().message());
-  FileContents contents;
-  contents.metadata = (*reader)->parquet_reader()->metadata()->key_value_metadata();
-  auto table = (*reader)->ReadTable();
-  if (!table.ok()) return Invalid(name, "corrupt Parquet data: " + table.status().message());
-  if (arrow::Status s = (*table)->ValidateFull(); !s.ok()) {
-    return Invalid(name, "corrupt data: " + s.message());
+  int64_t bytes = 0;
+  for (int g = 0; g < metadata.num_row_groups(); ++g) {
+    std::unique_ptr<parquet::RowGroupMetaData> group = metadata.RowGroup(g);
+    for (int c = 0; c < group->num_columns(); ++c) {
+      const int64_t size = group->ColumnChunk(c)->total_uncompressed_size();
+      if (size < 0 || size > kMaxImportBytes - bytes) {
+        return Invalid(name, fmt::format("row group {}: its columns decompress to more than {} "
+                                         "bytes, over the import limit (doc/limits.md)",
+                                         g, kMaxImportBytes));
+      }
+      bytes += size;
+    }
   }
-  auto combined = (*table)->CombineChunks(pool);
-  if (!combined.ok()) return Invalid(name, "corrupt data: " + combined.status().message());
-  contents.table = *combined;
-  return contents;
+  return absl::OkStatus();
 }
-
 // Checks the file's columns against the field table. A file that states an
 // older schema version may lack the fields added since; `*version` is set to
 // the stated version (kSchemaVersion when the file states none).
@@ -363,53 +407,97 @@ absl::Status CheckSchema(const arrow::Schema& schema,
   return absl::OkStatus();
 }
 
+// The columns of `batch` in field-table order (null: the file predates the field).
+std::vector<std::shared_ptr<arrow::Array>> BatchFieldColumns(const arrow::RecordBatch& batch) {
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (const FieldDef& field : ResultFields()) {
+    columns.push_back(batch.GetColumnByName(std::string(field.name)));
+  }
+  return columns;
+}
+
 absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const std::string& name) {
-  auto contents = ReadTable(bytes, name);
-  if (!contents.ok()) return contents.status();
-  const std::shared_ptr<arrow::Table>& table = contents->table;
+  CappedMemoryPool pool(arrow::system_memory_pool(), kMaxParquetReaderBytes);
+  auto buffer = std::make_shared<arrow::Buffer>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int64_t>(bytes.size()));
+  auto input = std::make_shared<arrow::io::BufferReader>(buffer);
+  parquet::ReaderProperties reader_properties(&pool);  // pages are decompressed in `pool`
+  parquet::arrow::FileReaderBuilder builder;
+  if (arrow::Status s = builder.Open(input, reader_properties); !s.ok()) {
+    return Invalid(name, "not a readable Parquet file: " + s.message());
+  }
+  const std::shared_ptr<parquet::FileMetaData> footer = builder.raw_reader()->metadata();
+  if (absl::Status s = CheckParquetFooter(*footer, name); !s.ok()) return s;
+  parquet::ArrowReaderProperties properties(/*use_threads=*/false);
+  properties.set_batch_size(kParquetBatchRows);
+  builder.memory_pool(&pool)->properties(properties);
+  auto reader = builder.Build();
+  if (!reader.ok())
+    return Invalid(name, "not a readable Parquet file: " + reader.status().message());
+  std::shared_ptr<arrow::Schema> schema;
+  if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok()) {
+    return Invalid(name, "not a readable Parquet file: " + s.message());
+  }
   int file_version = 0;
-  if (absl::Status s = CheckSchema(*table->schema(), contents->metadata, name, &file_version);
+  if (absl::Status s = CheckSchema(*schema, footer->key_value_metadata(), name, &file_version);
       !s.ok()) {
     return s;
   }
+  auto batches = (*reader)->GetRecordBatchReader();
+  if (!batches.ok()) return Invalid(name, "corrupt Parquet data: " + batches.status().message());
+
   const std::vector<FieldDef>& fields = ResultFields();
-  std::vector<std::shared_ptr<arrow::Array>> columns;  // null: the file predates the field
-  const int64_t rows = table->num_rows();
-  for (const FieldDef& field : fields) {
-    auto column = table->GetColumnByName(std::string(field.name));
-    if (column == nullptr) {
-      columns.push_back(nullptr);
-      continue;
-    }
-    if (rows > 0 && column->num_chunks() != 1) {
-      return Invalid(name, fmt::format("column {}: unexpected chunking", field.name));
-    }
-    columns.push_back(rows > 0 ? column->chunk(0) : nullptr);
-  }
   std::vector<RunRecord> runs;
-  runs.reserve(static_cast<size_t>(rows));
   std::set<std::string> run_ids;
-  for (int64_t row = 0; row < rows; ++row) {
-    RunRecord& record = runs.emplace_back();
-    for (size_t f = 0; f < fields.size(); ++f) {
-      if (columns[f] == nullptr) continue;  // keeps the default of a field added later
-      absl::StatusOr<FieldValue> value = ValueAt(fields[f], *columns[f], row);
-      absl::Status status = value.ok() ? fields[f].set(*value, record) : value.status();
-      if (!status.ok()) {
-        return Invalid(name, fmt::format("row {}: {}", row, std::string(status.message())));
+  int64_t row = 0;
+  int64_t text_bytes = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    if (arrow::Status s = (*batches)->ReadNext(&batch); !s.ok()) {
+      return Invalid(
+          name, fmt::format("row {}: {}: {}", row,
+                            s.IsOutOfMemory() ? "too large" : "corrupt Parquet data", s.message()));
+    }
+    if (batch == nullptr) break;
+    if (arrow::Status s = batch->ValidateFull(); !s.ok()) {
+      return Invalid(name, fmt::format("row {}: corrupt data: {}", row, s.message()));
+    }
+    const std::vector<std::shared_ptr<arrow::Array>> columns = BatchFieldColumns(*batch);
+    for (int64_t i = 0; i < batch->num_rows(); ++i, ++row) {
+      RunRecord record;
+      for (size_t f = 0; f < fields.size(); ++f) {
+        if (columns[f] == nullptr) continue;  // keeps the default of a field added later
+        absl::StatusOr<FieldValue> value = ValueAt(fields[f], *columns[f], i);
+        absl::Status status = value.ok() ? fields[f].set(*value, record) : value.status();
+        if (!status.ok()) {
+          return Invalid(name, fmt::format("row {}: {}", row, std::string(status.message())));
+        }
       }
-    }
-    FillMissingErrorSignature(&record.result);  // files older than the stored signature
-    if (record.run_id.empty() || record.sweep_id.empty()) {
-      return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
-    }
-    if (const std::string test_id = record.spec.TestId(); test_id != record.test_id) {
-      return Invalid(name, fmt::format("row {} (run {}): test_id {} is not the hash of the "
-                                       "row's test fields ({})",
-                                       row, record.run_id, record.test_id, test_id));
-    }
-    if (!run_ids.insert(record.run_id).second) {
-      return Invalid(name, fmt::format("row {}: run {} appears twice", row, record.run_id));
+      absl::StatusOr<int64_t> size = CheckImportedRun(record);
+      if (!size.ok()) {
+        return Invalid(
+            name, fmt::format("row {} (run {}): {}", row, TruncateForDisplay(record.run_id, 64),
+                              std::string(size.status().message())));
+      }
+      text_bytes += *size;
+      if (text_bytes > kMaxImportBytes) {
+        return Invalid(name, fmt::format("row {}: the file's text is over the import limit of "
+                                         "{} bytes (doc/limits.md)",
+                                         row, kMaxImportBytes));
+      }
+      FillMissingErrorSignature(&record.result);  // files older than the stored signature
+      if (record.run_id.empty() || record.sweep_id.empty()) {
+        return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
+      }
+      if (const std::string test_id = record.spec.TestId(); test_id != record.test_id) {
+        return Invalid(name, fmt::format("row {} (run {}): test_id {} is not the hash of the "
+                                         "row's test fields ({})",
+                                         row, record.run_id, record.test_id, test_id));
+      }
+      if (!run_ids.insert(record.run_id).second) {
+        return Invalid(name, fmt::format("row {}: run {} appears twice", row, record.run_id));
+      }
+      runs.push_back(std::move(record));
     }
   }
   return runs;

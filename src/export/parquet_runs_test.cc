@@ -7,6 +7,7 @@
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
+#include "core/limits.h"
 #include "gtest/gtest.h"
 #include "parquet/arrow/reader.h"
 #include "parquet/arrow/writer.h"
@@ -198,6 +199,27 @@ TEST(ParquetRunsTest, RejectsARunTwice) {
   RunRecord again = run;
   again.sweep_id = "s2";
   ExpectRejected(ParquetOf({run, again}), "appears twice");
+}
+
+TEST(ParquetRunsTest, RefusesAValueOverTheImportLimitNamingRowAndField) {
+  std::vector<RunRecord> runs;
+  for (int i = 0; i < 100; ++i) {
+    RunRecord run = MakeRun("s" + std::to_string(i), MakeSpec("gpt2"));
+    run.run_id = std::string(i < 10 ? "r0" : "r") + std::to_string(i);
+    if (i >= 70) run.result.stdout_tail = std::string(kMaxImportTextBytes + 1, 'x');
+    runs.push_back(std::move(run));
+  }
+  // Sorted by model_id, test_id, started_at, run_id: r70 is the 71st row.
+  ExpectRejected(ParquetOf(std::move(runs)),
+                 "row 70 (run r70): field stdout_tail holds 262145 bytes, over the limit");
+}
+
+TEST(ParquetRunsTest, AFileAtTheLimitsImports) {
+  RunRecord run = MakeRun("s1", MakeSpec("gpt2"));
+  run.result.stdout_tail = std::string(kMaxImportTextBytes, 'x');
+  auto read = RunsFromParquet(ParquetOf({run}), "f.parquet");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->front().result.stdout_tail.size(), static_cast<size_t>(kMaxImportTextBytes));
 }
 
 // Rows "| `name` | type | yes/no | ..." of the column table of doc/dataset.md.

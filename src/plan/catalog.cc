@@ -74,6 +74,10 @@ absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env) {
   return ParseCatalog(*out);
 }
 
+absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend) {
+  return RunProbe(env, {"--backend", backend}).status();
+}
+
 absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir) {
   absl::StatusOr<std::string> out = RunProbe(env, {"--model-path", dir});
   if (!out.ok()) return out.status();

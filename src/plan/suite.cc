@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/limits.h"
 #include "nlohmann/json.hpp"
+#include "plan/strict_json.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -51,7 +53,9 @@ class Parser {
   }
 
   absl::Status Seconds(const json& j, const std::string& key, double* out) const {
-    if (!j.is_number() || j.get<double>() <= 0) return Error(key, "must be a positive number");
+    if (!j.is_number() || !CheckDuration(j.get<double>(), "", false).ok()) {
+      return Error(key, "must be a positive number of seconds, at most a week");
+    }
     *out = j.get<double>();
     return absl::OkStatus();
   }
@@ -101,8 +105,9 @@ bool IsModelKind(const std::string& kind) { return kModelKinds.count(kind) > 0; 
 bool IsHarnessKind(const std::string& kind) { return kHarnessKinds.count(kind) > 0; }
 
 absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& origin) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid JSON"));
+  absl::StatusOr<json> parsed = ParseStrictJson(text, origin);
+  if (!parsed.ok()) return parsed.status();
+  json j = *std::move(parsed);
   if (!j.is_object())
     return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
   Parser p(origin);

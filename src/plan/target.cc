@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "plan/strict_json.h"
 #include "util/fs.h"
 
 namespace compatlab {
@@ -34,8 +35,9 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
                                                  const std::string& origin) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid JSON"));
+  absl::StatusOr<json> parsed = ParseStrictJson(text, origin);
+  if (!parsed.ok()) return parsed.status();
+  json j = *std::move(parsed);
   if (!j.is_object())
     return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
   static const std::set<std::string> kKeys = {"name",
@@ -128,7 +130,7 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
 absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& name_or_path,
                                                 const fs::path& targets_dir) {
   fs::path path;
-  bool named = name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".json");
+  const bool named = !IsTargetProfilePath(name_or_path);
   if (named) {
     path = targets_dir / (name_or_path + ".json");
     std::error_code ec;
@@ -166,6 +168,10 @@ absl::StatusOr<std::map<std::string, TargetProfile>> LoadTargetProfiles(
     profiles[entry] = *std::move(profile);
   }
   return profiles;
+}
+
+bool IsTargetProfilePath(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
 }
 
 std::vector<std::string> ListTargetNames(const fs::path& targets_dir) {

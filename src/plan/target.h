@@ -41,6 +41,10 @@ absl::StatusOr<std::map<std::string, TargetProfile>> LoadTargetProfiles(
     std::vector<std::string>* names_or_paths, const std::filesystem::path& targets_dir);
 
 // Names of the profiles in `targets_dir`, sorted.
+// True when `name_or_path` names a profile file by path (it has a '/' or ends
+// in ".json") rather than a profile of targets/ by name.
+bool IsTargetProfilePath(const std::string& name_or_path);
+
 std::vector<std::string> ListTargetNames(const std::filesystem::path& targets_dir);
 
 // `options_json` (a JSON object) with "dynamic" set to false: every shape of a

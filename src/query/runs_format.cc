@@ -115,7 +115,8 @@ std::string FormatRunsCsv(const std::vector<RunRecord>& runs) {
       } else if (const auto* d = std::get_if<double>(&value)) {
         out += fmt::format("{}", *d);
       } else if (const auto* t = std::get_if<std::string>(&value)) {
-        out += CsvField(ToValidUtf8(*t));
+        // Control characters (ESC, BEL, NUL) escaped: CSV is read on terminals too.
+        out += CsvField(EscapeControls(ToValidUtf8(*t), true));
       }
     }
     out += kLineEnd;

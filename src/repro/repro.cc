@@ -55,7 +55,7 @@ std::string FirstLine(const std::string& text) {
 }  // namespace
 
 std::string ReproInputJson(const RunRecord& record, const KnownError* known,
-                           const std::string& target_profile_json) {
+                           const std::string& target_profile_json, bool trusted) {
   LaunchRequest launch;
   launch.run_id = record.run_id;
   launch.spec = record.spec;
@@ -76,9 +76,19 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
                   {"cause", known->cause},
                   {"workaround", known->workaround}};
   }
-  ordered_json input = {{"recorded", recorded}, {"known_error", known_json}};
+  ordered_json input = {{"recorded", recorded}, {"known_error", known_json}, {"trusted", trusted}};
   return WithRawJsonMember(input.dump(-1, ' ', false, ordered_json::error_handler_t::replace),
                            "request", TestRequestJson(launch, 0));
+}
+
+absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run) {
+  absl::StatusOr<std::optional<ResolvedTest>> planned =
+      store.PlannedTest(run.sweep_id, run.test_id);
+  if (!planned.ok()) return planned.status();
+  if (!planned->has_value() || !(*planned)->execution.has_value()) return false;
+  const ResolvedTest& test = **planned;
+  return test.execution->compile_options_json == run.result.compile_options &&
+         test.spec.backend == run.spec.backend && test.spec.model_path == run.spec.model_path;
 }
 
 bool HasReproScript(const RunRecord& run) {
@@ -87,7 +97,8 @@ bool HasReproScript(const RunRecord& run) {
 
 absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const KnownError* known,
                                                 const ProbeEnv& env,
-                                                const std::filesystem::path& targets_dir) {
+                                                const std::filesystem::path& targets_dir,
+                                                bool trusted) {
   if (!HasReproScript(run)) {
     return absl::FailedPreconditionError(
         fmt::format("run {} is a harness test (kind {}, model {}): it has no model and no "
@@ -98,15 +109,21 @@ absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const Know
   // profile when the file is gone).
   ReproScript out;
   std::string profile_json;
-  if (absl::StatusOr<TargetProfile> profile = LoadTargetProfile(run.spec.target, targets_dir);
-      profile.ok()) {
+  if (IsTargetProfilePath(run.spec.target)) {
+    out.warnings.push_back(fmt::format(
+        "the run's target '{}' is a path, not a profile name: no profile loaded (the built-in "
+        "cpu one is used)",
+        run.spec.target));
+  } else if (absl::StatusOr<TargetProfile> profile =
+                 LoadTargetProfile(run.spec.target, targets_dir);
+             profile.ok()) {
     profile_json = profile->json;
   } else if (run.spec.target != "cpu") {
     out.warnings.emplace_back(profile.status().message());
   }
   absl::StatusOr<CommandResult> r =
       RunCommand({env.python, "-m", "compatlab_probe.repro"}, {{"PYTHONPATH", env.probe_dir}}, 120,
-                 ReproInputJson(run, known, profile_json));
+                 ReproInputJson(run, known, profile_json, trusted));
   if (!r.ok()) {
     return absl::InternalError(fmt::format("cannot run the probe with {}: {}", env.python,
                                            std::string(r.status().message())));
@@ -117,6 +134,17 @@ absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const Know
                            : r->stderr_text;
     return absl::InternalError(
         fmt::format("the probe's script generator failed (exit {}): {}", r->exit_code, tail));
+  }
+  constexpr std::string_view kGeneratorWarning = "compatlab_probe.repro: warning: ";
+  size_t start = 0;
+  while (start < r->stderr_text.size()) {
+    size_t end = r->stderr_text.find('\n', start);
+    if (end == std::string::npos) end = r->stderr_text.size();
+    std::string_view line(r->stderr_text.data() + start, end - start);
+    if (line.starts_with(kGeneratorWarning)) {
+      out.warnings.emplace_back(line.substr(kGeneratorWarning.size()));
+    }
+    start = end + 1;
   }
   out.script = std::move(r->stdout_text);
   return out;
@@ -140,8 +168,10 @@ absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
     warnings.push_back("no explanations: " + std::string(kb.status().message()));
   }
   const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
+  absl::StatusOr<bool> local = IsLocalRun(**store, run);
+  if (!local.ok()) return Recode(local.status(), absl::StatusCode::kInternal);
   absl::StatusOr<ReproScript> script =
-      GenerateReproScript(run, known, options.probe, options.targets_dir);
+      GenerateReproScript(run, known, options.probe, options.targets_dir, *local);
   if (!script.ok()) return script.status();
   script->warnings.insert(script->warnings.begin(), warnings.begin(), warnings.end());
   return script;

@@ -15,6 +15,7 @@
 #include "core/records.h"
 #include "plan/catalog.h"
 #include "query/error_kb.h"
+#include "store/store.h"
 
 namespace compatlab {
 
@@ -23,8 +24,16 @@ namespace compatlab {
 // the store recorded, and the knowledge base's entry (null when none). JSON.
 // `target_profile_json`: the target's profile (targets/NAME.json) as JSON
 // text, or "" for the probe's built-in cpu profile.
+// `trusted`: the run is this store's own (IsLocalRun); otherwise the generator
+// treats the request as untrusted data (doc/repro.md, "Imported runs").
 std::string ReproInputJson(const RunRecord& record, const KnownError* known,
-                           const std::string& target_profile_json = "");
+                           const std::string& target_profile_json = "", bool trusted = false);
+
+// True when `run` was planned and run by a sweep of `store` itself: its
+// planned test has the execution settings only a sweep stores, with the same
+// compile options, backend and model_path. False for a run that came through
+// `compatlab import` (whose settings are someone else's data).
+absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run);
 
 // True when `run` has a reproduction script: a model test (harness kinds have
 // no model).
@@ -41,9 +50,12 @@ struct ReproScript {
 // `targets_dir` holds it, else the built-in cpu one) on standard input.
 // FailedPrecondition for a harness-kind run (no model, no script; the
 // generator is not started); Internal when the generator cannot run or fails.
+// The run's target is loaded by name only (a stored target is data: never a
+// path); `trusted` as for ReproInputJson.
 absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const KnownError* known,
                                                 const ProbeEnv& env,
-                                                const std::filesystem::path& targets_dir);
+                                                const std::filesystem::path& targets_dir,
+                                                bool trusted);
 
 struct ReproOptions {
   std::filesystem::path db;

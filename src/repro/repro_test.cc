@@ -110,21 +110,22 @@ TEST_F(ReproTest, InputIsTheSupervisorsRequestPlusWhatWasRecorded) {
 TEST_F(ReproTest, GeneratorReadsTheInputOnStandardInputNeverArgv) {
   RunRecord run = FailingRun();
   run.result.error_message = "marker-7f3a9 in the message";
-  absl::StatusOr<ReproScript> script = GenerateReproScript(run, nullptr, env_, targets_);
+  absl::StatusOr<ReproScript> script = GenerateReproScript(run, nullptr, env_, targets_, true);
   ASSERT_TRUE(script.ok()) << script.status();
   EXPECT_EQ(script->script, "#!/usr/bin/env python3\n");
   EXPECT_EQ(Slurp(Recorded(".args")), "-m\ncompatlab_probe.repro\n");
   EXPECT_EQ(Slurp(Recorded(".path")), env_.probe_dir);
   const std::string input = Slurp(Recorded(".stdin"));
   EXPECT_THAT(input, HasSubstr("marker-7f3a9"));
-  EXPECT_EQ(input, ReproInputJson(run, nullptr));  // no cpu profile file here: the built-in one
+  EXPECT_EQ(input,
+            ReproInputJson(run, nullptr, "", true));  // no cpu profile file here: the built-in one
   EXPECT_TRUE(script->warnings.empty());
 }
 
 TEST_F(ReproTest, TargetProfileComesFromTheTargetsFolderOrWarns) {
   RunRecord run = FailingRun();
   run.spec.target = "ctest";
-  absl::StatusOr<ReproScript> missing = GenerateReproScript(run, nullptr, env_, targets_);
+  absl::StatusOr<ReproScript> missing = GenerateReproScript(run, nullptr, env_, targets_, true);
   ASSERT_TRUE(missing.ok()) << missing.status();
   ASSERT_EQ(missing->warnings.size(), 1u);
   EXPECT_THAT(missing->warnings[0], HasSubstr("ctest"));
@@ -133,14 +134,15 @@ TEST_F(ReproTest, TargetProfileComesFromTheTargetsFolderOrWarns) {
   const char* source_dir = std::getenv("COMPATLAB_SOURCE_DIR");
   ASSERT_NE(source_dir, nullptr);
   fs::copy_file(fs::path(source_dir) / "targets" / "ctest.json", targets_ / "ctest.json");
-  absl::StatusOr<ReproScript> found = GenerateReproScript(run, nullptr, env_, targets_);
+  absl::StatusOr<ReproScript> found = GenerateReproScript(run, nullptr, env_, targets_, true);
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_TRUE(found->warnings.empty()) << found->warnings[0];
   EXPECT_THAT(Slurp(Recorded(".stdin")), HasSubstr("compatlab_testdevice:load"));
 }
 
 TEST_F(ReproTest, HarnessRunHasNoScriptAndStartsNoGenerator) {
-  absl::StatusOr<ReproScript> script = GenerateReproScript(HarnessRun(), nullptr, env_, targets_);
+  absl::StatusOr<ReproScript> script =
+      GenerateReproScript(HarnessRun(), nullptr, env_, targets_, true);
   EXPECT_EQ(script.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(script.status().message(), HasSubstr("harness test (kind noop, model none)"));
   EXPECT_FALSE(fs::exists(Recorded(".args")));
@@ -148,11 +150,12 @@ TEST_F(ReproTest, HarnessRunHasNoScriptAndStartsNoGenerator) {
 
 TEST_F(ReproTest, FailingGeneratorIsInternalWithItsStderr) {
   WriteExecutable(env_.python, "#!/bin/sh\necho 'Traceback: no module' >&2\nexit 1\n");
-  absl::StatusOr<ReproScript> script = GenerateReproScript(FailingRun(), nullptr, env_, targets_);
+  absl::StatusOr<ReproScript> script =
+      GenerateReproScript(FailingRun(), nullptr, env_, targets_, true);
   EXPECT_EQ(script.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(script.status().message(), HasSubstr("(exit 1): Traceback: no module"));
   env_.python = (temp_.path() / "no-such-python").string();
-  script = GenerateReproScript(FailingRun(), nullptr, env_, targets_);
+  script = GenerateReproScript(FailingRun(), nullptr, env_, targets_, true);
   EXPECT_EQ(script.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(script.status().message(), HasSubstr("cannot run the probe"));
 }

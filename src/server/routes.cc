@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "query/diff.h"
 #include "query/errors_report.h"
@@ -31,13 +32,21 @@ constexpr size_t kMaxMatrixRuns = 20000;   // candidate runs read for one page
 constexpr size_t kMatrixErrorChars = 300;  // a cell's error_message, cut (/api/run has it whole)
 
 // A run as JSON: every result field (schema order), without the long outputs
-// unless `full`.
+// unless `full`. Every text value is cut to kMaxListTextBytes in a list
+// (`full` false), kMaxApiTextBytes otherwise, and marked where cut
+// (TruncateForDisplay): one stored value never makes an answer large.
 ordered_json RunJson(const RunRecord& run, bool full) {
   ordered_json json = RunRecordToJson(run);
   if (!full) {
     // Left out of run lists (up to 64 KiB each): /api/run has them.
     for (const FieldDef& field : ResultFields()) {
       if (field.bulky) json.erase(std::string(field.name));
+    }
+  }
+  const size_t cap = full ? kMaxApiTextBytes : kMaxListTextBytes;
+  for (auto& [key, value] : json.items()) {
+    if (value.is_string() && value.get_ref<const std::string&>().size() > cap) {
+      value = TruncateForDisplay(value.get_ref<const std::string&>(), cap);
     }
   }
   return json;
@@ -170,7 +179,9 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
     for (size_t i = 0; i < row_values.size(); ++i) {
       if (!used[i]) continue;
       if (auto* text = std::get_if<std::string>(&row_values[i])) {
-        row.push_back(std::move(*text));
+        row.push_back(text->size() > kMaxListTextBytes
+                          ? TruncateForDisplay(*text, kMaxListTextBytes)
+                          : std::move(*text));
       } else {
         row.push_back(FieldValueToJson(row_values[i]));
       }
@@ -390,8 +401,14 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, httplib::Respons
   if (options_.probe.python.empty()) {
     return HttpError{501, "this server makes no reproduction scripts"};
   }
-  absl::StatusOr<ReproScript> script =
-      GenerateReproScript(*run, known_.Find(run->result), options_.probe, options_.targets_dir);
+  absl::StatusOr<bool> local = [&]() -> absl::StatusOr<bool> {
+    absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
+    if (!store.ok()) return store.status();
+    return IsLocalRun(**store, *run);
+  }();
+  if (!local.ok()) return FromStatus(local.status());
+  absl::StatusOr<ReproScript> script = GenerateReproScript(
+      *run, known_.Find(run->result), options_.probe, options_.targets_dir, *local);
   if (!script.ok()) return FromStatus(script.status());
   for (const std::string& warning : script->warnings) {
     std::fprintf(stderr, "compatlab: warning: %s\n", warning.c_str());

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "sqlite3.h"
@@ -78,6 +79,23 @@ absl::Status CheckStore(sqlite::Database& db, OpenMode mode) {
                     path, version, kSchemaVersion));
   }
   return absl::OkStatus();
+}
+
+// PRAGMA integrity_check (not quick_check, which skips the indexes and UNIQUE
+// constraints): DataLoss with its first findings when the file is damaged.
+absl::Status CheckStoreIntegrity(sqlite::Database& db) {
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement check, db.Prepare("PRAGMA integrity_check(5)"));
+  std::vector<std::string> findings;
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool row, check.Step());
+    if (!row) break;
+    findings.push_back(check.ColumnText(0));
+  }
+  if (findings.size() == 1 && findings.front() == "ok") return absl::OkStatus();
+  return absl::DataLossError(
+      fmt::format("{}: damaged store (SQLite integrity_check: {}); nothing written. Restore it "
+                  "from a copy, or export what still reads (compatlab export) into a new store",
+                  db.path(), fmt::join(findings, "; ")));
 }
 
 // The WHERE clause of a RunFilter, its values as parameters.
@@ -181,6 +199,16 @@ absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const 
 
 }  // namespace
 
+absl::Status CheckStorePath(const fs::path& path) {
+  const std::string text = path.string();
+  if (text.empty()) return absl::InvalidArgumentError("--db: an empty path; name the store's file");
+  if (text == ":memory:" || text.starts_with("file:")) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--db {}: an in-memory or URI database would keep nothing; name the store's file", text));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<RunSortKey>> ParseRunSort(const std::string& text) {
   std::vector<RunSortKey> keys;
   if (text.empty()) return keys;
@@ -214,6 +242,7 @@ Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db)
 Store::~Store() = default;
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMode mode) {
+  if (absl::Status s = CheckStorePath(path); !s.ok()) return s;
   std::error_code error;
   const fs::file_status file = fs::status(path, error);
   if (!fs::exists(file)) {
@@ -236,6 +265,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
   STORE_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs)));
   STORE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
   STORE_RETURN_IF_ERROR(CheckStore(*db, mode));
+  // A writer checks the whole file (tables, indexes, UNIQUE constraints) before
+  // its first write: a damaged store is refused and left byte-identical.
+  if (mode != OpenMode::kReadOnly) STORE_RETURN_IF_ERROR(CheckStoreIntegrity(*db));
   if (mode == OpenMode::kReadOnly) {
     STORE_RETURN_IF_ERROR(db->Exec("PRAGMA query_only = ON"));
   } else {
@@ -377,6 +409,23 @@ absl::StatusOr<std::vector<TestSpec>> Store::PendingTests(const std::string& swe
   return Specs(std::move(tests));
 }
 
+absl::StatusOr<std::optional<ResolvedTest>> Store::PlannedTest(const std::string& sweep_id,
+                                                               const std::string& test_id) {
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement select,
+      db_->Prepare("SELECT spec FROM planned_tests WHERE sweep_id = ? AND test_id = ?"));
+  STORE_RETURN_IF_ERROR(select.BindAll(sweep_id, test_id));
+  STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+  if (!row) return std::nullopt;
+  absl::StatusOr<ResolvedTest> test = PlannedTestFromJson(select.ColumnText(0));
+  if (!test.ok()) {
+    return absl::DataLossError(fmt::format("{}: sweep {}: planned test {}: {}", path_.string(),
+                                           sweep_id, test_id,
+                                           std::string(test.status().message())));
+  }
+  return std::optional<ResolvedTest>(*std::move(test));
+}
+
 absl::Status Store::InsertRun(const RunRecord& record) {
   if (record.run_id.empty()) return absl::InvalidArgumentError("run without a run_id");
   // Rejects invalid UTF-8 in the spec, on which TestId() would throw.
@@ -430,6 +479,10 @@ absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
   std::vector<std::string> spec_json(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& record = runs[i];
+    if (absl::StatusOr<int64_t> size = CheckImportedRun(record); !size.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("run {}: {}", record.run_id, std::string(size.status().message())));
+    }
     if (record.run_id.empty() || record.sweep_id.empty()) {
       return absl::InvalidArgumentError(
           fmt::format("run '{}': empty run_id or sweep_id", record.run_id));

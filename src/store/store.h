@@ -94,6 +94,11 @@ struct MergeStats {
   int64_t tests_planned = 0;    // planned tests appended to a sweep's plan
 };
 
+// OK when `path` can name a store: not "" and none of SQLite's in-memory or
+// URI names (":memory:", "file:..."), which would keep nothing. Else
+// InvalidArgument. Store::Open checks it first.
+absl::Status CheckStorePath(const std::filesystem::path& path);
+
 class Store {
  public:
   // Opens the store at `path`.
@@ -108,6 +113,9 @@ class Store {
   //                       database outside kReadWriteCreate, a store of a newer
   //                       schema version, an older store opened kReadOnly
   //   Unavailable         another process held the write lock too long
+  //   InvalidArgument     `path` fails CheckStorePath (nothing opened)
+  //   DataLoss            (kReadWrite, kReadWriteCreate) the file fails SQLite's
+  //                       PRAGMA integrity_check; it is left byte-identical
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::filesystem::path& path,
                                                      OpenMode mode);
   ~Store();
@@ -147,6 +155,12 @@ class Store {
   // planned by an older compatlab has `execution` unset. NotFound if the
   // sweep does not exist.
   absl::StatusOr<std::vector<ResolvedTest>> Plan(const std::string& sweep_id, bool pending_only);
+
+  // The planned test `test_id` of `sweep_id` with its execution settings
+  // (unset for a test an import planned, or an older compatlab); nullopt when
+  // the sweep does not plan it.
+  absl::StatusOr<std::optional<ResolvedTest>> PlannedTest(const std::string& sweep_id,
+                                                          const std::string& test_id);
 
   // Stores one result in its own transaction; durable when it returns OK.
   // REQUIRES: record.run_id is new, record.test_id == record.spec.TestId().

@@ -116,6 +116,46 @@ TEST_F(StoreTest, MissingFileIsNotFoundAndNotCreated) {
   }
 }
 
+TEST_F(StoreTest, InMemoryAndEmptyPathsAreRefused) {
+  for (const char* path : {"", ":memory:", "file:x?mode=memory", "file:compatlab.db"}) {
+    auto store = Store::Open(path, OpenMode::kReadWriteCreate);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << path;
+    EXPECT_NE(store.status().message().find("--db"), std::string::npos) << store.status();
+  }
+  EXPECT_TRUE(CheckStorePath(path_).ok());
+}
+
+TEST_F(StoreTest, WritersRefuseAStoreWhoseUniqueIndexIsDamagedAndLeaveItByteIdentical) {
+  {
+    std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("gpt2")});
+    ASSERT_TRUE(store->InsertRun(MakeRun("s1", MakeSpec("gpt2"))).ok());
+  }
+  int64_t page_size = 0, root = 0;
+  std::string test_id;
+  {
+    auto db = Raw();
+    page_size = *db->QueryInt("PRAGMA page_size");
+    root = *db->QueryInt(
+        "SELECT rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'runs' AND name "
+        "LIKE 'sqlite_autoindex_runs_%'");
+    test_id = MakeSpec("gpt2").TestId();
+  }
+  std::string bytes = Slurp(path_);
+  const size_t start = static_cast<size_t>((root - 1) * page_size);
+  const size_t at = bytes.find(test_id, start);
+  ASSERT_LT(at, start + static_cast<size_t>(page_size));
+  bytes[at] = bytes[at] == '0' ? '1' : '0';  // the index entry no longer matches its row
+  WriteBytes(path_, bytes);
+  for (OpenMode mode : {OpenMode::kReadWrite, OpenMode::kReadWriteCreate}) {
+    auto store = Store::Open(path_, mode);
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+    EXPECT_NE(store.status().message().find("integrity_check"), std::string::npos)
+        << store.status();
+  }
+  EXPECT_EQ(Slurp(path_), bytes);
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());  // readers still read what they can
+}
+
 TEST_F(StoreTest, RejectsCorruptDatabaseWithoutWriting) {
   std::string garbage = "this is not a database, just text that a user passed as --db\n";
   for (int i = 0; i < 100; ++i) garbage += "0123456789abcdef";

@@ -188,12 +188,29 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
   absl::StatusOr<Suite> suite = LoadSuite(request.suite, home / "suites");
   if (!suite.ok()) return suite.status();
   PlanOverrides overrides = request.overrides;
+  if (overrides.targets.empty() && !request.allow_profile_paths) {
+    for (const std::string& target : suite->targets) {
+      if (IsTargetProfilePath(target)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(request.suite, ": 'targets' names the profile file '", target,
+                         "' by path; a profile runs Python in every test (doc/targets.md): pass "
+                         "--allow-profile-paths to trust it, or name a profile of targets/"));
+      }
+    }
+  }
   overrides.targets = PlanTargets(*suite, overrides);
   auto profiles = LoadTargetProfiles(&overrides.targets, home / "targets");
   if (!profiles.ok()) return profiles.status();
   const ProbeEnv probe{request.base.python, request.base.probe_dir};
   if (!request.model_path.empty()) {
     if (absl::Status s = AddCheckpoint(request.model_path, probe, &overrides); !s.ok()) return s;
+  }
+  // A backend the plan's profiles name is theirs; any other is checked with the probe's torch.
+  const bool profile_backend =
+      std::any_of(profiles->begin(), profiles->end(),
+                  [&](const auto& entry) { return entry.second.backend == overrides.backend; });
+  if (!overrides.backend.empty() && !profile_backend) {
+    if (absl::Status s = CheckCompileBackend(probe, overrides.backend); !s.ok()) return s;
   }
   std::optional<ModelCatalog> catalog;
   if (PlanNeedsCatalog(*suite, overrides)) {

@@ -44,6 +44,9 @@ struct PlanRequest {
   PlanOverrides overrides;      // `targets` may hold names or .json paths; no checkpoint
   std::string model_path;       // "" or a local checkpoint directory
   TestExecution base;           // see ResolvePlan; base.python runs the probe
+  // A profile is code (doc/targets.md): a suite file may name one by path
+  // only when this is set (--allow-profile-paths); by name it is one of targets/.
+  bool allow_profile_paths = false;
 };
 
 // Loads the suite and profiles from `home` (suites/, targets/), hashes and

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/limits.h"
 #include "plan/plan.h"
 #include "runner/guardian.h"
 #include "runner/memlimit.h"
@@ -66,10 +67,15 @@ int UsableCores() {
 absl::Status CheckRanges(const SweepOptions& o) {
   if (o.jobs.has_value() && (*o.jobs < 1 || *o.jobs > 256))
     return absl::InvalidArgumentError("--jobs must be from 1 to 256");
+  if (absl::Status s = CheckStorePath(o.db); !s.ok()) return s;
   const std::optional<double> timeout =
       o.timeout_s.has_value() ? o.timeout_s : o.request.overrides.timeout_s;
-  if (timeout.has_value() && !(*timeout > 0)) {
-    return absl::InvalidArgumentError("--timeout must be a positive number of seconds");
+  if (timeout.has_value()) {
+    if (absl::Status s = CheckDuration(*timeout, "--timeout", false); !s.ok()) return s;
+  }
+  const std::optional<double> grace = o.resume ? o.grace_s : o.request.base.grace_s;
+  if (grace.has_value()) {
+    if (absl::Status s = CheckDuration(*grace, "--grace", true); !s.ok()) return s;
   }
   if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < (int64_t{64} << 20)) {
     return absl::InvalidArgumentError("--mem-limit must be at least 64M");

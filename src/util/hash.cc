@@ -63,16 +63,17 @@ absl::StatusOr<std::string> HashDirectory(const std::filesystem::path& dir) {
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("not a directory: ", dir.string()));
   }
+  // Symlinks to files are followed (a Hub cache's snapshot links to its blobs);
+  // symlinks to directories are not entered, so `a -> .` and link loops end
+  // and the walk does not depend on the order of the entries.
   std::vector<std::string> files;
-  for (fs::recursive_directory_iterator
-           it(dir, fs::directory_options::follow_directory_symlink, ec),
-       end;
-       it != end; it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file()) files.push_back(fs::relative(it->path(), dir).generic_string());
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code entry_error;
+    if (it->is_regular_file(entry_error)) {
+      files.push_back(it->path().lexically_relative(dir).generic_string());
+    }
   }
-  if (ec)
-    return absl::InternalError(absl::StrCat("cannot list ", dir.string(), ": ", ec.message()));
   std::sort(files.begin(), files.end());
   Sha256 h;
   std::vector<char> buf(1 << 16);

@@ -32,7 +32,9 @@ class Sha256 {
 };
 
 // Hash of a directory's content: every regular file's relative path and bytes,
-// in sorted path order. Symlinks are followed. Used for `ckpt:<hash>` model ids.
+// in sorted path order. Symlinks to files are followed; symlinks to
+// directories are not entered (a link loop or `a -> .` ends there); never
+// throws. Used for `ckpt:<hash>` model ids.
 absl::StatusOr<std::string> HashDirectory(const std::filesystem::path& dir);
 
 }  // namespace compatlab

@@ -28,5 +28,22 @@ TEST(HashTest, DirectoryHashDependsOnContentAndNames) {
   EXPECT_FALSE(HashDirectory(dir).ok());
 }
 
+TEST(HashTest, DirectoryHashEndsAtSymlinkLoopsWithoutThrowing) {
+  fs::path dir = fs::temp_directory_path() / ("hash_loop_test_" + std::to_string(getpid()));
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "config.json") << "{}";
+  std::ofstream(dir / "sub" / "w.bin") << "w";
+  auto plain = HashDirectory(dir);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  fs::create_directory_symlink(".", dir / "self");         // a -> .
+  fs::create_directory_symlink("..", dir / "sub" / "up");  // back to the top
+  fs::create_symlink("loop_b", dir / "loop_a");            // a -> b -> a
+  fs::create_symlink("loop_a", dir / "loop_b");
+  auto looped = HashDirectory(dir);
+  ASSERT_TRUE(looped.ok()) << looped.status();
+  EXPECT_EQ(*looped, *plain);  // each directory and file counted once
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -18,6 +18,12 @@ bool IsValidUtf8(std::string_view text);
 // subparts" practice). Valid text is returned unchanged.
 std::string ToValidUtf8(std::string_view text);
 
+// `text` safe to print on a terminal: every C0 control character (NUL, BEL,
+// ESC, ...) except TAB, DEL, and every C1 control (U+0080..U+009F) written as
+// a visible escape ("\x1b", "\u009b"). With `keep_line_breaks`, '\n' and
+// '\r' stay as they are. Other bytes, ill-formed UTF-8 included, are kept.
+std::string EscapeControls(std::string_view text, bool keep_line_breaks);
+
 }  // namespace compatlab
 
 #endif  // COMPATLAB_UTIL_UTF8_H_

@@ -37,5 +37,16 @@ TEST(Utf8Test, RejectsOverlongSurrogatesAndOutOfRange) {
   EXPECT_TRUE(IsValidUtf8(ToValidUtf8("\xC0\xAF\xED\xA0\x80\xF4\x90")));
 }
 
+TEST(Utf8Test, EscapeControlsMakesTerminalControlsVisible) {
+  using std::string_literals::operator""s;
+  EXPECT_EQ(EscapeControls("a\x1b[2Jb\x07\0c"s, false), "a\\x1b[2Jb\\x07\\x00c");
+  EXPECT_EQ(EscapeControls("tab\tok", false), "tab\tok");
+  EXPECT_EQ(EscapeControls("x\ny\r", false), "x\\x0ay\\x0d");
+  EXPECT_EQ(EscapeControls("x\ny\r", true), "x\ny\r");
+  EXPECT_EQ(EscapeControls("csi \xc2\x9b end, \xc3\xa9 stays", false),
+            "csi \\u009b end, \xc3\xa9 stays");
+  EXPECT_EQ(EscapeControls("del\x7f", false), "del\\x7f");
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -1,0 +1,61 @@
+// Bounds on everything that comes from outside: imported files and stores,
+// flags, and what the HTTP API answers. One place for every such limit;
+// doc/limits.md lists them with their reasons. Sizes are of decompressed,
+// decoded data (what would be held in memory or stored), never of the file.
+#ifndef COMPATLAB_CORE_LIMITS_H_
+#define COMPATLAB_CORE_LIMITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/records.h"
+
+namespace compatlab {
+
+// --- import (Parquet files and --from-store stores) -------------------------
+// One text value of a run (the longest a sweep stores is a 64 KiB output tail).
+inline constexpr int64_t kMaxImportTextBytes = int64_t{256} << 10;
+// All text values of one run together.
+inline constexpr int64_t kMaxImportRowBytes = int64_t{1} << 20;
+// Runs of one import, all files together.
+inline constexpr int64_t kMaxImportRuns = 2'000'000;
+// Decoded text of one import, all files together (about what its runs hold in memory).
+inline constexpr int64_t kMaxImportBytes = int64_t{2} << 30;
+// What the Parquet reader may allocate at once for one file (pages, a batch).
+inline constexpr int64_t kMaxParquetReaderBytes = int64_t{512} << 20;
+// Rows the Parquet reader decodes at once: values are checked batch by batch,
+// so at most this many rows of a file are materialised before a check.
+inline constexpr int64_t kParquetBatchRows = 64;
+
+// --- flags and files ---------------------------------------------------------
+// Every duration (--timeout, --grace, a suite's timeout_s): finite, at most a week.
+inline constexpr double kMaxDurationS = 7 * 24 * 3600.0;
+// A path component made from data (a version in an export's file name).
+inline constexpr size_t kMaxPathComponentBytes = 100;
+
+// --- the HTTP API --------------------------------------------------------------
+// A text value in a run list (/api/search, /api/model, /api/diff): longer ones
+// are cut and marked; /api/run has the whole value (up to kMaxApiTextBytes).
+inline constexpr size_t kMaxListTextBytes = 1024;
+// A text value in /api/run.
+inline constexpr size_t kMaxApiTextBytes = 256 << 10;
+
+// The bytes of `record`'s text fields together, when each of them and their
+// sum are within the import limits; else InvalidArgument naming the field and
+// its size.
+absl::StatusOr<int64_t> CheckImportedRun(const RunRecord& record);
+
+// `text` cut to at most `max_bytes` (at a UTF-8 boundary) followed by
+// " [... N more bytes]" when it was longer; `text` itself otherwise.
+std::string TruncateForDisplay(std::string_view text, size_t max_bytes);
+
+// A duration flag or key checked: finite, > 0 (>= 0 when `zero_ok`), at most
+// kMaxDurationS. InvalidArgument "<what> must be ..." otherwise.
+absl::Status CheckDuration(double seconds, std::string_view what, bool zero_ok);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_CORE_LIMITS_H_
