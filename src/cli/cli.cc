@@ -215,7 +215,7 @@ int RunCli(int argc, char** argv) {
                         "knowledge file (default: knowledge/errors.json of the project)");
   repro_cmd->add_option("--python", repro.python, "interpreter that runs the probe");
 
-#ifndef COMPATLAB_PORTABLE  // nor cpp-httplib
+#ifndef COMPATLAB_PORTABLE  // nor Boost.Beast
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand(
       "serve", "Serve the store read-only: a JSON API and a web page (doc/api.md)");
@@ -224,8 +224,39 @@ int RunCli(int argc, char** argv) {
   serve_cmd->add_option("--port", serve.port, "port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  serve_cmd->add_option("--threads", serve.threads, "request threads")
+  serve_cmd->add_option("--threads", serve.threads, "worker threads that answer requests")
       ->check(CLI::Range(2, 256))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--header-timeout", serve.header_timeout_s,
+                   "seconds from a request's first byte to the end of its header")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--body-timeout", serve.body_timeout_s,
+                   "seconds from the end of a request's header to the end of its body")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--idle-timeout", serve.idle_timeout_s,
+                   "seconds a connection may wait for its next request")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--write-timeout", serve.write_timeout_s,
+                   "seconds a client may take to read an answer")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-connections", serve.max_connections,
+                   "connections open at once; the next one is answered 503")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--keep-alive-requests", serve.keep_alive_requests,
+                   "requests answered on one connection before it is closed")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-header-bytes", serve.max_header_bytes,
+                   "largest request line and header (431 past it)")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-body-bytes", serve.max_body_bytes, "largest request body (413 past it)")
       ->capture_default_str();
   serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
 #endif

@@ -19,6 +19,15 @@ int RunServe(const ServeFlags& flags) {
   server.vendor_dir = ProjectHome() / "node_modules" / "chart.js" / "dist";
   server.kb_path = DefaultKnowledgeBasePath();
   server.threads = flags.threads;
+  HttpLimits& limits = server.limits;
+  limits.header_timeout_s = flags.header_timeout_s;
+  limits.body_timeout_s = flags.body_timeout_s;
+  limits.idle_timeout_s = flags.idle_timeout_s;
+  limits.write_timeout_s = flags.write_timeout_s;
+  limits.max_connections = flags.max_connections;
+  limits.keep_alive_requests = flags.keep_alive_requests;
+  limits.max_header_bytes = flags.max_header_bytes;
+  limits.max_body_bytes = flags.max_body_bytes;
   server.probe = ResolveProbeEnv(flags.python);
   server.targets_dir = ProjectHome() / "targets";
   if (!std::filesystem::is_directory(server.vendor_dir)) {
@@ -26,6 +35,10 @@ int RunServe(const ServeFlags& flags) {
          " is missing (run `make web-deps`): the dashboard has no plots");
   }
   absl::Status served = ServeUntilSignal(options, [&flags](const Server& s) {
+    if (!s.loopback()) {
+      Warn(flags.host +
+           " is not a loopback address: every machine that reaches this one can read the store");
+    }
     std::fprintf(stderr, "compatlab: serving %s (%lld runs) on http://%s:%d/\n", flags.db.c_str(),
                  static_cast<long long>(s.runs()), flags.host.c_str(), s.port());
   });
