@@ -5,9 +5,9 @@ request, its answer read, then silence) and half slow headers (a request line
 and one header, then one more byte every --trickle-s seconds, never the end
 of the header), prints "ready" once all are open, holds them for --seconds,
 and meanwhile samples the server process PID every 0.25 s (open files,
-resident memory, threads). Then closes them all and prints one JSON line:
+resident memory, its anonymous part, threads). Then closes them all and prints one JSON line:
 {"opened", "failed", "closed_by_server", "peak_fds", "peak_rss_kib",
-"peak_threads", "held_s"}.
+"peak_anon_kib", "peak_threads", "held_s"}.
 """
 
 import argparse
@@ -22,16 +22,14 @@ import time
 
 
 def server_sample(pid):
-    """(open files, VmRSS KiB, threads) of process `pid`."""
+    """(open files, VmRSS KiB, RssAnon KiB, threads) of process `pid`."""
     fds = len(os.listdir(f"/proc/{pid}/fd"))
-    rss = threads = 0
+    status = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-    return fds, rss, threads
+            name, _, value = line.partition(":")
+            status[name] = value.split()
+    return fds, int(status["VmRSS"][0]), int(status["RssAnon"][0]), int(status["Threads"][0])
 
 
 def main():
@@ -106,9 +104,13 @@ def main():
     failed += len(conns) - opened
     print("ready", opened, flush=True)
 
-    peak = [0, 0, 0]
+    peak = [0, 0, 0, 0]
     held_from = time.monotonic()
-    next_trickle = held_from + args.trickle_s
+    # The slow headers' bytes go out in 20 slices a period, not in one burst.
+    slices = 20
+    slow = [fd for fd, c in conns.items() if c[1] == "slow" and c[2]]
+    next_trickle = held_from
+    next_slice = 0
     next_sample = held_from
     while time.monotonic() - held_from < args.seconds:
         now = time.monotonic()
@@ -120,19 +122,21 @@ def main():
                 pass
             next_sample = now + 0.25
         if now >= next_trickle:
-            for fd, (s, kind, connected) in list(conns.items()):
-                if kind == "slow" and connected:
+            for fd in slow[next_slice::slices]:
+                if fd in conns:
                     try:
-                        s.send(b"x")
+                        conns[fd][0].send(b"x")
                     except OSError:
                         drop(fd)
-            next_trickle = now + args.trickle_s
-        pump(0.05)
+            next_slice = (next_slice + 1) % slices
+            next_trickle = now + args.trickle_s / slices
+        pump(0.01)
     held = time.monotonic() - held_from
     for s, _, _ in conns.values():
         s.close()
     print(json.dumps({"opened": opened, "failed": failed, "closed_by_server": closed_by_server,
-                      "peak_fds": peak[0], "peak_rss_kib": peak[1], "peak_threads": peak[2],
+                      "peak_fds": peak[0], "peak_rss_kib": peak[1], "peak_anon_kib": peak[2],
+                      "peak_threads": peak[3],
                       "held_s": round(held, 2)}), flush=True)
 
 
