@@ -19,15 +19,7 @@ int RunServe(const ServeFlags& flags) {
   server.vendor_dir = ProjectHome() / "node_modules" / "chart.js" / "dist";
   server.kb_path = DefaultKnowledgeBasePath();
   server.threads = flags.threads;
-  HttpLimits& limits = server.limits;
-  limits.header_timeout_s = flags.header_timeout_s;
-  limits.body_timeout_s = flags.body_timeout_s;
-  limits.idle_timeout_s = flags.idle_timeout_s;
-  limits.write_timeout_s = flags.write_timeout_s;
-  limits.max_connections = flags.max_connections;
-  limits.keep_alive_requests = flags.keep_alive_requests;
-  limits.max_header_bytes = flags.max_header_bytes;
-  limits.max_body_bytes = flags.max_body_bytes;
+  server.limits = flags.limits;
   server.probe = ResolveProbeEnv(flags.python);
   server.targets_dir = ProjectHome() / "targets";
   if (!std::filesystem::is_directory(server.vendor_dir)) {

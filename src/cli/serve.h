@@ -3,8 +3,9 @@
 #ifndef COMPATLAB_CLI_SERVE_H_
 #define COMPATLAB_CLI_SERVE_H_
 
-#include <cstdint>
 #include <string>
+
+#include "server/http_limits.h"
 
 namespace compatlab {
 
@@ -14,15 +15,8 @@ struct ServeFlags {
   int port = 8080;
   int threads = 16;
   std::string python;  // interpreter that runs the probe's script generator
-  // Deadlines, connection cap and sizes (server/http_limits.h; doc/api.md, "Limits").
-  double header_timeout_s = 10;
-  double body_timeout_s = 10;
-  double idle_timeout_s = 5;
-  double write_timeout_s = 30;
-  int max_connections = 10000;
-  int keep_alive_requests = 1000;
-  int64_t max_header_bytes = 16 * 1024;
-  int64_t max_body_bytes = 64 * 1024;
+  // Deadlines, connection cap and sizes (doc/api.md, "Connections and limits").
+  HttpLimits limits;
 };
 
 // Warns on stderr when the address is not a loopback one. Exit codes: 0

@@ -16,8 +16,8 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   while (!accept_encoding.empty()) {
     const size_t comma = accept_encoding.find(',');
     std::string_view item = accept_encoding.substr(0, comma);
-    accept_encoding = comma == std::string_view::npos ? std::string_view()
-                                                      : accept_encoding.substr(comma + 1);
+    accept_encoding =
+        comma == std::string_view::npos ? std::string_view() : accept_encoding.substr(comma + 1);
     const size_t semicolon = item.find(';');
     const std::string_view coding = TrimHttpSpace(item.substr(0, semicolon));
     if (!EqualsIgnoringCase(coding, "gzip") && coding != "*") continue;

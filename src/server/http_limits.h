@@ -11,8 +11,8 @@
 namespace compatlab {
 
 struct HttpLimits {
-  // From a request's first byte until its header is complete (for a new
-  // connection, from its first byte). Past it the connection is closed.
+  // From a request's first byte until its header is complete, however the
+  // bytes trickle in. Past it the connection is closed.
   double header_timeout_s = 10;
   // From the end of a request's header until its body is complete.
   double body_timeout_s = 10;

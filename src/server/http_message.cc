@@ -1,6 +1,5 @@
 #include "server/http_message.h"
 
-
 namespace compatlab {
 namespace {
 

@@ -44,10 +44,16 @@ TEST_F(StaticFilesTest, PathsMapToFilesOfTheirMount) {
 }
 
 TEST_F(StaticFilesTest, NothingOutsideTheFoldersNorFolders) {
-  const std::vector<std::string_view> outside = {
-      "/../secret.txt", "/sub/../../secret.txt", "/vendor/../secret.txt",
-      "/vendor/../../secret.txt", "/....//secret.txt", "/sub", "/nope", "/vendorchart.umd.js",
-      "/vendor", std::string_view("/app.js\0x", 9)};
+  const std::vector<std::string_view> outside = {"/../secret.txt",
+                                                 "/sub/../../secret.txt",
+                                                 "/vendor/../secret.txt",
+                                                 "/vendor/../../secret.txt",
+                                                 "/....//secret.txt",
+                                                 "/sub",
+                                                 "/nope",
+                                                 "/vendorchart.umd.js",
+                                                 "/vendor",
+                                                 std::string_view("/app.js\0x", 9)};
   for (std::string_view path : outside) {
     EXPECT_EQ(Found(path), "") << path;
   }
