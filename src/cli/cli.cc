@@ -28,6 +28,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A `serve` limit flag, its default shown in --help (the server checks its range).
+template <typename T>
+void AddServeLimit(CLI::App* serve_cmd, const std::string& name, T& value,
+                   const std::string& help) {
+  serve_cmd->add_option(name, value, help)->capture_default_str();
+}
+
 struct SuitesFlags {
   std::string name;
   std::string format = "table";
@@ -224,7 +231,7 @@ int RunCli(int argc, char** argv) {
                         "knowledge file (default: knowledge/errors.json of the project)");
   repro_cmd->add_option("--python", repro.python, "interpreter that runs the probe");
 
-#ifndef COMPATLAB_PORTABLE  // nor cpp-httplib
+#ifndef COMPATLAB_PORTABLE  // nor Boost.Beast
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand(
       "serve", "Serve the store read-only: a JSON API and a web page (doc/api.md)");
@@ -233,9 +240,27 @@ int RunCli(int argc, char** argv) {
   serve_cmd->add_option("--port", serve.port, "port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  serve_cmd->add_option("--threads", serve.threads, "request threads")
+  serve_cmd->add_option("--threads", serve.threads, "worker threads that answer requests")
       ->check(CLI::Range(2, 256))
       ->capture_default_str();
+  // The transport's limits (doc/api.md, "Connections and limits"), checked by the server.
+  HttpLimits& limits = serve.limits;
+  AddServeLimit(serve_cmd, "--header-timeout", limits.header_timeout_s,
+                "seconds from a request's first byte to the end of its header");
+  AddServeLimit(serve_cmd, "--body-timeout", limits.body_timeout_s,
+                "seconds from the end of a request's header to the end of its body");
+  AddServeLimit(serve_cmd, "--idle-timeout", limits.idle_timeout_s,
+                "seconds a connection may wait for its next request");
+  AddServeLimit(serve_cmd, "--write-timeout", limits.write_timeout_s,
+                "seconds a client may take to read an answer");
+  AddServeLimit(serve_cmd, "--max-connections", limits.max_connections,
+                "connections open at once; the next one is answered 503");
+  AddServeLimit(serve_cmd, "--keep-alive-requests", limits.keep_alive_requests,
+                "requests answered on one connection before it is closed");
+  AddServeLimit(serve_cmd, "--max-header-bytes", limits.max_header_bytes,
+                "largest request line and header (431 past it)");
+  AddServeLimit(serve_cmd, "--max-body-bytes", limits.max_body_bytes,
+                "largest request body (413 past it)");
   serve_cmd->add_option("--python", serve.python, "interpreter that runs the probe");
 #endif
 

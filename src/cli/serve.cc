@@ -19,6 +19,7 @@ int RunServe(const ServeFlags& flags) {
   server.vendor_dir = ProjectHome() / "node_modules" / "chart.js" / "dist";
   server.kb_path = DefaultKnowledgeBasePath();
   server.threads = flags.threads;
+  server.limits = flags.limits;
   server.probe = ResolveProbeEnv(flags.python);
   server.targets_dir = ProjectHome() / "targets";
   if (!std::filesystem::is_directory(server.vendor_dir)) {
@@ -26,6 +27,10 @@ int RunServe(const ServeFlags& flags) {
          " is missing (run `make web-deps`): the dashboard has no plots");
   }
   absl::Status served = ServeUntilSignal(options, [&flags](const Server& s) {
+    if (!s.loopback()) {
+      Warn(flags.host +
+           " is not a loopback address: every machine that reaches this one can read the store");
+    }
     std::fprintf(stderr, "compatlab: serving %s (%lld runs) on http://%s:%d/\n", flags.db.c_str(),
                  static_cast<long long>(s.runs()), flags.host.c_str(), s.port());
   });

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "server/http_limits.h"
+
 namespace compatlab {
 
 struct ServeFlags {
@@ -13,10 +15,14 @@ struct ServeFlags {
   int port = 8080;
   int threads = 16;
   std::string python;  // interpreter that runs the probe's script generator
+  // Deadlines, connection cap and sizes (doc/api.md, "Connections and limits").
+  HttpLimits limits;
 };
 
-// Exit codes: 0 stopped by SIGINT or SIGTERM; 1 the server failed; 2 bad
-// input (a missing or unreadable store, an address that cannot be bound).
+// Warns on stderr when the address is not a loopback one. Exit codes: 0
+// stopped by SIGINT or SIGTERM; 1 the server failed; 2 bad input (a missing
+// or unreadable store, a limit out of range, an empty host, an address that
+// cannot be bound, a port in use).
 int RunServe(const ServeFlags& flags);
 
 }  // namespace compatlab

@@ -4,14 +4,14 @@ namespace compatlab {
 
 using nlohmann::ordered_json;
 
-void SendJson(httplib::Response& res, int status, const ordered_json& body) {
+void SendJson(HttpResponse& res, int status, const ordered_json& body) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
   res.set_content(body.dump(-1, ' ', false, ordered_json::error_handler_t::replace),
                   "application/json");
 }
 
-void SendError(httplib::Response& res, const HttpError& error) {
+void SendError(HttpResponse& res, const HttpError& error) {
   SendJson(res, error.status, ordered_json{{"error", error.message}});
 }
 

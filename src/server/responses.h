@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "server/http_message.h"
 
 namespace compatlab {
 
@@ -19,10 +19,10 @@ struct HttpError {
 
 // `body` as the answer, with `status`; never cached by the browser. Invalid
 // UTF-8 in stored text is replaced (U+FFFD), never an exception.
-void SendJson(httplib::Response& res, int status, const nlohmann::ordered_json& body);
+void SendJson(HttpResponse& res, int status, const nlohmann::ordered_json& body);
 
 // {"error": message} with the error's status.
-void SendError(httplib::Response& res, const HttpError& error);
+void SendError(HttpResponse& res, const HttpError& error);
 
 // 400 InvalidArgument and FailedPrecondition, 404 NotFound, 503 Unavailable,
 // 501 Unimplemented, 500 anything else.

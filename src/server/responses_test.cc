@@ -19,7 +19,7 @@ TEST(ResponsesTest, StatusCodesMapToHttpStatuses) {
 }
 
 TEST(ResponsesTest, ErrorsAreJsonObjectsAndBadUtf8IsReplaced) {
-  httplib::Response res;
+  HttpResponse res;
   SendError(res, {400, "bad \xff byte"});
   EXPECT_EQ(res.status, 400);
   EXPECT_EQ(res.body, "{\"error\":\"bad \xEF\xBF\xBD byte\"}");

@@ -119,7 +119,7 @@ ApiRoutes::ApiRoutes(const ServerOptions& options, RunIndex& index, StorePool& p
       kb_origin_(std::move(kb_origin)),
       known_(kb) {}
 
-void ApiRoutes::Register(httplib::Server& http, std::function<void()> before_each) {
+void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   before_each_ = std::move(before_each);
   const std::set<std::string> filters = Allowed({});
   Route(http, "/api/health", {}, &ApiRoutes::Health);
@@ -134,10 +134,10 @@ void ApiRoutes::Register(httplib::Server& http, std::function<void()> before_eac
   Route(http, "/api/matrix", Allowed({"stack", "offset", "limit"}), &ApiRoutes::MatrixEndpoint);
 }
 
-void ApiRoutes::Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
+void ApiRoutes::Route(HttpRouter& http, const std::string& path, std::set<std::string> allowed,
                       Endpoint endpoint) {
-  http.Get(path, [this, allowed = std::move(allowed), endpoint](const httplib::Request& req,
-                                                                httplib::Response& res) {
+  http.Get(path, [this, allowed = std::move(allowed), endpoint](const HttpRequest& req,
+                                                                HttpResponse& res) {
     absl::StatusOr<Params> params = Params::Parse(req.target, req.params, allowed);
     if (!params.ok()) return SendError(res, FromStatus(params.status()));
     if (before_each_) before_each_();
@@ -198,7 +198,7 @@ absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_
   return (*store)->RunsByRowid(rowids, full);
 }
 
-std::optional<HttpError> ApiRoutes::Health(const Params&, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Health(const Params&, HttpResponse& res) {
   ordered_json fields = ordered_json::array();
   for (const FieldDef& f : ResultFields()) fields.push_back(f.name);
   const Facets facets = index_.GetFacets();
@@ -214,7 +214,7 @@ std::optional<HttpError> ApiRoutes::Health(const Params&, httplib::Response& res
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::FacetsEndpoint(const Params&, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::FacetsEndpoint(const Params&, HttpResponse& res) {
   const Facets facets = index_.GetFacets();
   ordered_json values = ordered_json::object();
   for (const auto& [field, list] : facets.values) values[field] = list;
@@ -222,7 +222,7 @@ std::optional<HttpError> ApiRoutes::FacetsEndpoint(const Params&, httplib::Respo
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::Search(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Search(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
   absl::StatusOr<int64_t> limit =
@@ -250,7 +250,7 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, httplib::Respon
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::Model(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Model(const Params& params, HttpResponse& res) {
   const std::string model_id = params.Get("model_id");
   if (model_id.empty()) return HttpError{400, "parameter 'model_id' is required"};
   bool truncated = false;
@@ -280,7 +280,7 @@ absl::StatusOr<RunRecord> ApiRoutes::RunById(const std::string& run_id) {
   return std::move(runs->front());
 }
 
-std::optional<HttpError> ApiRoutes::Run(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Run(const Params& params, HttpResponse& res) {
   absl::StatusOr<RunRecord> run = RunById(params.Get("run_id"));
   if (!run.ok()) return FromStatus(run.status());
   SendJson(res, 200,
@@ -290,7 +290,7 @@ std::optional<HttpError> ApiRoutes::Run(const Params& params, httplib::Response&
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::Errors(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Errors(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
   query->failures_only = true;
@@ -305,7 +305,7 @@ std::optional<HttpError> ApiRoutes::Errors(const Params& params, httplib::Respon
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::Diff(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> extra = ToIndexQuery(params);
   if (!extra.ok()) return FromStatus(extra.status());
   std::vector<RunRecord> sides[2];
@@ -366,7 +366,7 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, httplib::Response
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
   // A summary walks every matching run: the answer is kept until runs are added.
@@ -395,7 +395,7 @@ std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, httpli
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::Repro(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& res) {
   absl::StatusOr<RunRecord> run = RunById(params.Get("run_id"));
   if (!run.ok()) return FromStatus(run.status());
   if (options_.probe.python.empty()) {
@@ -417,7 +417,7 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, httplib::Respons
   return std::nullopt;
 }
 
-std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, httplib::Response& res) {
+std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
   const std::string stack = params.Get("stack");

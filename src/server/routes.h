@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "query/error_kb.h"
 #include "server/caches.h"
+#include "server/http_router.h"
 #include "server/params.h"
 #include "server/responses.h"
 #include "server/run_index.h"
@@ -32,24 +32,24 @@ class ApiRoutes {
 
   // Registers every /api/ endpoint on `http`. `before_each` runs once a
   // request's parameters are checked, before its handler.
-  void Register(httplib::Server& http, std::function<void()> before_each);
+  void Register(HttpRouter& http, std::function<void()> before_each);
 
  private:
-  using Endpoint = std::optional<HttpError> (ApiRoutes::*)(const Params&, httplib::Response&);
-  void Route(httplib::Server& http, const std::string& path, std::set<std::string> allowed,
+  using Endpoint = std::optional<HttpError> (ApiRoutes::*)(const Params&, HttpResponse&);
+  void Route(HttpRouter& http, const std::string& path, std::set<std::string> allowed,
              Endpoint endpoint);
 
   // --- endpoints: each fills `res` or returns the error to send ---
-  std::optional<HttpError> Health(const Params&, httplib::Response& res);
-  std::optional<HttpError> FacetsEndpoint(const Params&, httplib::Response& res);
-  std::optional<HttpError> Search(const Params& params, httplib::Response& res);
-  std::optional<HttpError> Model(const Params& params, httplib::Response& res);
-  std::optional<HttpError> Run(const Params& params, httplib::Response& res);
-  std::optional<HttpError> Errors(const Params& params, httplib::Response& res);
-  std::optional<HttpError> Diff(const Params& params, httplib::Response& res);
-  std::optional<HttpError> SummaryEndpoint(const Params& params, httplib::Response& res);
-  std::optional<HttpError> Repro(const Params& params, httplib::Response& res);
-  std::optional<HttpError> MatrixEndpoint(const Params& params, httplib::Response& res);
+  std::optional<HttpError> Health(const Params&, HttpResponse& res);
+  std::optional<HttpError> FacetsEndpoint(const Params&, HttpResponse& res);
+  std::optional<HttpError> Search(const Params& params, HttpResponse& res);
+  std::optional<HttpError> Model(const Params& params, HttpResponse& res);
+  std::optional<HttpError> Run(const Params& params, HttpResponse& res);
+  std::optional<HttpError> Errors(const Params& params, HttpResponse& res);
+  std::optional<HttpError> Diff(const Params& params, HttpResponse& res);
+  std::optional<HttpError> SummaryEndpoint(const Params& params, HttpResponse& res);
+  std::optional<HttpError> Repro(const Params& params, HttpResponse& res);
+  std::optional<HttpError> MatrixEndpoint(const Params& params, HttpResponse& res);
 
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
   absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);

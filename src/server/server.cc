@@ -5,34 +5,45 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "fmt/format.h"
-#include "httplib.h"
 #include "query/error_kb.h"
+#include "server/compression.h"
+#include "server/http_router.h"
+#include "server/http_transport.h"
 #include "server/responses.h"
 #include "server/routes.h"
 #include "server/run_index.h"
+#include "server/static_files.h"
 #include "server/store_pool.h"
 #include "sqlite3.h"
+#include "util/fs.h"
 
 namespace compatlab {
-
-class HttpServer : public httplib::Server {};
-
 namespace {
 
 namespace fs = std::filesystem;
 
-// The response headers of every answer, static files included.
-httplib::Headers SecurityHeaders() {
-  return {
-      {"Content-Security-Policy",
-       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
-      {"X-Content-Type-Options", "nosniff"},
-      {"Referrer-Policy", "no-referrer"},
-      {"X-Frame-Options", "DENY"},
-  };
+// The response headers of every answer, static files and refusals included
+// (set where a handler has not set them).
+void AddSecurityHeaders(HttpResponse& res) {
+  res.add_default_header(
+      "Content-Security-Policy",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+      "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+  res.add_default_header("X-Content-Type-Options", "nosniff");
+  res.add_default_header("Referrer-Policy", "no-referrer");
+  res.add_default_header("X-Frame-Options", "DENY");
+}
+
+// HTTP/1.1's methods: others are malformed requests (400); these, where no
+// route takes them, are 404.
+bool IsKnownHttpMethod(const std::string& method) {
+  static const std::set<std::string> kMethods = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                 "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+  return kMethods.contains(method);
 }
 
 }  // namespace
@@ -45,7 +56,9 @@ struct Server::Impl {
   StorePool pool;
   std::optional<ErrorKnowledgeBase> kb;
   std::unique_ptr<ApiRoutes> routes;
-  HttpServer http;
+  HttpRouter router;
+  std::vector<StaticMount> mounts;
+  std::unique_ptr<HttpTransport> http;
   std::atomic<int64_t> last_refresh_ns{0};
   std::atomic<bool> refreshing{false};
 
@@ -64,9 +77,54 @@ struct Server::Impl {
     last_refresh_ns.store(now);
     refreshing.store(false);
   }
+
+  // A request, on a worker thread: static files, then the API's routes, else
+  // 404; errors as JSON, the security headers, gzip where the client takes it.
+  void Handle(const HttpRequest& req, HttpResponse& res) {
+    try {
+      Answer(req, res);
+    } catch (const std::exception& e) {
+      res = HttpResponse();
+      SendError(res, {500, std::string("internal error: ") + e.what()});
+    } catch (...) {
+      res = HttpResponse();
+      SendError(res, {500, "internal error"});
+    }
+    // Unknown routes and methods, and failures without a body of their own: a JSON error.
+    if (res.status >= 400 && res.body.empty()) {
+      SendError(res, {res.status, res.status == 404 ? "no such page: " + req.path.substr(0, 200)
+                                                    : fmt::format("HTTP status {}", res.status)});
+    }
+    if (!res.body.empty() && !res.has_header("Content-Type")) {
+      res.set_header("Content-Type", "text/plain");
+    }
+    AddSecurityHeaders(res);
+    GzipIfAccepted(req, res);
+  }
+
+  void Answer(const HttpRequest& req, HttpResponse& res) {
+    if (req.method == "GET" || req.method == "HEAD") {
+      if (std::optional<fs::path> file = FindStaticFile(mounts, req.path)) {
+        if (absl::StatusOr<std::string> data = ReadFile(*file); data.ok()) {
+          res.status = 200;
+          res.body = *std::move(data);
+          if (std::string_view type = StaticContentType(*file); !type.empty()) {
+            res.set_header("Content-Type", std::string(type));
+          }
+          return;
+        }
+      }
+      if (const HttpRouter::Handler* handler = router.Find(req.path)) return (*handler)(req, res);
+    } else if (!IsKnownHttpMethod(req.method)) {
+      res.status = 400;
+      return;
+    }
+    res.status = 404;
+  }
 };
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Open(const ServerOptions& options) {
+  if (absl::Status limits = CheckHttpLimits(options.limits); !limits.ok()) return limits;
   // Readers map the store instead of copying its pages through read(2). Takes
   // effect only before SQLite's first use in the process (else it is refused,
   // harmlessly).
@@ -94,64 +152,35 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Open(const ServerOptions& option
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   Impl& i = *impl_;
-  httplib::Server& http = i.http;
-  const int threads = std::max(2, i.options.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_keep_alive_max_count(10000);
-  http.set_tcp_nodelay(true);  // headers and body go out in two writes: no Nagle delay
-  http.set_payload_max_length(64 * 1024);
-  http.set_default_headers(SecurityHeaders());
-  http.set_mount_point("/", i.options.web_dir.string());
-  if (!i.options.vendor_dir.empty()) http.set_mount_point("/vendor", i.options.vendor_dir.string());
-  i.routes->Register(http, [&i] { i.MaybeRefresh(); });
-  // Unknown routes, other methods, and failures inside a handler: a JSON error.
-  httplib::Server::HandlerWithResponse json_errors = [](const httplib::Request& req,
-                                                        httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string message = res.status == 404 ? "no such page: " + req.path.substr(0, 200)
-                                            : fmt::format("HTTP status {}", res.status);
-    SendError(res, {res.status, message});
-    return httplib::Server::HandlerResponse::Handled;
-  };
-  http.set_error_handler(json_errors);
-  http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-        std::string message = "internal error";
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          message = std::string("internal error: ") + e.what();
-        } catch (...) {
-        }
-        SendError(res, {500, message});
+  i.mounts.push_back({"/", i.options.web_dir});
+  if (!i.options.vendor_dir.empty()) i.mounts.push_back({"/vendor/", i.options.vendor_dir});
+  i.routes->Register(i.router, [&i] { i.MaybeRefresh(); });
+  i.http = std::make_unique<HttpTransport>(
+      i.options.limits, std::max(2, i.options.threads),
+      [&i](const HttpRequest& req, HttpResponse& res) { i.Handle(req, res); },
+      [](int status, const std::string& message, HttpResponse& res) {
+        SendError(res, {status, message});
+        if (status == 503) res.set_header("Retry-After", "1");
+        AddSecurityHeaders(res);
       });
 }
 
 Server::~Server() { Stop(); }
 
 absl::Status Server::Bind(const std::string& host, int port) {
-  if (port == 0) {
-    port_ = impl_->http.bind_to_any_port(host);
-    if (port_ < 0) port_ = 0;
-  } else if (impl_->http.bind_to_port(host, port)) {
-    port_ = port;
-  }
-  if (port_ == 0) {
-    return absl::UnavailableError(fmt::format("cannot listen on {}:{}", host, port));
-  }
+  if (absl::Status listening = impl_->http->Listen(host, port); !listening.ok()) return listening;
+  port_ = impl_->http->port();
   return absl::OkStatus();
 }
 
-absl::Status Server::Serve() {
-  if (!impl_->http.listen_after_bind()) {
-    return absl::UnavailableError(
-        fmt::format("the server on port {} stopped with an error", port_));
-  }
-  return absl::OkStatus();
-}
+bool Server::loopback() const { return impl_->http->loopback(); }
 
-void Server::Stop() { impl_->http.stop(); }
+absl::Status Server::Serve() { return impl_->http->Run(); }
+
+void Server::Stop() { impl_->http->Stop(); }
 
 int64_t Server::runs() const { return impl_->index.size(); }
+
+int64_t Server::connections() const { return impl_->http->open_connections(); }
 
 }  // namespace compatlab

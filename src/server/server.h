@@ -7,8 +7,11 @@
 // HTTP edge (routes.h, responses.h); the work is done on RunRecords by the
 // store, query/, repro/ and RunIndex.
 //
+// Transport: http_transport.h (one event loop for every connection, the
+// limits of ServerOptions::limits, handlers on a fixed pool of workers).
+//
 // Thread safety: Serve() blocks; Stop() may be called from any thread.
-// Requests are handled by a pool of threads, each borrowing a store
+// Requests are handled by a pool of worker threads, each borrowing a store
 // connection from a pool.
 #ifndef COMPATLAB_SERVER_SERVER_H_
 #define COMPATLAB_SERVER_SERVER_H_
@@ -20,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "plan/catalog.h"
+#include "server/http_limits.h"
 
 namespace compatlab {
 
@@ -32,32 +36,38 @@ struct ServerOptions {
   // runs): its interpreter and probe; python "" = /api/repro answers 501.
   ProbeEnv probe;
   std::filesystem::path targets_dir;  // target profiles the scripts carry (targets/)
-  int threads = 16;                   // request threads (one per open connection)
+  int threads = 16;                   // worker threads that run the handlers
+  HttpLimits limits;                  // deadlines, connection cap, sizes (http_limits.h)
   double refresh_interval_s = 1.0;    // how often new runs are looked for
 };
 
-class HttpServer;  // the HTTP library's server, internal
-
 class Server {
  public:
-  // Opens the store read-only and indexes its runs. Errors: those of
-  // Store::Open (NotFound when the file does not exist: it is never created),
-  // NotFound when web_dir does not exist.
+  // Opens the store read-only and indexes its runs. Errors: InvalidArgument
+  // when a limit is out of range (CheckHttpLimits); those of Store::Open
+  // (NotFound when the file does not exist: it is never created); NotFound
+  // when web_dir does not exist.
   static absl::StatusOr<std::unique_ptr<Server>> Open(const ServerOptions& options);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
   // Binds the listening socket; port 0 picks a free port (see port()).
-  // Unavailable when the address cannot be bound.
+  // InvalidArgument for an empty or unknown host; Unavailable naming the
+  // address when it cannot be bound, the port in use included (never shared
+  // with another listener).
   absl::Status Bind(const std::string& host, int port);
   int port() const { return port_; }
+  // Whether the bound address is a loopback one (only this machine reaches it).
+  bool loopback() const;
   // Serves until Stop(). REQUIRES: Bind() succeeded.
   absl::Status Serve();
   void Stop();
 
   // Number of runs indexed.
   int64_t runs() const;
+  // Client connections open now.
+  int64_t connections() const;
 
   struct Impl;
 
