@@ -213,10 +213,10 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     alternating blocks of consecutive calls of one kind (doc/probe.md, "Steady state").
 
     Each runs params.warmup times first (all compiled calls, then all eager ones). Then
-    blocks alternate, compiled first: a block is at least ceil(min_iters / STEADY_BLOCKS)
-    consecutive calls of one callable, each synchronised and timed alone, lasting at least
-    min_time_s / (2 * STEADY_BLOCKS); blocks go on until each kind has STEADY_BLOCKS blocks
-    and min_iters calls, min_time_s has passed, and both kinds have as many blocks.
+    blocks alternate, compiled first: a block is at least min_iters // STEADY_BLOCKS (at
+    least 1) consecutive calls of one callable, each synchronised and timed alone, lasting at
+    least min_time_s / (2 * STEADY_BLOCKS); pairs of blocks go on until each kind has
+    min(STEADY_BLOCKS, min_iters) blocks and min_iters calls and min_time_s has passed.
     Per-call interleaving is avoided: switching kernels on every call slows the compiled
     calls by tens of percent on the CPU (doc/probe.md).
     `exact_calls` (train: its steps 2..K): exactly that many calls of each callable, in
@@ -230,7 +230,8 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
         for _ in range(params.warmup):
             fn()
         sync()
-    block_calls = max(1, -(-params.min_iters // STEADY_BLOCKS))
+    block_calls = max(1, params.min_iters // STEADY_BLOCKS)
+    min_blocks = min(STEADY_BLOCKS, max(1, params.min_iters))
     block_s = params.min_time_s / (2 * STEADY_BLOCKS)
     calls: dict[str, list[float]] = {"compiled": [], "eager": []}
     medians: dict[str, list[float]] = {"compiled": [], "eager": []}
@@ -263,7 +264,7 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
             count = exact_calls // n_blocks + (1 if i < exact_calls % n_blocks else 0)
             exact_block("compiled", compiled_fn, max(1, count))
             exact_block("eager", eager_fn, max(1, count))
-    while exact_calls is None and (len(medians["compiled"]) < STEADY_BLOCKS
+    while exact_calls is None and (len(medians["compiled"]) < min_blocks
                                    or len(calls["compiled"]) < max(1, params.min_iters)
                                    or time.perf_counter() - begin < params.min_time_s):
         block("compiled", compiled_fn)
