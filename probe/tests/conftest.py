@@ -25,3 +25,7 @@ if os.path.isfile(_CTEST_LIB) or os.environ.get("COMPATLAB_TESTDEVICE_LIB"):
     import compatlab_testdevice
 
     compatlab_testdevice.load()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: long checks (make test-slow), left out of make test")

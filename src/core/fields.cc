@@ -319,7 +319,8 @@ std::vector<FieldDef> MakeResultFields() {
                     "Compile mode: 90th percentile of those eager calls.",
                     COMPATLAB_MEMBER(result.eager_steady_p90_s))),
       steady_compile);
-  add(Metric(Member("speedup", "", "Compile mode: the eager blocks' median of medians over the compiled blocks'.",
+  add(Metric(Member("speedup", "",
+                    "Compile mode: the eager blocks' median of medians over the compiled blocks'.",
                     COMPATLAB_MEMBER(result.speedup))),
       steady_compile);
   add(Metric(Member(
@@ -556,7 +557,7 @@ std::string_view FillWhenName(FillWhen when) {
 const std::vector<FillWhen>& AllFillWhens() {
   static const std::vector<FillWhen>* const all = new std::vector<FillWhen>{
       FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep, FillWhen::kDiverged,
-      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm,       FillWhen::kInductor};
+      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm,      FillWhen::kInductor};
   return *all;
 }
 

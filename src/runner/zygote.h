@@ -26,7 +26,7 @@ struct ZygoteOptions {
   // (doc/worker-protocol.md, `preload`), leaving the seed of the tests'
   // compile caches in this directory (replaced at each start).
   std::string compile_seed_dir;
-  double start_timeout_s = 900;            // import + preload
+  double start_timeout_s = 900;  // import + preload
   double fork_timeout_s = 60;
 };
 

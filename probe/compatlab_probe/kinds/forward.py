@@ -35,7 +35,7 @@ from .. import accuracy, compiler
 from ..measure import steady_state
 from ..request import TestRequest
 from ..result import Result
-from .common import Built, cpu_copy, alternating_steady, reference_inputs, stage
+from .common import Built, alternating_steady, cpu_copy, reference_inputs, stage
 from .phases import ModelTest, per_second
 
 __all__ = ["run"]
