@@ -237,20 +237,10 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     medians: dict[str, list[float]] = {"compiled": [], "eager": []}
     begin = time.perf_counter()
 
-    def block(name: str, fn: Callable[[], Any]) -> None:
+    def block(name: str, fn: Callable[[], Any], calls_at_least: int, seconds_at_least: float) -> None:
         times = []
         started = time.perf_counter()
-        while len(times) < block_calls or time.perf_counter() - started < block_s:
-            start = time.perf_counter()
-            fn()
-            sync()
-            times.append(time.perf_counter() - start)
-        calls[name].extend(times)
-        medians[name].append(statistics.median(times))
-
-    def exact_block(name: str, fn: Callable[[], Any], count: int) -> None:
-        times = []
-        for _ in range(count):
+        while len(times) < calls_at_least or time.perf_counter() - started < seconds_at_least:
             start = time.perf_counter()
             fn()
             sync()
@@ -261,14 +251,14 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     if exact_calls is not None:
         n_blocks = max(1, min(STEADY_BLOCKS, exact_calls))
         for i in range(n_blocks):
-            count = exact_calls // n_blocks + (1 if i < exact_calls % n_blocks else 0)
-            exact_block("compiled", compiled_fn, max(1, count))
-            exact_block("eager", eager_fn, max(1, count))
+            count = max(1, exact_calls // n_blocks + (1 if i < exact_calls % n_blocks else 0))
+            block("compiled", compiled_fn, count, 0.0)
+            block("eager", eager_fn, count, 0.0)
     while exact_calls is None and (len(medians["compiled"]) < min_blocks
                                    or len(calls["compiled"]) < max(1, params.min_iters)
                                    or time.perf_counter() - begin < params.min_time_s):
-        block("compiled", compiled_fn)
-        block("eager", eager_fn)
+        block("compiled", compiled_fn, block_calls, block_s)
+        block("eager", eager_fn, block_calls, block_s)
     median, p90 = percentiles(calls["compiled"])
     eager_median, eager_p90 = percentiles(calls["eager"])
     compiled_blocks = statistics.median(medians["compiled"])
