@@ -12,6 +12,7 @@ steady, the reference. Its wall time is the test's limit.
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -41,22 +42,25 @@ def main() -> int:
         __import__(heads.modeling_module_name(model))
     profile = target.load_profile("cpu")
     root = tempfile.mkdtemp(prefix="compatlab-bench-limit-")
-    single_threaded_compile()
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "unrelated")
-    torch.compile(unrelated, backend="inductor", dynamic=False)(torch.ones(3, 5))
-    for model in models:
-        torch._dynamo.reset()
-        request = {"kind": "forward", "mode": "compile", "target": "cpu", "target_profile": profile,
-                   "model_type": model, "model_id": f"hf:{model}", "dtype": "float32", "batch_size": 1,
-                   "seq_len": 32, "torch_num_threads": threads, "compile_cache_dir": os.path.join(root, model),
-                   "cache_phase": "cold", "measure": {"warmup": 3, "min_iters": 10, "min_time_s": 1.0}}
-        start = time.perf_counter()
-        result = run_test(request)
-        wall = time.perf_counter() - start
-        m = result["metrics"]
-        print(json.dumps({"model": model, "status": result["status"], "wall_s": wall,
-                          **{k: m.get(k) for k in ("build_s", "prepare_s", "steady_median_s", "eager_steady_median_s")}}),
-              flush=True)
+    try:
+        single_threaded_compile()
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "unrelated")
+        torch.compile(unrelated, backend="inductor", dynamic=False)(torch.ones(3, 5))
+        for model in models:
+            torch._dynamo.reset()
+            request = {"kind": "forward", "mode": "compile", "target": "cpu", "target_profile": profile,
+                       "model_type": model, "model_id": f"hf:{model}", "dtype": "float32", "batch_size": 1,
+                       "seq_len": 32, "torch_num_threads": threads, "compile_cache_dir": os.path.join(root, model),
+                       "cache_phase": "cold", "measure": {"warmup": 3, "min_iters": 10, "min_time_s": 1.0}}
+            start = time.perf_counter()
+            result = run_test(request)
+            wall = time.perf_counter() - start
+            m = result["metrics"]
+            print(json.dumps({"model": model, "status": result["status"], "wall_s": wall,
+                              **{k: m.get(k) for k in ("build_s", "prepare_s", "steady_median_s",
+                                                       "eager_steady_median_s")}}), flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 
