@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint format test-cpp test-asan test-python test-slow test-web bench bench-serve clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve clean
 
 all: build
 
@@ -105,6 +105,9 @@ test: lint test-cpp test-asan test-python test-web
 
 bench: build python
 	bench/overhead
+
+bench-compile: build python
+	bench/compile
 
 bench-serve: build python
 	bench/serve

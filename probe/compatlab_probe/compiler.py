@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,13 @@ GRAPH_BREAK_REASON_CHARS = 300
 
 CACHE_HIT_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("aot_autograd", "autograd_cache_hit"))
 CACHE_MISS_COUNTERS = (("inductor", "fxgraph_cache_miss"), ("aot_autograd", "autograd_cache_miss"))
+
+# Inductor's compile worker pool: none. Each test child compiles in its own process, one
+# kernel after another: a pool would be a per-process start-up (a fresh interpreter
+# importing torch) inside prepare_s, and it cannot be started in the zygote (its threads
+# would make the fork unsafe); with one compile thread per child, `--jobs N` children
+# use N cores for compiling, as for running.
+COMPILE_THREADS = 1
 
 # Exception class names (anywhere in the cause/context chain) that mean the compile itself failed.
 _COMPILE_ERROR_NAMES = {"UnsupportedOpError", "BackendCompilerFailed", "InductorError", "LoweringException",
@@ -47,6 +56,7 @@ def configure_cache(request: TestRequest) -> str:
     in-process memo of the old directory. Returns the directory or "".
     """
     directory = request.compile.cache_dir
+    single_threaded_compile()
     if not directory:
         return ""
     directory = os.path.abspath(directory)
@@ -72,6 +82,117 @@ def configure_cache(request: TestRequest) -> str:
     except ImportError:
         pass
     return directory
+
+
+def single_threaded_compile() -> None:
+    """Inductor compiles in this process (COMPILE_THREADS, no worker pool) and starts no
+    progress-bar monitor thread (tqdm's, started by the first compile): after it, a process
+    that compiled is still single-threaded, so the zygote can compile and fork."""
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(COMPILE_THREADS)
+    try:
+        import torch._inductor.config as inductor_config
+
+        inductor_config.compile_threads = COMPILE_THREADS
+    except (ImportError, AttributeError):
+        pass
+    try:
+        import tqdm
+
+        tqdm.tqdm.monitor_interval = 0
+    except ImportError:
+        pass
+
+
+def _import_compile_stack() -> None:
+    """Imports what the first torch.compile would import: dynamo, AOTAutograd, inductor's
+    lowering, scheduler, C++ code generation and code cache (no thread starts)."""
+    import torch._dynamo  # noqa: F401
+    import torch._functorch.aot_autograd  # noqa: F401
+    import torch._inductor.codecache  # noqa: F401
+    import torch._inductor.codegen.cpp  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
+    import torch._inductor.cpu_vec_isa  # noqa: F401
+    import torch._inductor.lowering  # noqa: F401
+    import torch._inductor.scheduler  # noqa: F401
+
+
+def _calibration_function(x: Any) -> Any:
+    """The calibration compile's function: a pointwise op and a reduction, no model."""
+    return (x.sin() + 1).sum(-1)
+
+
+def calibrate(seed_dir: str) -> dict[str, Any]:
+    """The sweep's calibration compile (doc/probe.md, "Compiler start-up"), run once in the
+    zygote before it forks any test: every start-up cost of torch.compile with inductor on
+    the CPU that is not a model's, paid here and inherited by each child.
+
+    1. imports of the compile stack (`_import_compile_stack`), compile_threads 1;
+    2. inductor's vector-ISA probe (cpu_vec_isa.pick_vec_isa: compiles and loads a test
+       kernel per ISA) with TORCHINDUCTOR_CACHE_DIR = `seed_dir`: its build is the one
+       artifact inductor keeps per cache directory that holds no graph, and the seed each
+       test's cache directory starts from;
+    3. one compile and first call of `_calibration_function` in a scratch cache directory
+       (removed after): dynamo, AOTAutograd and inductor's lazily built state (decomposition
+       and pattern tables), the compiler's version probe, and the C++ prefix header: its
+       preprocessing (memoised per process) and its precompiled header, which inductor keeps
+       in its global header directory, not per cache directory (built when absent: that is
+       the machine-cold part).
+    Then dynamo is reset, inductor's in-memory code caches and dynamo's counters cleared,
+    and the cache directory variable restored, so no graph of the calibration reaches a test.
+
+    Returns {"compiler_startup_s": seconds of 1-3, "compiler_startup_phases": {phase: s}};
+    on an error {"compiler_startup_error": "Type: message"} (the tests then start up themselves).
+    """
+    import torch
+
+    phases: dict[str, float] = {}
+    scratch = seed_dir.rstrip("/") + ".calibration"
+    old_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    old_threads = torch.get_num_threads()
+    start = time.perf_counter()
+    try:
+        single_threaded_compile()
+        _import_compile_stack()
+        phases["imports"] = time.perf_counter() - start
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+        from torch._inductor.utils import clear_caches
+
+        mark = time.perf_counter()
+        shutil.rmtree(seed_dir, ignore_errors=True)
+        os.makedirs(seed_dir)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(seed_dir)
+        clear_caches()
+        pick_vec_isa()
+        phases["vec_isa"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(scratch)
+        clear_caches()
+        torch.set_num_threads(1)  # no intra-op pool in the zygote
+        compiled = torch.compile(_calibration_function, backend="inductor", dynamic=False)
+        compiled(torch.ones(4, 8))
+        phases["compile"] = time.perf_counter() - mark
+        total = time.perf_counter() - start
+    except Exception as exc:  # noqa: BLE001 - reported; the tests then start up on their own
+        return {"compiler_startup_error": f"{type(exc).__name__}: {exc}"[:500]}
+    finally:
+        torch.set_num_threads(old_threads)
+        try:
+            torch._dynamo.reset()
+            from torch._dynamo.utils import counters
+            from torch._inductor.utils import clear_caches
+
+            clear_caches()
+            counters.clear()
+        except ImportError:
+            pass
+        if old_dir is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = old_dir
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"compiler_startup_s": total, "compiler_startup_phases": {k: round(v, 3) for k, v in phases.items()}}
 
 
 def backend_of(request: TestRequest, target: Target) -> Any:

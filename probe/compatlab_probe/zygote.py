@@ -84,7 +84,7 @@ class Zygote:
             return None
         _close(fds)
         if kind == "preload":
-            self.preload(message.get("model_types") or [])
+            self.preload(message.get("model_types") or [], message.get("compile_calibration"))
         elif kind == "shutdown":
             return "shutdown"
         else:
@@ -93,7 +93,10 @@ class Zygote:
 
     # ----------------------------------------------------------------- preload
 
-    def preload(self, model_types: list[str]) -> None:
+    def preload(self, model_types: list[str], calibration: Any = None) -> None:
+        """Imports the modelling modules of `model_types`; with `calibration`
+        ({"seed_dir": DIR}), then runs the sweep's calibration compile
+        (compiler.calibrate); answers `ready`."""
         from . import heads
         from .osutil import thread_names
         from .runtime import stack_info
@@ -107,6 +110,11 @@ class Zygote:
                 failures[str(model_type)] = f"{type(exc).__name__}: {exc}"
         self.import_s += time.perf_counter() - start
         ready = {"type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
+        if isinstance(calibration, dict) and isinstance(calibration.get("seed_dir"), str) \
+                and calibration["seed_dir"]:
+            from .compiler import calibrate
+
+            ready.update(calibrate(calibration["seed_dir"]))
         ready.update(stack_info())
         ready.update(import_s=round(self.import_s, 3), threads=len(thread_names()),
                      import_failures=failures)

@@ -308,3 +308,45 @@ def test_a_graph_break_is_not_counted_as_a_frame_run_eagerly():
     assert delta["graph_breaks"] >= 1
     assert delta["frames_run_eagerly"] == 0, delta["graph_break_reasons"]
     torch._dynamo.reset()
+
+
+# ---------------------------------------------------------------- the calibration compile (issue 18)
+
+_CALIBRATE = """
+import json, os, sys
+from compatlab_probe import compiler, osutil
+out = compiler.calibrate(sys.argv[1])
+out["threads"] = osutil.thread_names()
+out["cache_dir_env"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+print(json.dumps(out))
+"""
+
+
+def test_calibration_leaves_one_thread_and_a_seed_without_any_graph(tmp_path):
+    """The zygote's calibration compile: its seed holds inductor's vector-ISA probe builds
+    only (no FX graph, AOTAutograd entry, wrapper module or kernel of any graph), its
+    scratch directory is gone, and the process can still fork (one thread)."""
+    import torch._inductor.cpu_vec_isa as isa
+
+    seed = tmp_path / "seed"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "probe"))
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-c", _CALIBRATE, str(seed)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert "compiler_startup_error" not in out, out
+    assert out["compiler_startup_s"] > 0 and set(out["compiler_startup_phases"]) == {"imports", "vec_isa", "compile"}
+    assert len(out["threads"]) == 1, out["threads"]
+    assert out["cache_dir_env"] is None  # restored
+    assert not os.path.exists(str(seed) + ".calibration")
+    files = [os.path.relpath(os.path.join(root, n), seed) for root, _, names in os.walk(seed) for n in names]
+    assert files, "the seed holds the vector-ISA probe's build"
+    assert not [f for f in files if f.split(os.sep)[0] in ("fxgraph", "aotautograd")], files
+    assert not [f for f in files if f.endswith((".py", ".main.cpp", ".main.so"))], files
+    sources = [f for f in files if f.endswith(".cpp")]
+    probes = {value for cls in vars(isa).values() if isinstance(cls, type)
+              for name, value in vars(cls).items() if name.endswith("_code") and isinstance(value, str)}
+    for source in sources:
+        with open(seed / source) as f:
+            assert f.read() in probes, f"{source} is not a vector-ISA probe"

@@ -49,3 +49,18 @@ def test_an_error_of_the_steady_phase_is_fail_to_run_at_steady(monkeypatch):
     assert result["status"] == "fail_to_run" and result["stage"] == "steady"
     assert result["error_type"] == "RuntimeError" and result["error_message"] == "steady broke"
     assert result["metrics"]["prepare_s"] > 0  # the first call before it was recorded
+
+
+def test_compiled_and_eager_steady_calls_run_in_alternating_blocks_not_call_by_call():
+    from compatlab_probe.kinds.common import alternating_steady
+    from compatlab_probe.request import MeasureSettings
+
+    order = []
+    metrics = alternating_steady(lambda: order.append("c"), lambda: order.append("e"),
+                                 MeasureSettings(warmup=1, min_iters=10, min_time_s=0.0))
+    assert "".join(order) == "ce" + "cceecceecceecceeccee"  # warm-ups, then 5 pairs of 2-call blocks
+    assert metrics["steady_iters"] == 10 and metrics["speedup"] > 0
+    order.clear()
+    alternating_steady(lambda: order.append("c"), lambda: order.append("e"),
+                       MeasureSettings(warmup=0, min_iters=0, min_time_s=0.0), exact_calls=5)
+    assert "".join(order) == "cc" "ee" "c" "e" "c" "e" "c" "e"  # train: exactly 5 of each, in 4 blocks

@@ -43,7 +43,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };
@@ -79,6 +79,7 @@ enum class FillWhen {
   kAudited,      // the fallback audit ran: fallback_audit is audited (targets other than cpu)
   kDevice,       // a target with device memory statistics (not cpu)
   kWarm,         // a warm rerun ran (--warm in compile mode): warm_state is not empty
+  kInductor,     // compiled with the inductor backend: backend is "inductor"
 };
 
 // "compared", "token_inputs", ...: the name of a condition.

@@ -177,6 +177,11 @@ struct RunResult {
 
   // --- Schema version 3. ---
   std::optional<double> steady_min_s;  // the fastest steady-state iteration
+
+  // --- Schema version 4. ---
+  // Compile mode: seconds of the sweep's calibration compile (the compiler's
+  // start-up, paid once per sweep; doc/results-schema.md, "Compile times").
+  std::optional<double> compiler_startup_s;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

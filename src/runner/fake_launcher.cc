@@ -23,9 +23,11 @@ void WriteAll(int fd, const std::string& s) {
 }
 
 // Stands in for a compiled test: a cold run fills its cache directory, a warm
-// run hits what the cold one left there.
+// run hits what the cold one left there. A cold run whose directory started
+// with a file `seed/probe` (a seeded directory) says so in status_detail.
 void CompileCacheChild(const LaunchRequest& req, int result_fd) {
   const std::string entry = req.compile_cache_dir + "/entry";
+  const std::string seeded = req.compile_cache_dir + "/seed/probe";
   if (req.compile_cache_dir.empty() || access(req.compile_cache_dir.c_str(), W_OK) != 0) {
     WriteAll(result_fd, R"({"status":"harness_error","error_message":"no cache directory"})");
   } else if (req.cache_phase == kCachePhaseWarm && access(entry.c_str(), F_OK) == 0) {
@@ -35,10 +37,12 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
     WriteAll(result_fd,
              R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
   } else {
+    const bool was_seeded = access(seeded.c_str(), F_OK) == 0;
     FILE* f = std::fopen(entry.c_str(), "w");
     if (f != nullptr) std::fclose(f);
-    WriteAll(result_fd,
-             R"({"status":"pass","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
+    WriteAll(result_fd, std::string(R"({"status":"pass","status_detail":")") +
+                            (was_seeded ? "seeded" : "") +
+                            R"(","metrics":{"prepare_s":5.0,"cache_hits":0,"cache_misses":2}})");
   }
 }
 

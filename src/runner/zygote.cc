@@ -96,6 +96,9 @@ absl::Status ZygoteLauncher::Spawn() {
 
 absl::Status ZygoteLauncher::Handshake() {
   json preload = {{"type", "preload"}, {"model_types", options_.preload}};
+  if (!options_.compile_seed_dir.empty()) {
+    preload["compile_calibration"] = {{"seed_dir", options_.compile_seed_dir}};
+  }
   std::string msg = preload.dump();
   if (send(control_fd_, msg.data(), msg.size(), MSG_NOSIGNAL) < 0) {
     Stop(true);
@@ -117,6 +120,21 @@ absl::Status ZygoteLauncher::Handshake() {
   stack_.python_version = ready.value("python_version", "");
   stack_.torch_version = ready.value("torch_version", "");
   stack_.transformers_version = ready.value("transformers_version", "");
+  compiler_startup_s_.reset();
+  compiler_startup_error_.clear();
+  compiler_startup_phases_.clear();
+  if (!options_.compile_seed_dir.empty()) {
+    if (ready.contains("compiler_startup_s") && ready["compiler_startup_s"].is_number()) {
+      compiler_startup_s_ = ready["compiler_startup_s"].get<double>();
+    } else {
+      compiler_startup_error_ = ready.value("compiler_startup_error", "no figure in the answer");
+    }
+    if (ready.contains("compiler_startup_phases") && ready["compiler_startup_phases"].is_object()) {
+      for (const auto& [k, v] : ready["compiler_startup_phases"].items()) {
+        if (v.is_number()) compiler_startup_phases_[k] = v.get<double>();
+      }
+    }
+  }
   import_failures_.clear();
   if (ready.contains("import_failures") && ready["import_failures"].is_object()) {
     for (const auto& [k, v] : ready["import_failures"].items()) {

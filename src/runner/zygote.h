@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,11 @@ struct ZygoteOptions {
   std::vector<std::string> preload;        // model types whose modules to import
   std::map<std::string, std::string> env;  // extra environment for zygote and tests
   std::string log_path;                    // zygote's own stdout/stderr ("" = /dev/null)
-  double start_timeout_s = 900;            // import + preload
+  // Non-empty: the zygote runs the calibration compile at every start
+  // (doc/worker-protocol.md, `preload`), leaving the seed of the tests'
+  // compile caches in this directory (replaced at each start).
+  std::string compile_seed_dir;
+  double start_timeout_s = 900;  // import + preload
   double fork_timeout_s = 60;
 };
 
@@ -40,6 +45,16 @@ class ZygoteLauncher : public TestLauncher {
   bool OnChildExit(pid_t pid, int wait_status) override;
   StackInfo Stack() const override { return stack_; }
   int Restarts() const override { return restarts_; }
+
+  // The calibration compile of the latest start: its seconds (the compiler's
+  // start-up), or nullopt with the reason in compiler_startup_error() ("" when
+  // none was asked for).
+  std::optional<double> compiler_startup_s() const { return compiler_startup_s_; }
+  const std::string& compiler_startup_error() const { return compiler_startup_error_; }
+  // Seconds per calibration phase ("imports", "vec_isa", "compile"), as reported.
+  const std::map<std::string, double>& compiler_startup_phases() const {
+    return compiler_startup_phases_;
+  }
 
   // Model types whose modelling module failed to import in the zygote.
   const std::map<std::string, std::string>& import_failures() const { return import_failures_; }
@@ -63,6 +78,9 @@ class ZygoteLauncher : public TestLauncher {
   int restarts_ = 0;
   StackInfo stack_;
   std::map<std::string, std::string> import_failures_;
+  std::optional<double> compiler_startup_s_;
+  std::string compiler_startup_error_;
+  std::map<std::string, double> compiler_startup_phases_;
 };
 
 }  // namespace compatlab

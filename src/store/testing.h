@@ -130,6 +130,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.warm_cache_misses = 0;
   r.error_signature = "RuntimeError: boom; DROP TABLE runs; --";
   r.steady_min_s = 0.0009;
+  r.compiler_startup_s = 6.5;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -164,6 +164,9 @@ void Executor::Start(Entry* entry) {
     std::error_code ec;
     if (entry->job.cache_phase == kCachePhaseCold) fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
+    if (!ec && entry->job.cache_phase == kCachePhaseCold && !options_.compile_seed_dir.empty()) {
+      fs::copy(options_.compile_seed_dir, dir, fs::copy_options::recursive, ec);
+    }
     if (ec) {
       FinishedTest f{&entry->job, {}, UtcNowIso8601(), UtcNowIso8601()};
       f.facts.launch_error = absl::StrCat("compile cache directory ", dir, ": ", ec.message());
@@ -212,6 +215,9 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
+  if (rec.spec.IsCompiled() && rec.spec.backend == "inductor") {
+    rec.result.compiler_startup_s = options_.compiler_startup_s;
+  }
   if (!rec.result.torch_num_threads.has_value() && !rec.spec.IsHarness()) {
     rec.result.torch_num_threads = options_.torch_num_threads;
   }

@@ -30,6 +30,13 @@ struct ExecuteOptions {
   // compile cache, removed when it is reported; the root is emptied first and
   // removed at the end. "" = torch's defaults (no warm rerun then).
   std::string compile_cache_root;
+  // A directory whose files every cold compile-cache directory starts with
+  // (copied in before the test starts): the calibration compile's seed,
+  // artifacts of no model's graph. "" = the directories start empty.
+  std::string compile_seed_dir;
+  // The calibration compile's seconds, stored in every compiled record as
+  // compiler_startup_s (nullopt: none ran, or it failed).
+  std::optional<double> compiler_startup_s;
   // Given with --resume: replace the stored values for every test run here.
   std::optional<double> timeout_s;
   std::optional<double> grace_s;

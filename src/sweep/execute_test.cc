@@ -85,10 +85,11 @@ class ExecuteTest : public ::testing::Test {
 
 // A two-shape compile plan on a profile given as a file whose compile
 // options leave "dynamic" unset, plus an eager test of each shape.
-std::vector<ResolvedTest> FileProfilePlan(const fs::path& profile_path, bool warm) {
-  std::ofstream(profile_path)
-      << R"({"name":"filedev","device":"cpu",)"
-      << R"("compile":{"backend":"aot_eager","options":{"fullgraph":false}}})";
+std::vector<ResolvedTest> FileProfilePlan(const fs::path& profile_path, bool warm,
+                                          const std::string& backend = "aot_eager") {
+  std::ofstream(profile_path) << R"({"name":"filedev","device":"cpu",)"
+                              << R"("compile":{"backend":")" << backend
+                              << R"(","options":{"fullgraph":false}}})";
   std::vector<std::string> targets = {profile_path.string()};
   auto profiles = LoadTargetProfiles(&targets, profile_path.parent_path());
   EXPECT_TRUE(profiles.ok()) << profiles.status();
@@ -171,6 +172,40 @@ TEST_F(ExecuteTest, WithoutWarmACompiledTestRunsOnceOnItsOwnCacheDirectory) {
   ASSERT_EQ(launcher_.requests().size(), 2u);
   EXPECT_NE(launcher_.requests()[0].compile_cache_dir, launcher_.requests()[1].compile_cache_dir);
   EXPECT_EQ(launcher_.requests()[0].cache_phase, "cold");
+}
+
+TEST_F(ExecuteTest, ColdDirectoriesStartAsTheSeedAndInductorRecordsCarryTheStartUp) {
+  std::vector<ResolvedTest> plan =
+      FileProfilePlan(dir_ / "filedev.json", /*warm=*/true, "inductor");
+  plan.push_back(Harness("noop"));
+  Plan(plan);
+  const fs::path seed = dir_ / "seed";
+  fs::create_directories(seed / "seed");
+  std::ofstream(seed / "seed" / "probe") << "isa";
+  options_.compile_seed_dir = seed.string();
+  options_.compiler_startup_s = 7.5;
+  ASSERT_TRUE(Execute(plan).ok());
+  std::map<std::string, RunRecord> records = Records();
+  for (const char* key : {"forward/compile/16", "forward/compile/32"}) {
+    SCOPED_TRACE(key);
+    const RunResult& r = records.at(key).result;
+    EXPECT_EQ(r.status_detail, "seeded");
+    EXPECT_EQ(r.warm_state, "warm");  // the warm rerun is not seeded again: it hits
+    EXPECT_DOUBLE_EQ(r.compiler_startup_s.value_or(-1), 7.5);
+  }
+  EXPECT_FALSE(records.at("noop/eager/32#0").result.compiler_startup_s.has_value());
+  EXPECT_TRUE(fs::exists(seed / "seed" / "probe"));  // copied, never moved
+}
+
+TEST_F(ExecuteTest, NonInductorRecordsHaveNoStartUpFigure) {
+  std::vector<ResolvedTest> plan = FileProfilePlan(dir_ / "filedev.json", /*warm=*/false);
+  Plan(plan);
+  options_.compiler_startup_s = 7.5;
+  ASSERT_TRUE(Execute(plan).ok());
+  for (const auto& [key, r] : Records()) {
+    EXPECT_FALSE(r.result.compiler_startup_s.has_value()) << key;
+    EXPECT_EQ(r.result.status_detail, "") << key;  // no seed: an empty directory
+  }
 }
 
 TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {

@@ -1,6 +1,8 @@
 #include "sweep/summary.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "query/runs_format.h"
 #include "util/time.h"
 
@@ -21,6 +23,21 @@ std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed) {
   return absl::StrFormat("compatlab: zygote ready in %.1f s (%d modelling modules preloaded%s)\n",
                          seconds, preloaded,
                          failed == 0 ? "" : absl::StrFormat(", %d failed", failed));
+}
+
+std::string CompilerStartupLine(std::optional<double> seconds,
+                                const std::map<std::string, double>& phases,
+                                const std::string& error) {
+  if (!seconds.has_value()) {
+    return absl::StrFormat(
+        "compatlab: warning: the calibration compile failed (%s); each compiled test starts "
+        "the compiler itself and compiler_startup_s stays empty\n",
+        error);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, s] : phases) parts.push_back(absl::StrFormat("%s %.1f s", name, s));
+  return absl::StrFormat("compatlab: compiler start-up %.1f s, once for the sweep%s\n", *seconds,
+                         parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")"));
 }
 
 std::string InterruptedLine(const std::string& reason, int64_t done, int64_t planned,

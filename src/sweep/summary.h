@@ -4,6 +4,8 @@
 #define COMPATLAB_SWEEP_SUMMARY_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,12 @@ std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planne
 
 // "compatlab: zygote ready in 1.2 s (3 modelling modules preloaded[, F failed])\n"
 std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed);
+// The calibration compile's line: its seconds and phases ("compatlab: compiler
+// start-up 9.8 s, once for the sweep (compile 5.2 s, imports 3.1 s, ...)"), or,
+// without seconds, a warning naming `error`.
+std::string CompilerStartupLine(std::optional<double> seconds,
+                                const std::map<std::string, double>& phases,
+                                const std::string& error);
 
 // "compatlab: interrupted by SIGINT after D of N tests; resume with:
 // compatlab sweep --db DB --resume ID\n"

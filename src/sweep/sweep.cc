@@ -201,12 +201,30 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   zopts.log_path =
       (fs::temp_directory_path() / absl::StrCat("compatlab-", p.sweep_id, ".zygote.log")).string();
   zopts.env["COMPATLAB_SWEEP_ID"] = p.sweep_id;
+  // The calibration compile (inductor's start-up, once for the sweep) when a
+  // test compiles with inductor.
+  const bool compiles = std::any_of(p.pending.begin(), p.pending.end(), [](const ResolvedTest& t) {
+    return t.spec.IsCompiled() && t.spec.backend == "inductor";
+  });
+  if (compiles) {
+    zopts.compile_seed_dir =
+        (fs::temp_directory_path() / absl::StrCat("compatlab-seed-", p.sweep_id)).string();
+  }
   ZygoteLauncher launcher(zopts, &*guardian);
   double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
   if (absl::Status s = launcher.Start(); !s.ok()) return Failed(s);
   std::cerr << ZygoteReadyLine(MonotonicSeconds() - zygote_start, zopts.preload.size(),
                                launcher.import_failures().size());
+  if (compiles) {
+    std::cerr << CompilerStartupLine(launcher.compiler_startup_s(),
+                                     launcher.compiler_startup_phases(),
+                                     launcher.compiler_startup_error());
+  }
   ExecuteOptions eo;
+  if (launcher.compiler_startup_s().has_value()) {
+    eo.compile_seed_dir = zopts.compile_seed_dir;
+    eo.compiler_startup_s = launcher.compiler_startup_s();
+  }
   eo.sweep_id = p.sweep_id;
   eo.jobs = p.jobs;
   eo.torch_num_threads = std::max(1, UsableCores() / p.jobs);
@@ -229,6 +247,10 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   // The zygote's log is kept only when something went wrong with it.
   std::error_code ec;
   if (run.ok() && launcher.Restarts() == 0) fs::remove(zopts.log_path, ec);
+  if (compiles) {
+    fs::remove_all(zopts.compile_seed_dir, ec);
+    fs::remove_all(zopts.compile_seed_dir + ".calibration", ec);
+  }
   if (absl::IsCancelled(run)) return {SweepEnd::kInterrupted, run};
   if (!run.ok()) return Failed(run);
   return {};

@@ -33,6 +33,7 @@ CONDITIONS = {
     "audited": lambda row: row["fallback_audit"].startswith("audited"),
     "device": lambda row: row["target"] != "cpu",
     "warm": lambda row: bool(row["warm_state"]),
+    "inductor": lambda row: row["backend"] == "inductor",
 }
 
 

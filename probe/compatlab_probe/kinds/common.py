@@ -1,6 +1,6 @@
 """What the model kinds (forward, generate, train) share below their phase skeleton
 (phases.py): stages, building a model and its inputs for a request, a CPU reference
-copy, and interleaved steady-state timing.
+copy, and steady-state timing of a compiled and an eager callable in alternating blocks.
 
     built = build_model_and_inputs(request, result, dtype, target.device)
     out = stage(result, "steady", "fail_to_run", lambda: built.model(**built.inputs))
@@ -10,6 +10,7 @@ copy, and interleaved steady-state timing.
 from __future__ import annotations
 
 import copy
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -201,32 +202,69 @@ def reference_inputs(inputs: dict[str, Any], dtype: Any) -> dict[str, Any]:
     return {k: (v.to("cpu").to(dtype) if v.is_floating_point() else v.to("cpu")) for k, v in inputs.items()}
 
 
-def interleaved_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], Any], params: MeasureSettings,
-                       sync: Callable[[], Any] = lambda: None) -> dict[str, Any]:
-    """Steady state of a compiled and an eager callable of the same model, calls alternated.
+# Alternating blocks per kind of call (compiled, eager) at least: the measured phase is cut
+# into this many compiled blocks and as many eager ones, so load drift hits both.
+STEADY_BLOCKS = 4
 
-    Each runs params.warmup times first; then compiled and eager calls alternate
-    (each synchronised and timed alone) until both have min_iters iterations and
-    min_time_s has passed. Returns the metrics dict: steady_median_s, steady_p90_s,
-    steady_iters, steady_min_s (compiled), eager_steady_median_s, eager_steady_p90_s, speedup
-    (eager median / compiled median).
+
+def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], Any], params: MeasureSettings,
+                       sync: Callable[[], Any] = lambda: None, exact_calls: int | None = None) -> dict[str, Any]:
+    """Steady state of a compiled and an eager callable of the same model, measured in
+    alternating blocks of consecutive calls of one kind (doc/probe.md, "Steady state").
+
+    Each runs params.warmup times first (all compiled calls, then all eager ones). Then
+    blocks alternate, compiled first: a block is at least min_iters // STEADY_BLOCKS (at
+    least 1) consecutive calls of one callable, each synchronised and timed alone, lasting at
+    least min_time_s / (2 * STEADY_BLOCKS); pairs of blocks go on until each kind has
+    min(STEADY_BLOCKS, min_iters) blocks and min_iters calls and min_time_s has passed.
+    Per-call interleaving is avoided: switching kernels on every call slows the compiled
+    calls by tens of percent on the CPU (doc/probe.md).
+    `exact_calls` (train: its steps 2..K): exactly that many calls of each callable, in
+    min(STEADY_BLOCKS, exact_calls) blocks as equal as can be, no time criterion.
+
+    Returns the metrics dict: steady_median_s, steady_p90_s, steady_iters, steady_min_s
+    (compiled calls), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
+    (median of the eager blocks' medians / median of the compiled blocks' medians).
     """
-    for _ in range(params.warmup):
-        compiled_fn()
-        eager_fn()
-    sync()
-    compiled, eager = [], []
+    for fn in (compiled_fn, eager_fn):
+        for _ in range(params.warmup):
+            fn()
+        sync()
+    block_calls = max(1, params.min_iters // STEADY_BLOCKS)
+    min_blocks = min(STEADY_BLOCKS, max(1, params.min_iters))
+    block_s = params.min_time_s / (2 * STEADY_BLOCKS)
+    calls: dict[str, list[float]] = {"compiled": [], "eager": []}
+    medians: dict[str, list[float]] = {"compiled": [], "eager": []}
     begin = time.perf_counter()
-    while len(compiled) < max(1, params.min_iters) or time.perf_counter() - begin < params.min_time_s:
-        for fn, times in ((compiled_fn, compiled), (eager_fn, eager)):
+
+    def block(name: str, fn: Callable[[], Any], calls_at_least: int, seconds_at_least: float) -> None:
+        times = []
+        started = time.perf_counter()
+        while len(times) < calls_at_least or time.perf_counter() - started < seconds_at_least:
             start = time.perf_counter()
             fn()
             sync()
             times.append(time.perf_counter() - start)
-    median, p90 = percentiles(compiled)
-    eager_median, eager_p90 = percentiles(eager)
+        calls[name].extend(times)
+        medians[name].append(statistics.median(times))
+
+    if exact_calls is not None:
+        n_blocks = max(1, min(STEADY_BLOCKS, exact_calls))
+        for i in range(n_blocks):
+            count = max(1, exact_calls // n_blocks + (1 if i < exact_calls % n_blocks else 0))
+            block("compiled", compiled_fn, count, 0.0)
+            block("eager", eager_fn, count, 0.0)
+    while exact_calls is None and (len(medians["compiled"]) < min_blocks
+                                   or len(calls["compiled"]) < max(1, params.min_iters)
+                                   or time.perf_counter() - begin < params.min_time_s):
+        block("compiled", compiled_fn, block_calls, block_s)
+        block("eager", eager_fn, block_calls, block_s)
+    median, p90 = percentiles(calls["compiled"])
+    eager_median, eager_p90 = percentiles(calls["eager"])
+    compiled_blocks = statistics.median(medians["compiled"])
     return {
-        "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(compiled), "steady_min_s": min(compiled),
-        "eager_steady_median_s": eager_median, "eager_steady_p90_s": eager_p90,
-        "speedup": eager_median / median if median > 0 else None,
+        "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(calls["compiled"]),
+        "steady_min_s": min(calls["compiled"]), "eager_steady_median_s": eager_median,
+        "eager_steady_p90_s": eager_p90,
+        "speedup": statistics.median(medians["eager"]) / compiled_blocks if compiled_blocks > 0 else None,
     }

@@ -2,7 +2,7 @@
 calls, audit CPU fallbacks, and compare the output with a CPU float64 reference.
 
 Modes: `eager`, and `compile` (torch.compile with the request's backend and
-options; the eager model's calls are timed interleaved with the compiled ones).
+options; the eager model's calls are timed in blocks alternating with the compiled ones).
 
 Stages and statuses:
   import   resolving and importing the modelling class          -> fail_to_load
@@ -20,7 +20,7 @@ architecture cannot take, a seq_len other than 32 for inputs without a sequence.
 
 Order in one child (doc/probe.md): build; eager first call; [compile mode:
 first compiled call = prepare]; steady (eager mode: eager calls; compile mode:
-compiled and eager calls alternated); one un-timed audited eager call; the
+compiled and eager calls in alternating blocks); one un-timed audited eager call; the
 reference on the CPU. Device peak memory and host peak RSS are read before the
 audit and the reference, so neither distorts them.
 """
@@ -35,7 +35,7 @@ from .. import accuracy, compiler
 from ..measure import steady_state
 from ..request import TestRequest
 from ..result import Result
-from .common import Built, cpu_copy, interleaved_steady, reference_inputs, stage
+from .common import Built, alternating_steady, cpu_copy, reference_inputs, stage
 from .phases import ModelTest, per_second
 
 __all__ = ["run"]
@@ -87,7 +87,7 @@ def _synced(fn: Any, target: Any) -> Any:
 
 
 def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_call: Any) -> tuple[Any, Any]:
-    """Compile mode: eager first call, compiled first call (prepare), interleaved steady.
+    """Compile mode: eager first call, compiled first call (prepare), steady in alternating blocks.
 
     Returns (compiled outputs, eager outputs) as CPU float64 vectors.
     """
@@ -105,7 +105,7 @@ def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_
         outputs = _synced(compiled_call, target)
     outputs = accuracy.as_vector(outputs)
     with test.steady():
-        result.metrics.update(interleaved_steady(compiled_call, eager_call, test.request.measure, target.sync))
+        result.metrics.update(alternating_steady(compiled_call, eager_call, test.request.measure, target.sync))
     return outputs, eager_outputs
 
 

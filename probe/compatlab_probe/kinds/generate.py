@@ -198,7 +198,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
 
     with test.steady():
         if compiling:
-            steady = common.interleaved_steady(lambda: generate(gc), lambda: generate(gc_eager), params, target.sync)
+            steady = common.alternating_steady(lambda: generate(gc), lambda: generate(gc_eager), params, target.sync)
         else:
             median, p90, iters, fastest = steady_state(lambda: generate(gc), params, target.sync)
             steady = {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": iters,

@@ -13,7 +13,7 @@
 
 Each phase records its own failure in the result (stage, status) and ends the kind by
 raising StageFailed; a kind keeps only what is its own (generate's prefill/decode
-split, train's steps and losses, forward's interleaved compiled/eager steady).
+split, train's steps and losses, forward's compiled/eager steady in alternating blocks).
 
 Memory (the meaning of store/schema.cc's host_peak_rss_bytes): the host RSS
 high-water mark and the device allocator's peak are reset right after the build,

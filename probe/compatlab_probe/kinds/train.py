@@ -10,7 +10,7 @@ with dropout off (doc/probe.md, "Kind train"; doc/accuracy.md, "train").
                 (forward and backward compile; the optimizer step stays eager)
 
 Phases: build; prepare = step 1 (compile included); steady = steps 2..K (compile mode:
-each interleaved with an eager step of a copy of the model with its own optimizer).
+in alternating blocks with as many eager steps of a copy of the model with its own optimizer).
 Metrics: train_steps, train_first_step_s (= prepare_s), train_steady_step_s (= steady
 median), train_loss (JSON array), tokens_per_s (batch * seq_len / steady step).
 
@@ -291,8 +291,9 @@ def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, init
         eager = _Trainer(eager_model, trainer.batch)
         eager.step()  # its own first step (optimizer state), not timed
         target.sync()
-        result.metrics.update(common.interleaved_steady(
-            compiled_step, eager.step, MeasureSettings(warmup=0, min_iters=steps - 1, min_time_s=0.0), target.sync))
+        result.metrics.update(common.alternating_steady(
+            compiled_step, eager.step, MeasureSettings(warmup=0, min_iters=steps - 1, min_time_s=0.0), target.sync,
+            exact_calls=steps - 1))
         del eager, eager_model
         return
     times = [_timed_step(trainer, target, keep_grads=len(trainer.losses) + 1 == last)
