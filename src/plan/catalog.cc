@@ -1,6 +1,7 @@
 #include "plan/catalog.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "util/subprocess.h"
 
@@ -14,12 +15,17 @@ std::string Str(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args) {
+absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
+                                     const std::vector<std::string>& pythonpath = {}) {
   std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};
   argv.insert(argv.end(), args.begin(), args.end());
-  absl::StatusOr<CommandResult> r = RunCommand(
-      argv, {{"PYTHONPATH", env.probe_dir}, {"HF_HUB_OFFLINE", "1"}, {"TRANSFORMERS_OFFLINE", "1"}},
-      300);
+  std::vector<std::string> path = pythonpath;
+  path.push_back(env.probe_dir);
+  absl::StatusOr<CommandResult> r = RunCommand(argv,
+                                               {{"PYTHONPATH", absl::StrJoin(path, ":")},
+                                                {"HF_HUB_OFFLINE", "1"},
+                                                {"TRANSFORMERS_OFFLINE", "1"}},
+                                               300);
   if (!r.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot run the probe with ", env.python, ": ", r.status().message()));
@@ -74,8 +80,9 @@ absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env) {
   return ParseCatalog(*out);
 }
 
-absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend) {
-  return RunProbe(env, {"--backend", backend}).status();
+absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend,
+                                 const std::vector<std::string>& pythonpath) {
+  return RunProbe(env, {"--backend", backend}, pythonpath).status();
 }
 
 absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir) {

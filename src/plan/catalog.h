@@ -43,9 +43,11 @@ absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text)
 // Runs the probe's catalog command.
 absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
 // OK when the probe's torch registers the compile backend `backend`, or it is
-// a "module:function" that imports as a callable; InvalidArgument naming the
-// registered ones otherwise.
-absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend);
+// a "module:function" that imports as a callable with `pythonpath` (absolute
+// directories, as the test child's target profiles put them) first on the path;
+// InvalidArgument naming the registered ones otherwise.
+absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend,
+                                 const std::vector<std::string>& pythonpath = {});
 // Reads a local checkpoint directory's config through the probe.
 absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir);
 

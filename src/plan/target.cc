@@ -123,6 +123,7 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
   p.device = j["device"].get<std::string>();
   p.backend = j["compile"]["backend"].get<std::string>();
   p.compile_options_json = Dump(j["compile"].value("options", json::object()));
+  p.pythonpath = j.value("pythonpath", std::vector<std::string>{});
   p.json = Dump(j);
   return p;
 }

@@ -17,11 +17,13 @@ namespace compatlab {
 struct TargetProfile {
   std::string name;  // "cpu", "cuda", ...; equals the file's stem for a named profile
   std::string description;
-  bool verified = false;             // false: shipped but never run on the real device
-  std::string device;                // torch device string
-  std::string backend;               // default torch.compile backend (compile.backend)
-  std::string compile_options_json;  // compile.options as canonical JSON object text
-  std::string json;                  // the whole profile as canonical JSON object text
+  bool verified = false;                // false: shipped but never run on the real device
+  std::string device;                   // torch device string
+  std::string backend;                  // default torch.compile backend (compile.backend)
+  std::string compile_options_json;     // compile.options as canonical JSON object text
+  std::vector<std::string> pythonpath;  // entries the child puts first on sys.path (relative: to
+                                        // the repository root)
+  std::string json;                     // the whole profile as canonical JSON object text
 };
 
 // Parses and checks profile JSON text; `origin` names the file in errors.

@@ -210,7 +210,17 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
       std::any_of(profiles->begin(), profiles->end(),
                   [&](const auto& entry) { return entry.second.backend == overrides.backend; });
   if (!overrides.backend.empty() && !profile_backend) {
-    if (absl::Status s = CheckCompileBackend(probe, overrides.backend); !s.ok()) return s;
+    // The child imports the backend with its profile's pythonpath first on the path.
+    std::vector<std::string> pythonpath;
+    for (const auto& [name, profile] : *profiles) {
+      for (const std::string& entry : profile.pythonpath) {
+        const fs::path dir(entry);
+        pythonpath.push_back(dir.is_absolute() ? entry : (home / dir).string());
+      }
+    }
+    if (absl::Status s = CheckCompileBackend(probe, overrides.backend, pythonpath); !s.ok()) {
+      return s;
+    }
   }
   std::optional<ModelCatalog> catalog;
   if (PlanNeedsCatalog(*suite, overrides)) {
