@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
@@ -151,6 +154,28 @@ absl::Status RunIndex::Refresh(Store& store) {
                                                IntOr(v[first_matrix], 0), IntOr(v[2], 0),
                                                Text(v[first_matrix + 1])));
     row.finished = TimestampDigits(Text(v[first_matrix + 2]));
+    const uint64_t matrix_key = (uint64_t{row.model} << 32) | row.label;
+    auto [matrix_row, added] =
+        matrix_row_ids_.try_emplace(matrix_key, static_cast<uint32_t>(matrix_rows_.size()));
+    if (added) {
+      matrix_rows_.emplace_back(row.model, row.label);
+      matrix_row_cells_.emplace_back();
+    }
+    row.matrix_row = matrix_row->second;
+    const std::pair<uint32_t, uint32_t> column_key{row.col[kTarget], row.col[kMode]};
+    auto known = std::find(matrix_columns_.begin(), matrix_columns_.end(), column_key);
+    const auto column = static_cast<uint32_t>(known - matrix_columns_.begin());
+    if (known == matrix_columns_.end()) matrix_columns_.push_back(column_key);
+    std::vector<uint32_t>& row_cells = matrix_row_cells_[row.matrix_row];
+    auto cell = std::find_if(row_cells.begin(), row_cells.end(),
+                             [&](uint32_t id) { return matrix_cell_column_[id] == column; });
+    if (cell == row_cells.end()) {
+      row.matrix_cell = static_cast<uint32_t>(matrix_cell_column_.size());
+      matrix_cell_column_.push_back(column);
+      row_cells.push_back(row.matrix_cell);
+    } else {
+      row.matrix_cell = *cell;
+    }
     model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
     const std::pair<uint32_t, uint32_t> stack{row.col[kTorch], row.col[kTransformers]};
     if (std::find(stack_ids_.begin(), stack_ids_.end(), stack) == stack_ids_.end()) {
@@ -563,79 +588,118 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
   });
 }
 
+std::shared_ptr<const RunIndex::MatrixOrder> RunIndex::SortedMatrixRows() const {
+  std::lock_guard lock(matrix_order_mu_);
+  if (matrix_order_ != nullptr && matrix_order_->order.size() == matrix_rows_.size()) {
+    return matrix_order_;
+  }
+  // Ranks of the model ids and labels by their text, then one integer sort.
+  auto ranks = [](const std::vector<std::string>& values) {
+    std::vector<uint32_t> by_text(values.size());
+    for (uint32_t i = 0; i < by_text.size(); ++i) by_text[i] = i;
+    std::sort(by_text.begin(), by_text.end(),
+              [&values](uint32_t a, uint32_t b) { return values[a] < values[b]; });
+    std::vector<uint32_t> rank(values.size());
+    for (uint32_t r = 0; r < by_text.size(); ++r) rank[by_text[r]] = r;
+    return rank;
+  };
+  const std::vector<uint32_t> model_rank = ranks(models_.values);
+  const std::vector<uint32_t> label_rank = ranks(labels_.values);
+  std::vector<std::pair<uint64_t, uint32_t>> keyed(matrix_rows_.size());
+  for (uint32_t r = 0; r < keyed.size(); ++r) {
+    const auto& [model, label] = matrix_rows_[r];
+    keyed[r] = {(uint64_t{model_rank[model]} << 32) | label_rank[label], r};
+  }
+  std::sort(keyed.begin(), keyed.end());
+  auto sorted = std::make_shared<MatrixOrder>();
+  sorted->order.resize(keyed.size());
+  sorted->rank.resize(keyed.size());
+  for (uint32_t i = 0; i < keyed.size(); ++i) {
+    sorted->order[i] = keyed[i].second;
+    sorted->rank[keyed[i].second] = i;
+  }
+  matrix_order_ = std::move(sorted);
+  return matrix_order_;
+}
+
 MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
   std::shared_lock lock(mu_);
   MatrixIndexPage page;
-  // Per matrix row (model, label): its cells, each with the latest finish
-  // time seen and the positions that have it.
-  struct CellAcc {
-    uint32_t column;
+  // Per cell the index holds, zeroed by calloc (pages a query never touches
+  // cost nothing): the latest finish time seen, the position having it (+1;
+  // 0 = no run yet) and how many more runs have that same time.
+  struct Cell {
     int64_t finished;
-    std::vector<uint32_t> positions;
+    uint32_t position;
+    uint32_t ties;
   };
-  struct RowAcc {
-    uint32_t model;
-    uint32_t label;
-    std::vector<CellAcc> cells;
+  auto zeroed = [](size_t n, size_t size) {
+    void* memory = std::calloc(std::max<size_t>(n, 1), size);
+    if (memory == nullptr) throw std::bad_alloc();
+    return std::unique_ptr<void, decltype(&std::free)>(memory, &std::free);
   };
-  std::vector<RowAcc> rows;
-  // The matrix rows of each model (a model has few), then the columns (few).
-  std::vector<std::vector<uint32_t>> rows_of_model(models_.values.size());
-  std::vector<std::pair<uint32_t, uint32_t>> column_ids;  // (target, mode) ids
+  const auto cell_memory = zeroed(matrix_cell_column_.size(), sizeof(Cell));
+  const auto filled_memory = zeroed(matrix_rows_.size(), sizeof(uint32_t));
+  Cell* const cells = static_cast<Cell*>(cell_memory.get());
+  uint32_t* const filled = static_cast<uint32_t*>(filled_memory.get());  // cells with a run
+  std::vector<uint32_t> touched;  // matrix rows with a run, in the order first seen
   WalkMatrix(query, page, [&](size_t p) {
     const Row& row = rows_[p];
     ++page.selected;
-    std::vector<uint32_t>& mine = rows_of_model[row.model];
-    auto r = std::find_if(mine.begin(), mine.end(),
-                          [&](uint32_t i) { return rows[i].label == row.label; });
-    uint32_t row_index;
-    if (r == mine.end()) {
-      row_index = static_cast<uint32_t>(rows.size());
-      mine.push_back(row_index);
-      rows.push_back({row.model, row.label, {}});
-    } else {
-      row_index = *r;
-    }
-    const std::pair<uint32_t, uint32_t> column_key{row.col[kTarget], row.col[kMode]};
-    auto c = std::find(column_ids.begin(), column_ids.end(), column_key);
-    const uint32_t column = static_cast<uint32_t>(c - column_ids.begin());
-    if (c == column_ids.end()) column_ids.push_back(column_key);
-    std::vector<CellAcc>& cells = rows[row_index].cells;
-    auto cell = std::find_if(cells.begin(), cells.end(),
-                             [column](const CellAcc& acc) { return acc.column == column; });
-    if (cell == cells.end()) {
-      cells.push_back({column, row.finished, {static_cast<uint32_t>(p)}});
-    } else if (row.finished > cell->finished) {
-      cell->finished = row.finished;
-      cell->positions.assign(1, static_cast<uint32_t>(p));
-    } else if (row.finished == cell->finished) {
-      cell->positions.push_back(static_cast<uint32_t>(p));
+    Cell& cell = cells[row.matrix_cell];
+    const auto position = static_cast<uint32_t>(p) + 1;
+    if (cell.position == 0) {
+      if (filled[row.matrix_row]++ == 0) touched.push_back(row.matrix_row);
+      cell = {row.finished, position, 0};
+    } else if (row.finished > cell.finished) {
+      cell = {row.finished, position, 0};
+    } else if (row.finished == cell.finished) {
+      ++cell.ties;
     }
   });
-  for (const auto& [target, mode] : column_ids) {
+  std::vector<uint8_t> column_used(matrix_columns_.size(), 0);
+  for (uint32_t r : touched) {
+    for (uint32_t id : matrix_row_cells_[r]) {
+      if (cells[id].position != 0) column_used[matrix_cell_column_[id]] = 1;
+    }
+    page.cells += filled[r];
+  }
+  for (size_t c = 0; c < matrix_columns_.size(); ++c) {
+    if (!column_used[c]) continue;
+    const auto& [target, mode] = matrix_columns_[c];
     page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode]});
   }
   std::sort(page.columns.begin(), page.columns.end(), MatrixColumnBefore);
-  page.rows = static_cast<int64_t>(rows.size());
-  for (const RowAcc& row : rows) page.cells += static_cast<int64_t>(row.cells.size());
-  // The page's rows, in BuildMatrix's order: model_id, then test.
-  std::vector<uint32_t> order(rows.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto before = [&](uint32_t a, uint32_t b) {
-    const std::string& ma = models_.values[rows[a].model];
-    const std::string& mb = models_.values[rows[b].model];
-    if (ma != mb) return ma < mb;
-    return labels_.values[rows[a].label] < labels_.values[rows[b].label];
-  };
-  const size_t begin = std::min(query.offset, order.size());
-  const size_t end = std::min(order.size(), begin + query.limit);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(end), order.end(),
-                    before);
+  page.rows = static_cast<int64_t>(touched.size());
+  // The page's rows, in BuildMatrix's order (model_id, then test).
+  const std::shared_ptr<const MatrixOrder> sorted = SortedMatrixRows();
+  const size_t begin = std::min(query.offset, touched.size());
+  const size_t end = std::min(touched.size(), begin + query.limit);
+  std::partial_sort(
+      touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(end), touched.end(),
+      [&sorted](uint32_t a, uint32_t b) { return sorted->rank[a] < sorted->rank[b]; });
+  bool tied = false;
   for (size_t i = begin; i < end; ++i) {
-    for (const CellAcc& cell : rows[order[i]].cells) {
-      for (uint32_t p : cell.positions) page.rowids.push_back(rows_[p].rowid);
+    for (uint32_t id : matrix_row_cells_[touched[i]]) {
+      if (cells[id].position == 0) continue;
+      page.rowids.push_back(rows_[cells[id].position - 1].rowid);
+      tied |= cells[id].ties > 0;
     }
   }
+  if (!tied) return page;
+  // Runs that share their cell's latest finish time: BuildMatrix decides
+  // among them, so the page's rowids hold all of them (rare: a second walk).
+  std::vector<uint8_t> on_page(matrix_rows_.size(), 0);
+  for (size_t i = begin; i < end; ++i) on_page[touched[i]] = 1;
+  MatrixIndexPage again;
+  WalkMatrix(query, again, [&](size_t p) {
+    const Row& row = rows_[p];
+    const Cell& cell = cells[row.matrix_cell];
+    if (on_page[row.matrix_row] && cell.ties > 0 && row.finished == cell.finished &&
+        cell.position != p + 1) {
+      page.rowids.push_back(row.rowid);
+    }
+  });
   return page;
 }
 

@@ -153,6 +153,8 @@ class RunIndex {
     uint32_t label;    // MatrixTestLabel, interned in labels_
     int64_t finished;  // the digits of finished_at as a number: orders like the text
     uint32_t col[kColumns];
+    uint32_t matrix_row;   // dense id of (model, label): matrix_rows_
+    uint32_t matrix_cell;  // dense id of (matrix row, target, mode): matrix_cell_column_
   };
   // A query with its strings resolved to ids; `empty` when it cannot match.
   struct Resolved {
@@ -189,6 +191,25 @@ class RunIndex {
   std::vector<std::string> model_types_;                  // by model id
   std::vector<std::string> model_search_;          // lower-case "model_id\nmodel_type" by model id
   std::vector<std::vector<uint32_t>> model_rows_;  // positions in rows_, by model id
+  // The matrix rows (model, label), columns (target, mode) and cells (a row
+  // and a column) the index holds, by dense id (Row::matrix_row,
+  // Row::matrix_cell): a matrix page needs memory for the cells, never for
+  // rows x columns.
+  std::unordered_map<uint64_t, uint32_t> matrix_row_ids_;
+  std::vector<std::pair<uint32_t, uint32_t>> matrix_rows_;     // (model, label)
+  std::vector<std::vector<uint32_t>> matrix_row_cells_;        // cell ids, by matrix row
+  std::vector<std::pair<uint32_t, uint32_t>> matrix_columns_;  // (target, mode)
+  std::vector<uint32_t> matrix_cell_column_;                   // column id, by cell id
+  // matrix_rows_ ids in the matrix's order (model_id, then label), and each
+  // id's place in it; made when first needed for this many matrix rows.
+  struct MatrixOrder {
+    std::vector<uint32_t> order;
+    std::vector<uint32_t> rank;
+  };
+  // REQUIRES: mu_ held (shared).
+  std::shared_ptr<const MatrixOrder> SortedMatrixRows() const;
+  mutable std::mutex matrix_order_mu_;
+  mutable std::shared_ptr<const MatrixOrder> matrix_order_;
   int64_t last_rowid_ = 0;
   std::mutex refresh_mu_;
 

@@ -132,6 +132,38 @@ TEST_F(RunIndexMatrixTest, PagesAgreeWithTheMatrixOfEveryRun) {
   EXPECT_EQ(CellIds(Page(query)), CellIds(BuildMatrix(*runs, StackSelection{})));
 }
 
+TEST_F(RunIndexMatrixTest, PagesAfterARefreshPlaceNewModelsAndTestsInOrder) {
+  MatrixIndexQuery query;
+  query.selection = *ParseStackSelection("all");
+  query.limit = 1000;
+  ASSERT_EQ(CellIds(Page(query)), CellIds(BuildMatrix(all_, query.selection)));
+  // New rows that sort first (a new model) and between (a new test of a known
+  // model), and a newer run of a known cell, indexed by a second refresh.
+  std::vector<RunRecord> more;
+  for (const char* model : {"aaa", "model2"}) {
+    TestSpec spec = test::MakeSpec(model, "forward");
+    spec.seq_len = 77;
+    spec.target = "neuron";
+    more.push_back(test::MakeRun("later", spec));
+    more.back().finished_at = "2026-12-09T00:00:00.000Z";
+  }
+  TestSpec known = test::MakeSpec("model1", "forward");
+  known.target = "cpu";
+  more.push_back(test::MakeRun("later", known));
+  more.back().finished_at = "2026-12-09T00:00:00.000Z";
+  test::WriteRuns(db_, "later", more);
+  ASSERT_TRUE(index_.Refresh(*store_).ok());
+  auto all = store_->QueryRuns({});
+  ASSERT_TRUE(all.ok());
+  const Matrix whole = BuildMatrix(*all, query.selection);
+  const Matrix from_index = Page(query);
+  EXPECT_EQ(CellIds(from_index), CellIds(whole));
+  EXPECT_EQ(from_index.current, whole.current);
+  EXPECT_EQ(from_index.superseded, whole.superseded);
+  ASSERT_FALSE(from_index.rows.empty());
+  EXPECT_EQ(from_index.rows.front().model_id, "hf:aaa");
+}
+
 TEST_F(RunIndexMatrixTest, RunsAreMarkedSupersededWithinTheirCellAndStack) {
   std::vector<int64_t> rowids;
   for (int64_t i = 1; i <= static_cast<int64_t>(all_.size()); ++i) rowids.push_back(i);
