@@ -4,10 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <utility>
 
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "util/hash.h"
 #include "util/status.h"
@@ -86,10 +86,19 @@ absl::Status MergeFailed(const absl::Status& status) {
                       std::string(status.message()) + "; nothing imported");
 }
 
-// Every run of the stores at `sources`, each opened read-only.
+// The room a stored row needs beyond its text (numbers, the record header):
+// the row limit of a source store is the import's text limit plus this.
+constexpr int64_t kRowOverheadBytes = int64_t{64} << 10;
+
+// Every run of the stores at `sources`, each opened read-only and read one
+// run at a time within doc/limits.md's import limits: a stored row over the
+// per-run limit is refused before it is loaded (Store::LimitRowBytes), and
+// the runs and text of all sources together are bounded as a Parquet
+// import's are. InvalidArgument naming the source and the run otherwise.
 absl::StatusOr<std::vector<RunRecord>> ReadStores(const std::vector<std::filesystem::path>& sources,
                                                   const std::filesystem::path& target) {
   std::vector<RunRecord> runs;
+  int64_t text_bytes = 0;
   for (const std::filesystem::path& source : sources) {
     std::error_code ec;
     if (std::filesystem::exists(target, ec) && std::filesystem::equivalent(source, target, ec)) {
@@ -98,10 +107,44 @@ absl::StatusOr<std::vector<RunRecord>> ReadStores(const std::vector<std::filesys
     }
     absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(source, OpenMode::kReadOnly);
     if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
-    absl::StatusOr<std::vector<RunRecord>> read = (*store)->QueryRuns(RunFilter{});
-    if (!read.ok()) return Recode(read.status(), absl::StatusCode::kInternal);
-    runs.insert(runs.end(), std::make_move_iterator(read->begin()),
-                std::make_move_iterator(read->end()));
+    absl::StatusOr<int64_t> count = (*store)->CountRuns(RunFilter{});
+    if (!count.ok()) return Recode(count.status(), absl::StatusCode::kInternal);
+    if (*count > kMaxImportRuns - static_cast<int64_t>(runs.size())) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: the import holds more than {} runs (doc/limits.md)", source.string(),
+                      kMaxImportRuns));
+    }
+    std::vector<int64_t> rowids;  // the rowid alone: no row is loaded to list them
+    rowids.reserve(static_cast<size_t>(*count));
+    absl::Status listed = (*store)->ScanFields(
+        {}, 0, [&rowids](int64_t rowid, std::vector<FieldValue>&) { rowids.push_back(rowid); });
+    if (!listed.ok()) return Recode(listed, absl::StatusCode::kInternal);
+    (*store)->LimitRowBytes(kMaxImportRowBytes + kRowOverheadBytes);
+    for (int64_t rowid : rowids) {
+      absl::StatusOr<std::vector<RunRecord>> read = (*store)->RunsByRowid({rowid}, true);
+      if (absl::IsOutOfRange(read.status())) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: the run at rowid {} is stored in more than {} bytes, over the limit "
+            "of {} bytes of text per run (doc/limits.md)",
+            source.string(), rowid, kMaxImportRowBytes + kRowOverheadBytes, kMaxImportRowBytes));
+      }
+      if (!read.ok()) return Recode(read.status(), absl::StatusCode::kInternal);
+      for (RunRecord& run : *read) {
+        absl::StatusOr<int64_t> bytes = CheckImportedRun(run);
+        if (!bytes.ok()) {
+          return absl::InvalidArgumentError(fmt::format("{}: run {}: {}", source.string(),
+                                                        TruncateForDisplay(run.run_id, 100),
+                                                        std::string(bytes.status().message())));
+        }
+        text_bytes += *bytes;
+        if (text_bytes > kMaxImportBytes) {
+          return absl::InvalidArgumentError(
+              fmt::format("{}: the import's text is over {} bytes (doc/limits.md)", source.string(),
+                          kMaxImportBytes));
+        }
+        runs.push_back(std::move(run));
+      }
+    }
   }
   return runs;
 }

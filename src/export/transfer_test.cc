@@ -1,5 +1,6 @@
 #include "export/transfer.h"
 
+#include "core/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/testing.h"
@@ -109,6 +110,37 @@ TEST_F(TransferTest, ImportFromStoresMergesOnceAndRefusesBadSources) {
   in.paths = {source_, bogus};
   EXPECT_EQ(ImportStoresIntoStore(in).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(fs::exists(in.db)) << "a bad source leaves no new store";
+}
+
+TEST_F(TransferTest, ImportFromStoreRefusesARunOverTheLimitsBeforeLoadingIt) {
+  // A hostile source store: one run stored with 8 MiB of text (over the row
+  // limit: refused by SQLite's length limit, never loaded), another with one
+  // field just over the per-field limit (read, then refused by name).
+  const fs::path big = temp_.path() / "big.db";
+  RunRecord huge = test::MakeRun("s9", test::MakeSpec("bomb"));
+  huge.run_id = "run-huge";
+  huge.result.stdout_tail = std::string(size_t{8} << 20, 'x');
+  test::WriteRuns(big, "s9", {huge});
+  const fs::path wide = temp_.path() / "wide.db";
+  RunRecord over = test::MakeRun("s8", test::MakeSpec("wide"));
+  over.run_id = "run-wide";
+  over.result.stderr_tail = std::string(kMaxImportTextBytes + 1, 'y');
+  test::WriteRuns(wide, "s8", {over});
+
+  ImportOptions in;
+  in.db = temp_.path() / "target.db";
+  in.paths = {source_, big};
+  absl::StatusOr<MergeStats> merged = ImportStoresIntoStore(in);
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(merged.status().message(), HasSubstr("big.db: the run at rowid 1 is stored in more"));
+  EXPECT_FALSE(fs::exists(in.db)) << "a refused source leaves no new store";
+
+  in.paths = {wide};
+  merged = ImportStoresIntoStore(in);
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(merged.status().message(),
+              HasSubstr("wide.db: run run-wide: field stderr_tail holds 262145 bytes"));
+  EXPECT_FALSE(fs::exists(in.db));
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "query/text_table.h"
@@ -68,15 +70,15 @@ std::string Plural(int64_t n, std::string_view word) {
 
 int64_t DistinctModels(const ErrorGroup& g) { return static_cast<int64_t>(g.model_ids.size()); }
 
-nlohmann::ordered_json KnownJson(const KnownError* known) {
+}  // namespace
+
+nlohmann::ordered_json KnownErrorJson(const KnownError* known) {
   if (known == nullptr) return nullptr;
   return {{"id", known->id},
           {"explanation", known->explanation},
           {"cause", known->cause},
           {"workaround", known->workaround}};
 }
-
-}  // namespace
 
 std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
                                     const ErrorKnowledgeBase* kb) {
@@ -181,8 +183,16 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
 }
 
 nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
-                                  const std::string& kb_origin) {
+                                  const std::string& kb_origin, size_t max_text_bytes) {
   using ojson = nlohmann::ordered_json;
+  auto text = [max_text_bytes](std::string_view value) {
+    return max_text_bytes == 0 ? std::string(value) : TruncateForDisplay(value, max_text_bytes);
+  };
+  auto texts = [&text](const std::vector<std::string>& values) {
+    ojson out = ojson::array();
+    for (const std::string& value : values) out.push_back(text(value));
+    return out;
+  };
   ojson array = ojson::array();
   int64_t total = 0, explained_groups = 0, explained_runs = 0;
   for (const ErrorGroup& g : groups) {
@@ -193,22 +203,22 @@ nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
     }
     ojson stacks = ojson::array();
     for (const ErrorGroup::Stack& s : g.stacks) {
-      stacks.push_back({{"torch_version", s.torch_version},
-                        {"transformers_version", s.transformers_version},
+      stacks.push_back({{"torch_version", text(s.torch_version)},
+                        {"transformers_version", text(s.transformers_version)},
                         {"runs", s.runs}});
     }
     array.push_back({{"status", std::string(TestStatusName(g.status))},
-                     {"signature", g.signature},
+                     {"signature", text(g.signature)},
                      {"runs", g.runs},
                      {"models", DistinctModels(g)},
-                     {"model_ids", g.model_ids},
-                     {"model_types", g.model_types},
-                     {"stages", g.stages},
+                     {"model_ids", texts(g.model_ids)},
+                     {"model_types", texts(g.model_types)},
+                     {"stages", texts(g.stages)},
                      {"stacks", stacks},
-                     {"first_seen", g.first_seen},
-                     {"last_seen", g.last_seen},
-                     {"example_run_id", g.example_run_id},
-                     {"known", KnownJson(g.known)}});
+                     {"first_seen", text(g.first_seen)},
+                     {"last_seen", text(g.last_seen)},
+                     {"example_run_id", text(g.example_run_id)},
+                     {"known", KnownErrorJson(g.known)}});
   }
   ojson out = {{"knowledge_base", kb_origin},
                {"summary",

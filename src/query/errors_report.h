@@ -5,6 +5,7 @@
 #ifndef COMPATLAB_QUERY_ERRORS_REPORT_H_
 #define COMPATLAB_QUERY_ERRORS_REPORT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,8 +70,16 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
 // known: {id, explanation, cause, workaround} or null}]}. Ends in '\n'.
 std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin);
 // The same object as a JSON value (for serve's /api/errors, which adds to it).
+// With `max_text_bytes` > 0 every text taken from the runs (signature, model
+// ids and types, stages, versions, run id) is cut to that many bytes with
+// TruncateForDisplay's marker: stored text may come from an import and be
+// long (doc/limits.md); 0 keeps it whole.
 nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
-                                  const std::string& kb_origin);
+                                  const std::string& kb_origin, size_t max_text_bytes = 0);
+
+// A knowledge-base entry as every JSON answer shows it: {id, explanation,
+// cause, workaround}, or null for nullptr.
+nlohmann::ordered_json KnownErrorJson(const KnownError* known);
 
 // For `query`'s table: the knowledge base's entries matching the failures
 // among `runs`, one block each, in order of first appearance:

@@ -156,6 +156,27 @@ TEST(ErrorsReportTest, JsonHasEveryGroupField) {
   EXPECT_TRUE(j["groups"][2]["known"].is_null());
 }
 
+TEST(ErrorsReportTest, JsonCutsLongStoredTextWhenAskedTo) {
+  // An imported run's text may be long (up to the import limits); serve's
+  // /api/errors passes a cap so one group cannot make the answer huge.
+  RunRecord run = Failure("lilt", "x", "T1");
+  run.spec.model_id = "hf:" + std::string(300 << 10, 'm');
+  run.result.error_signature = std::string(300 << 10, 's');
+  run.result.torch_version = std::string(5000, 'v');
+  const std::vector<ErrorGroup> groups = GroupErrors({run}, nullptr);
+  const nlohmann::ordered_json capped = ErrorsJson(groups, "", 1024);
+  const auto& g = capped["groups"][0];
+  for (const std::string& text :
+       {g["signature"].get<std::string>(), g["model_ids"][0].get<std::string>(),
+        g["stacks"][0]["torch_version"].get<std::string>()}) {
+    EXPECT_LT(text.size(), 1100u);
+    EXPECT_NE(text.find("more bytes]"), std::string::npos) << text.substr(0, 40);
+  }
+  EXPECT_LT(capped.dump().size(), size_t{8} << 10);
+  const nlohmann::ordered_json whole = ErrorsJson(groups, "");
+  EXPECT_EQ(whole["groups"][0]["signature"].get<std::string>().size(), size_t{300} << 10);
+}
+
 TEST(ErrorsReportTest, QueryFooterExplainsTheShownErrors) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();

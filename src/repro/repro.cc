@@ -5,6 +5,7 @@
 #include "nlohmann/json.hpp"
 #include "plan/target.h"
 #include "query/error_kb.h"
+#include "query/errors_report.h"
 #include "runner/protocol.h"
 #include "store/record_json.h"
 #include "store/store.h"
@@ -69,14 +70,8 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
   recorded["error_message"] = FirstLine(record.result.error_message);
   recorded["signature"] = record.result.error_signature;
 
-  ordered_json known_json = nullptr;
-  if (known != nullptr) {
-    known_json = {{"id", known->id},
-                  {"explanation", known->explanation},
-                  {"cause", known->cause},
-                  {"workaround", known->workaround}};
-  }
-  ordered_json input = {{"recorded", recorded}, {"known_error", known_json}, {"trusted", trusted}};
+  ordered_json input = {
+      {"recorded", recorded}, {"known_error", KnownErrorJson(known)}, {"trusted", trusted}};
   return WithRawJsonMember(input.dump(-1, ' ', false, ordered_json::error_handler_t::replace),
                            "request", TestRequestJson(launch, 0));
 }

@@ -76,14 +76,6 @@ const std::vector<std::string>& ListedFieldNames() {
   return *names;
 }
 
-ordered_json KnownJson(const KnownError* known) {
-  if (known == nullptr) return nullptr;
-  return {{"id", known->id},
-          {"explanation", known->explanation},
-          {"cause", known->cause},
-          {"workaround", known->workaround}};
-}
-
 ordered_json StatsJson(const MetricStats& s) {
   return {
       {"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max}, {"geomean", s.geomean}};
@@ -286,7 +278,7 @@ std::optional<HttpError> ApiRoutes::Run(const Params& params, HttpResponse& res)
   SendJson(res, 200,
            {{"run", RunJson(*run, true)},
             {"signature", run->result.error_signature},
-            {"known_error", KnownJson(known_.Find(run->result))}});
+            {"known_error", KnownErrorJson(known_.Find(run->result))}});
   return std::nullopt;
 }
 
@@ -299,7 +291,7 @@ std::optional<HttpError> ApiRoutes::Errors(const Params& params, HttpResponse& r
   const IndexPage page = index_.Search(*query);
   absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
   if (!runs.ok()) return FromStatus(runs.status());
-  ordered_json out = ErrorsJson(GroupErrors(*runs, kb_), kb_origin_);
+  ordered_json out = ErrorsJson(GroupErrors(*runs, kb_), kb_origin_, kMaxListTextBytes);
   out["truncated"] = page.has_more;  // only the newest kMaxErrorRuns failures were grouped
   SendJson(res, 200, out);
   return std::nullopt;

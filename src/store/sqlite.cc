@@ -32,6 +32,8 @@ absl::Status Error(sqlite3* db, int rc, std::string_view context) {
       return absl::FailedPreconditionError(message);
     case SQLITE_FULL:
       return absl::ResourceExhaustedError(message);
+    case SQLITE_TOOBIG:  // a value or row over the connection's SQLITE_LIMIT_LENGTH
+      return absl::OutOfRangeError(message);
     default:
       return absl::InternalError(message);
   }

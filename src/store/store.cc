@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -695,6 +696,11 @@ absl::Status Store::FieldsByRowid(
   select.Reset();
   absl::Status end = db_->Exec(status.ok() ? "COMMIT" : "ROLLBACK");
   return status.ok() ? end : status;
+}
+
+void Store::LimitRowBytes(int64_t max_bytes) {
+  sqlite3_limit(db_->handle(), SQLITE_LIMIT_LENGTH,
+                static_cast<int>(std::min<int64_t>(max_bytes, std::numeric_limits<int>::max())));
 }
 
 absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int64_t>& rowids,

@@ -124,6 +124,12 @@ class Store {
 
   const std::filesystem::path& path() const { return path_; }
 
+  // From now on, reading a run whose stored row is over `max_bytes` fails
+  // with OutOfRange before the row is loaded (SQLite's SQLITE_LIMIT_LENGTH on
+  // this connection); so does writing one. For readers of stores that came
+  // from elsewhere (import --from-store). REQUIRES: max_bytes > 0.
+  void LimitRowBytes(int64_t max_bytes);
+
   // Records a new sweep and its plan (in plan order), in one transaction.
   // `sweep.planned` and `sweep.recorded` are ignored (planned = plan.size()).
   // REQUIRES: sweep.sweep_id is not empty; no test appears twice in `plan`

@@ -88,12 +88,13 @@ def test_a_parquet_bomb_is_refused_while_reading_with_bounded_memory(cli, noop_t
 
 @pytest.fixture
 def served_big(cli, noop_store):
-    """A server on a planted store whose run holds a 2 MiB error message (a store written
-    before the import limits): (connection factory, run_id)."""
+    """A server on a planted store whose failed run holds a 2 MiB error message and signature
+    (a store written before the import limits): (connection factory, run_id)."""
     store = cli.workdir / "big.db"
     shutil.copy(noop_store, store)
     with sqlite3.connect(store) as conn:
-        conn.execute("UPDATE runs SET error_message = ?", ("E" * (2 * MiB),))
+        conn.execute("UPDATE runs SET status = 'fail_to_run', error_message = ?, error_signature = ?",
+                     ("E" * (2 * MiB), "S" * (2 * MiB)))
         (run_id,) = conn.execute("SELECT run_id FROM runs").fetchone()
     conn.close()
     proc = cli.popen("serve", "--db", store, "--port", "0")
@@ -114,7 +115,7 @@ def api(connect, path):
 
 def test_api_lists_cut_large_text_and_a_run_has_it_capped(served_big):
     connect, run_id = served_big
-    for path in ("/api/model?model_id=none", "/api/search"):
+    for path in ("/api/model?model_id=none", "/api/search", "/api/errors"):
         body = api(connect, path)
         assert len(body) < 16 * 1024, (path, len(body))
         assert b"[... " in body and b"more bytes]" in body
