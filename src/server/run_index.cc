@@ -133,13 +133,15 @@ absl::Status RunIndex::Refresh(Store& store) {
   if (fresh.empty()) return absl::OkStatus();
   std::unique_lock lock(mu_);
   rows_.reserve(rows_.size() + fresh.size());
+  row_models_.reserve(rows_.size() + fresh.size());
+  for (std::vector<uint32_t>& column : row_columns_) column.reserve(rows_.size() + fresh.size());
   metric_values_.reserve((rows_.size() + fresh.size()) * metric_names_.size());
   for (const NewRow& n : fresh) {
     Row row{};
     row.rowid = n.rowid;
     const std::string model_id = Text(n.values[0]);
-    row.model = models_.Intern(model_id);
-    if (row.model == model_types_.size()) {
+    const uint32_t model = models_.Intern(model_id);
+    if (model == model_types_.size()) {
       const std::string model_type = Text(n.values[1]);
       model_types_.push_back(model_type);
       model_search_.push_back(absl::AsciiStrToLower(model_id + "\n" + model_type));
@@ -148,21 +150,22 @@ absl::Status RunIndex::Refresh(Store& store) {
     const auto* seq = std::get_if<int64_t>(&n.values[2]);
     row.seq_len =
         seq == nullptr ? 0 : static_cast<uint32_t>(std::clamp<int64_t>(*seq, 0, UINT32_MAX));
-    for (int c = 0; c < kColumns; ++c) row.col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
+    uint32_t col[kColumns];
+    for (int c = 0; c < kColumns; ++c) col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
     const std::vector<FieldValue>& v = n.values;
     row.label = labels_.Intern(MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
                                                IntOr(v[first_matrix], 0), IntOr(v[2], 0),
                                                Text(v[first_matrix + 1])));
     row.finished = TimestampDigits(Text(v[first_matrix + 2]));
-    const uint64_t matrix_key = (uint64_t{row.model} << 32) | row.label;
+    const uint64_t matrix_key = (uint64_t{model} << 32) | row.label;
     auto [matrix_row, added] =
         matrix_row_ids_.try_emplace(matrix_key, static_cast<uint32_t>(matrix_rows_.size()));
     if (added) {
-      matrix_rows_.emplace_back(row.model, row.label);
+      matrix_rows_.emplace_back(model, row.label);
       matrix_row_cells_.emplace_back();
     }
     row.matrix_row = matrix_row->second;
-    const std::pair<uint32_t, uint32_t> column_key{row.col[kTarget], row.col[kMode]};
+    const std::pair<uint32_t, uint32_t> column_key{col[kTarget], col[kMode]};
     auto known = std::find(matrix_columns_.begin(), matrix_columns_.end(), column_key);
     const auto column = static_cast<uint32_t>(known - matrix_columns_.begin());
     if (known == matrix_columns_.end()) matrix_columns_.push_back(column_key);
@@ -176,12 +179,14 @@ absl::Status RunIndex::Refresh(Store& store) {
     } else {
       row.matrix_cell = *cell;
     }
-    model_rows_[row.model].push_back(static_cast<uint32_t>(rows_.size()));
-    const std::pair<uint32_t, uint32_t> stack{row.col[kTorch], row.col[kTransformers]};
+    model_rows_[model].push_back(static_cast<uint32_t>(rows_.size()));
+    const std::pair<uint32_t, uint32_t> stack{col[kTorch], col[kTransformers]};
     if (std::find(stack_ids_.begin(), stack_ids_.end(), stack) == stack_ids_.end()) {
       stack_ids_.push_back(stack);
     }
     rows_.push_back(row);
+    row_models_.push_back(model);
+    for (int c = 0; c < kColumns; ++c) row_columns_[c].push_back(col[c]);
     for (size_t m = 0; m < metric_names_.size(); ++m) {
       metric_values_.push_back(Number(n.values[first_metric + m]));
     }
@@ -260,12 +265,13 @@ RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
   return r;
 }
 
-bool RunIndex::Resolved::Matches(const Row& row) const {
-  for (int i = 0; i < active; ++i) {
-    if (row.col[columns[i]] != want[columns[i]]) return false;
+inline bool RunIndex::Matches(const Resolved& resolved, size_t p) const {
+  for (int i = 0; i < resolved.active; ++i) {
+    const int c = resolved.columns[i];
+    if (row_columns_[c][p] != resolved.want[c]) return false;
   }
-  if (models && !(*models)[row.model]) return false;
-  if (failures_only && !failure_status[row.col[kStatus]]) return false;
+  if (resolved.models && !(*resolved.models)[row_models_[p]]) return false;
+  if (resolved.failures_only && !resolved.failure_status[row_columns_[kStatus][p]]) return false;
   return true;
 }
 
@@ -310,7 +316,7 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end());
       Cursor& c = heap.back();
-      if (resolved.Matches(rows_[c.position]) && !visit(c.position)) return;
+      if (Matches(resolved, c.position) && !visit(c.position)) return;
       if (c.index == 0) {
         heap.pop_back();
       } else {
@@ -321,8 +327,27 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
     }
     return;
   }
+  // The plain scan reads only the columns the query filters on, through
+  // pointers taken once (Matches' checks, in the same order).
+  const uint32_t* wanted_columns[kColumns];
+  uint32_t wanted[kColumns];
+  for (int i = 0; i < resolved.active; ++i) {
+    wanted_columns[i] = row_columns_[resolved.columns[i]].data();
+    wanted[i] = resolved.want[resolved.columns[i]];
+  }
+  const int active = resolved.active;
+  const uint8_t* const models = resolved.models ? resolved.models->data() : nullptr;
+  const uint32_t* const model_of = row_models_.data();
+  const uint8_t* const failure = resolved.failures_only ? resolved.failure_status.data() : nullptr;
+  const uint32_t* const status_of = row_columns_[kStatus].data();
   for (size_t p = end; p-- > 0;) {
-    if (resolved.Matches(rows_[p]) && !visit(p)) return;
+    bool match = true;
+    for (int i = 0; i < active && match; ++i) match = wanted_columns[i][p] == wanted[i];
+    if (!match || (models != nullptr && !models[model_of[p]]) ||
+        (failure != nullptr && !failure[status_of[p]])) {
+      continue;
+    }
+    if (!visit(p)) return;
   }
 }
 
@@ -398,8 +423,8 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   auto add = [&](Acc& acc, size_t p) {
     ++acc.runs;
     acc.statuses.resize(n_statuses);
-    ++acc.statuses[rows_[p].col[kStatus]];
-    if (rows_[p].col[kStatus] != pass) return;
+    ++acc.statuses[ColumnAt(kStatus, p)];
+    if (ColumnAt(kStatus, p) != pass) return;
     acc.values.resize(n_metrics);
     for (size_t m = 0; m < n_metrics; ++m) {
       const float v = metric_values_[p * n_metrics + m];
@@ -407,12 +432,13 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     }
   };
   Walk(resolved, 0, [&](size_t p) {
-    const Row& row = rows_[p];
     ++summary.runs;
-    add(by_stack[{row.col[kTorch], row.col[kTransformers], 0, 0}], p);
-    add(by_target[{row.col[kTarget], row.col[kMode], row.col[kTorch], 0}], p);
-    add(by_seq[{row.col[kTarget], row.col[kMode], row.col[kKind], row.seq_len}], p);
-    if (row.col[kStatus] == pass) passing.push_back(p);
+    const uint32_t target = ColumnAt(kTarget, p), mode = ColumnAt(kMode, p);
+    const uint32_t torch = ColumnAt(kTorch, p);
+    add(by_stack[{torch, ColumnAt(kTransformers, p), 0, 0}], p);
+    add(by_target[{target, mode, torch, 0}], p);
+    add(by_seq[{target, mode, ColumnAt(kKind, p), rows_[p].seq_len}], p);
+    if (ColumnAt(kStatus, p) == pass) passing.push_back(p);
     return true;
   });
   auto finish = [&](const Acc& acc, std::map<std::string, std::string> key) {
@@ -463,7 +489,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     const size_t p = passing[i];
     SummaryPoint& point = summary.points.emplace_back();
     point.rowid = rows_[p].rowid;
-    point.model_id = models_.values[rows_[p].model];
+    point.model_id = models_.values[ModelAt(p)];
     for (size_t m = 0; m < n_metrics; ++m) {
       const float v = metric_values_[p * n_metrics + m];
       if (!std::isnan(v)) point.metrics[metric_names_[m]] = v;
@@ -492,11 +518,11 @@ size_t RunIndex::PositionOf(int64_t rowid) const {
                                                  : rows_.size();
 }
 
-bool RunIndex::SameStack(const Row& a, const Row& b) const {
-  if (a.col[kTransformers] != b.col[kTransformers]) return false;
-  if (a.col[kTorch] == b.col[kTorch]) return true;
+bool RunIndex::SameStack(size_t a, size_t b) const {
+  if (ColumnAt(kTransformers, a) != ColumnAt(kTransformers, b)) return false;
+  if (ColumnAt(kTorch, a) == ColumnAt(kTorch, b)) return true;
   const std::vector<std::string>& torch = dicts_[kTorch].values;
-  return TorchRelease(torch[a.col[kTorch]]) == TorchRelease(torch[b.col[kTorch]]);
+  return TorchRelease(torch[ColumnAt(kTorch, a)]) == TorchRelease(torch[ColumnAt(kTorch, b)]);
 }
 
 std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
@@ -508,11 +534,11 @@ std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
     bool newest = true;
     if (p < rows_.size()) {
       const Row& row = rows_[p];
-      for (uint32_t q : model_rows_[row.model]) {
+      for (uint32_t q : model_rows_[ModelAt(p)]) {
         const Row& other = rows_[q];
-        if (other.finished > row.finished && other.label == row.label &&
-            other.col[kTarget] == row.col[kTarget] && other.col[kMode] == row.col[kMode] &&
-            SameStack(other, row)) {
+        // The same cell: the same model (its rows), label, target and mode.
+        if (other.finished > row.finished && other.matrix_cell == row.matrix_cell &&
+            SameStack(q, p)) {
           newest = false;
           break;
         }
@@ -553,9 +579,9 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
   if (selection.choice == StackSelection::Choice::kGiven) {
     keep_stack(given.torch_version, given.transformers_version);
   }
-  auto in_selection = [&](const Row& row) {
-    return row.model != harness && torch_ok[row.col[kTorch]] &&
-           transformers_ok[row.col[kTransformers]];
+  auto in_selection = [&](size_t p) {
+    return ModelAt(p) != harness && torch_ok[ColumnAt(kTorch, p)] &&
+           transformers_ok[ColumnAt(kTransformers, p)];
   };
   // The stack pairs present (BuildMatrix counts them before choosing).
   std::vector<StackPair> stacks;
@@ -565,9 +591,8 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
   size_t possible = 0;
   for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
   Walk(resolved, 0, [&](size_t p) {
-    const Row& row = rows_[p];
-    if (!in_selection(row)) return true;
-    const std::pair<uint32_t, uint32_t> ids{row.col[kTorch], row.col[kTransformers]};
+    if (!in_selection(p)) return true;
+    const std::pair<uint32_t, uint32_t> ids{ColumnAt(kTorch, p), ColumnAt(kTransformers, p)};
     if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
     seen_ids.push_back(ids);
     StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
@@ -583,7 +608,7 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
     keep_stack(page.newest->torch_release, page.newest->transformers_version);
   }
   Walk(resolved, 0, [&](size_t p) {
-    if (in_selection(rows_[p])) visit(p);
+    if (in_selection(p)) visit(p);
     return true;
   });
 }
