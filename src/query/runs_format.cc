@@ -78,6 +78,37 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
   return table.Render();
 }
 
+std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
+  using C = TextTable::Column;
+  constexpr auto kL = TextTable::kLeft;
+  constexpr auto kR = TextTable::kRight;
+  TextTable table({C{"model", kL}, C{"target", kL}, C{"mode", kL}, C{"scenario", kL}, C{"rate", kR},
+                   C{"engine", kL}, C{"req_s", kR}, C{"goodput_s", kR}, C{"tok_s", kR},
+                   C{"ttft_p50_ms", kR}, C{"ttft_p99_ms", kR}, C{"itl_p50_ms", kR},
+                   C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR}});
+  bool any = false;
+  for (const RunRecord& run : runs) {
+    const RunResult& r = run.result;
+    if (run.spec.kind != "load" || r.status != TestStatus::kPass) continue;
+    any = true;
+    auto rate = run.spec.kind_params.find("rate");
+    const std::string rate_cell =
+        rate == run.spec.kind_params.end()
+            ? "-"
+            : fmt::format("{}={}/s", rate->second, Number(r.load_arrival_rate_per_s, 1));
+    auto count = [](const std::optional<int64_t>& v) {
+      return v ? fmt::format("{}", *v) : std::string("-");
+    };
+    table.AddRow({run.spec.model_id, run.spec.target, run.spec.mode, r.load_scenario, rate_cell,
+                  r.load_engine, Number(r.load_requests_per_s, 2), Number(r.load_goodput_per_s, 2),
+                  Number(r.load_output_tokens_per_s, 1), Number(r.load_ttft_p50_s, 1, 1000.0),
+                  Number(r.load_ttft_p99_s, 1, 1000.0), Number(r.load_itl_p50_s, 2, 1000.0),
+                  Number(r.load_itl_p99_s, 2, 1000.0), Number(r.load_e2e_p99_s, 1, 1000.0),
+                  count(r.load_max_concurrency), count(r.load_recompiles)});
+  }
+  return any ? table.Render() : "";
+}
+
 std::string FormatRunsJson(const std::vector<RunRecord>& runs) {
   nlohmann::ordered_json array = nlohmann::ordered_json::array();
   for (const RunRecord& run : runs) array.push_back(RunRecordToJson(run));
