@@ -112,3 +112,17 @@ def test_bad_load_params_are_harness_errors():
     assert out["status"] == "harness_error" and "rate" in out["status_detail"]
     out = _run("burst")
     assert out["status"] == "harness_error" and "unknown scenario" in out["status_detail"]
+
+
+@pytest.mark.parametrize("mode", ["eager", "compile"])
+def test_static_batching_serves_where_continuous_batching_cannot(mode, monkeypatch):
+    monkeypatch.setattr(load, "_cb_unavailable", lambda *args: "RuntimeError: no paged attention here")
+    out = _run("server", mode=mode, rate="1.5x")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert m["load_engine"] == load.ENGINE_STATIC
+    assert out["status_detail"].startswith("static batching: continuous batching could not run: RuntimeError")
+    assert 1 <= m["load_max_concurrency"] <= load.MAX_BATCH
+    assert m["load_ttft_p50_s"] <= m["load_ttft_p99_s"] and m["load_goodput_per_s"] <= m["load_requests_per_s"]
+    if mode == "compile":
+        assert m["load_recompiles"] >= 0 and m["unique_graphs"] >= 1

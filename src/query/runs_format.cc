@@ -37,6 +37,13 @@ std::string FallbackCell(const RunResult& result) {
   return count ? fmt::format("{}", *count) : "?";
 }
 
+// Device memory where the target has statistics, else the host's peak RSS.
+std::optional<double> RunPeakMemory(const RunResult& r) {
+  if (r.device_peak_bytes) return static_cast<double>(*r.device_peak_bytes);
+  if (r.host_peak_rss_bytes) return static_cast<double>(*r.host_peak_rss_bytes);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<int64_t> FallbackOpCount(const RunResult& result) {
@@ -59,13 +66,7 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
                    C{"error", TextTable::kLeft}});
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
-    // Device memory where the target has statistics, else the host's peak RSS.
-    std::optional<double> mem;
-    if (r.device_peak_bytes) {
-      mem = static_cast<double>(*r.device_peak_bytes);
-    } else if (r.host_peak_rss_bytes) {
-      mem = static_cast<double>(*r.host_peak_rss_bytes);
-    }
+    const std::optional<double> mem = RunPeakMemory(r);
     table.AddRow(
         {Truncate(run.spec.model_id, options.max_model_width), run.spec.target, run.spec.mode,
          run.spec.kind, fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
@@ -104,7 +105,8 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                   Number(r.load_output_tokens_per_s, 1), Number(r.load_ttft_p50_s, 1, 1000.0),
                   Number(r.load_ttft_p99_s, 1, 1000.0), Number(r.load_itl_p50_s, 2, 1000.0),
                   Number(r.load_itl_p99_s, 2, 1000.0), Number(r.load_e2e_p99_s, 1, 1000.0),
-                  count(r.load_max_concurrency), count(r.load_recompiles)});
+                  count(r.load_max_concurrency), count(r.load_recompiles),
+                  Number(RunPeakMemory(r), 0, 1.0 / kMiB)});
   }
   return any ? table.Render() : "";
 }

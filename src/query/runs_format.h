@@ -26,7 +26,7 @@ struct RunsTableOptions {
 // The passing load runs of `runs` (kind load, doc/probe.md), one line each in
 // the given order, under a header:
 //   model  target  mode  scenario  rate  engine  req_s  goodput_s  tok_s
-//   ttft_p50_ms  ttft_p99_ms  itl_p50_ms  itl_p99_ms  e2e_p99_ms  conc  recomp
+//   ttft_p50_ms  ttft_p99_ms  itl_p50_ms  itl_p99_ms  e2e_p99_ms  conc  recomp  mem_mib
 // rate is the server row's multiple and arrival rate ("1.5x=12.3/s"), "-"
 // otherwise. "" when there are none; else ends in '\n'.
 std::string FormatLoadTable(const std::vector<RunRecord>& runs);

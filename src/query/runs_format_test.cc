@@ -67,7 +67,7 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   EXPECT_NE(lines[2].find("11.20"), std::string::npos);  // goodput
   EXPECT_NE(lines[2].find("72.0"), std::string::npos);   // TTFT p99 in ms
   EXPECT_NE(lines[3].find("offline"), std::string::npos);
-  EXPECT_EQ(lines[3].back(), '-');  // no recompiles in eager mode
+  EXPECT_NE(lines[3].find(" - "), std::string::npos);  // no recompiles in eager mode
 }
 
 TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {

@@ -55,7 +55,7 @@ def rows(compatlab_bin, tmp_path_factory):
     db = tmp / "store.db"
     cli.sweep("--models", MODEL, "--kinds", ",".join(KINDS), "--modes", ",".join(MODES),
               "--backend", "aot_eager", "--seq-lens", "16", "--rates", LOAD_RATE, "--load-requests", "8",
-              "--db", db, timeout=900)
+              "--jobs", "2", "--db", db, timeout=900)
     return cli.runs(db)
 
 

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..inputs import allowed_token_ids
 from ..request import TestRequest
 from ..result import Result
 from . import common
@@ -370,16 +371,6 @@ class StaticEngine:
 
 # ---- the kind ----
 
-def _token_pool(config: Any) -> list[int]:
-    """Token ids prompts are drawn from: below the vocabulary (at most 4096), no special id."""
-    from ..factory import special_token_ids
-    from ..inputs import _text_config
-
-    vocab = getattr(_text_config(config), "vocab_size", None) or getattr(config, "vocab_size", None) or 1000
-    specials = special_token_ids(config)
-    return [i for i in range(min(vocab, 4096)) if i not in specials] or [0]
-
-
 def _cb_unavailable(model: Any, gc: Any, probe: Sequence[LoadRequest], sync: Callable[[], None]) -> str:
     """"" when continuous batching serves one short request of `probe` (eagerly, un-timed),
     else why not (the exception, one line)."""
@@ -420,13 +411,16 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     reason = not_applicable(cls, head_kind)
     if reason is None and head_kind != "causal_lm":
         reason = f"kind load serves decoder-only causal LMs, not {head_kind} models"
+    if reason is None and request.batch_size != 1:
+        reason = ("kind load takes batch_size 1: each request is one sequence, the engine batches them "
+                  "(kind_params requests sets how many)")
     if reason:
         test.skip(reason.replace("kind generate", "kind load"))
     _, hi_p = length_range(request.seq_len)
     _, hi_n = length_range(params.new_tokens)
     built = test.build(positions_needed=bucket(hi_p, PROMPT_BUCKET) + bucket(hi_n, NEW_BUCKET))
     model, target = built.model, test.target
-    workload = make_workload(params.seed, count, request.seq_len, params.new_tokens, _token_pool(model.config))
+    workload = make_workload(params.seed, count, request.seq_len, params.new_tokens, allowed_token_ids(model.config))
     cc = common.stage(result, "compile", "harness_error", lambda: compile_config_of(request, target)) \
         if test.compiling else None
     gc = generation_config(model, params.new_tokens, cc)
