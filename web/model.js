@@ -172,13 +172,14 @@ async function loadGroup(group) {
     return { label: name(rows[i]), showLine: true, pointRadius: 0,
       data: values.map((v, k) => ({ x: v * 1e3, y: (k + 1) / values.length })) };
   });
-  for (const [id, field, label] of [["load-ttft", "load_ttft_dist", "TTFT (ms)"], ["load-itl", "load_itl_dist", "inter-token latency (ms)"]]) {
+  for (const [id, field, label, of] of [["load-ttft", "load_ttft_dist", "TTFT (ms)", "requests"],
+    ["load-itl", "load_itl_dist", "inter-token latency (ms)", "token gaps"]]) {
     draw(id, {
       type: "scatter",
       data: { datasets: cdf(field) },
       options: { animation: false, scales: {
         x: { type: "logarithmic", title: { display: true, text: label } },
-        y: { min: 0, max: 1, title: { display: true, text: "fraction of requests (tokens for ITL)" } } } },
+        y: { min: 0, max: 1, title: { display: true, text: `fraction of ${of} at or below` } } } },
     });
   }
 }
