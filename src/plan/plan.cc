@@ -27,7 +27,7 @@ const std::vector<T>& Either(const std::vector<T>& override_list,
 }
 
 // A positive finite number of at most `max` from `text`, else nullopt.
-std::optional<double> ParsePositive(std::string_view text, double max) {
+std::optional<double> ParsePositive(const std::string& text, double max) {
   double value = 0;
   if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value <= 0 || value > max) {
     return std::nullopt;
@@ -39,7 +39,7 @@ std::optional<double> ParsePositive(std::string_view text, double max) {
 absl::StatusOr<std::string> CanonicalLoadRate(const std::string& rate) {
   std::optional<double> value;
   if (rate.size() > 1 && rate.back() == 'x') {
-    value = ParsePositive(std::string_view(rate).substr(0, rate.size() - 1), 1000);
+    value = ParsePositive(rate.substr(0, rate.size() - 1), 1000);
   }
   if (!value) {
     return absl::InvalidArgumentError(
@@ -53,7 +53,8 @@ absl::StatusOr<std::string> CanonicalLoadRate(const std::string& rate) {
 // "itl=0.05,ttft=0.5" -> "ttft=0.5,itl=0.05": both objectives in seconds, canonical.
 absl::StatusOr<std::string> CanonicalLoadSlo(const std::string& slo) {
   std::map<std::string, double> parts;
-  for (std::string_view part : absl::StrSplit(slo, ',')) {
+  const std::vector<std::string> given = absl::StrSplit(slo, ',');
+  for (const std::string& part : given) {
     std::pair<std::string, std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
     std::optional<double> value = ParsePositive(kv.second, 604800);
     if ((kv.first != "ttft" && kv.first != "itl") || !value || parts.count(kv.first)) {
