@@ -149,7 +149,10 @@ async function loadGroup(group) {
       .map((f) => el("td", { class: "num" }, seconds(r[f]))),
     el("td", { class: "num" }, text(r.load_max_concurrency)), el("td", { class: "num" }, text(r.load_recompiles)),
     el("td", { class: "num" }, memory(r)))));
-  const server = rows.filter((r) => r.load_scenario === "server");
+  // by arrival rate: each server row measured its own offline throughput, so the rates need
+  // not follow the multiples
+  const server = rows.filter((r) => r.load_scenario === "server")
+    .sort((a, b) => a.load_arrival_rate_per_s - b.load_arrival_rate_per_s);
   const offline = rows.find((r) => r.load_scenario === "offline");
   const xs = server.map((r) => r.load_arrival_rate_per_s);
   draw("load-rate", {
