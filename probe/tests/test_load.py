@@ -97,6 +97,7 @@ def test_tiny_llama_serves_each_scenario(scenario, params):
         assert math.isclose(m["load_arrival_rate_per_s"], 1.5 * m["load_offline_requests_per_s"])
 
 
+@pytest.mark.slow  # compiles (minutes on a busy 2-core machine); tests/e2e/test_field_matrix.py runs load compiled
 def test_compile_mode_counts_recompiles_and_gpt2_says_which_engine():
     out = _run("offline", mode="compile")
     assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
@@ -114,7 +115,7 @@ def test_bad_load_params_are_harness_errors():
     assert out["status"] == "harness_error" and "unknown scenario" in out["status_detail"]
 
 
-@pytest.mark.parametrize("mode", ["eager", "compile"])
+@pytest.mark.parametrize("mode", ["eager", pytest.param("compile", marks=pytest.mark.slow)])
 def test_static_batching_serves_where_continuous_batching_cannot(mode, monkeypatch):
     monkeypatch.setattr(load, "_cb_unavailable", lambda *args: "RuntimeError: no paged attention here")
     out = _run("server", mode=mode, rate="1.5x")
