@@ -1,6 +1,6 @@
 import {
   api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, statusBadge, showError, copyButton, DASH,
-  matrixCell, columnName, currentMark,
+  matrixCell, columnName, currentMark, number,
 } from "/common.js";
 
 const modelId = new URLSearchParams(location.search).get("model_id") || "";
@@ -92,6 +92,101 @@ function history(runs) {
       el("button", { type: "button", class: "details", onclick: () => showDetails(r.run_id) }, "details")))));
 }
 
+// Kind load (doc/probe.md, "Kind load"): the current passing rows of one test (target,
+// mode, dtype, shape, stack, workload), one per scenario and rate: a table, throughput and
+// goodput against the arrival rate, and the latency distributions (from each run's own
+// bounded distribution fields, which lists leave out: /api/run).
+const charts = {};
+function draw(id, config) {
+  charts[id]?.destroy();
+  if (typeof Chart === "undefined") return;  // the library is missing: the table only
+  charts[id] = new Chart(document.getElementById(id), config);
+}
+
+const SCENARIO_ORDER = { single_stream: 0, offline: 1, server: 2 };
+const loadParams = (r) => JSON.parse(r.kind_params || "{}");
+const rateOf = (r) => parseFloat(loadParams(r).rate || "0");
+
+function loadGroupKey(r) {
+  const { scenario, rate, ...workload } = loadParams(r);
+  return `${r.target} ${r.mode} ${r.dtype} ${r.batch_size}×${r.seq_len} · torch ${r.torch_version} · `
+    + Object.entries(workload).map(([k, v]) => `${k} ${v}`).join(", ");
+}
+
+async function loadSection(runs) {
+  const rows = runs.filter((r) => r.kind === "load" && r.status === "pass" && r.current !== false);
+  if (!rows.length) return;
+  const groups = new Map();
+  for (const r of rows) {
+    const key = loadGroupKey(r);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(r);
+  }
+  const select = document.getElementById("load-group");
+  const keys = [...groups.keys()].sort();
+  select.replaceChildren(...keys.map((k) => el("option", { value: k }, k)));
+  document.getElementById("load-section").hidden = false;
+  const show = () => loadGroup(groups.get(select.value)).catch(
+    (e) => showError(document.getElementById("load-note"), e));
+  select.onchange = show;
+  await show();
+}
+
+async function loadGroup(group) {
+  const rows = [...group].sort((a, b) => SCENARIO_ORDER[a.load_scenario] - SCENARIO_ORDER[b.load_scenario]
+    || rateOf(a) - rateOf(b));
+  document.getElementById("load-note").textContent =
+    `${rows.length} scenarios; goodput objective TTFT ≤ ${seconds(rows[0].load_slo_ttft_s)}, `
+    + `mean ITL ≤ ${seconds(rows[0].load_slo_itl_s)} (${rows[0].load_slo_source})`;
+  const name = (r) => (r.load_scenario === "server" ? `server ${loadParams(r).rate}` : r.load_scenario);
+  document.querySelector("#load tbody").replaceChildren(...rows.map((r) => el("tr", { "data-run-id": r.run_id },
+    el("td", {}, r.load_scenario), el("td", { class: "num" },
+      r.load_scenario === "server" ? `${loadParams(r).rate} = ${number(r.load_arrival_rate_per_s)}/s` : DASH),
+    el("td", {}, text(r.load_engine)),
+    el("td", { class: "num" }, number(r.load_requests_per_s)), el("td", { class: "num" }, number(r.load_goodput_per_s)),
+    el("td", { class: "num" }, number(r.load_output_tokens_per_s)),
+    ...["load_ttft_p50_s", "load_ttft_p90_s", "load_ttft_p99_s", "load_itl_p50_s", "load_itl_p99_s", "load_e2e_p99_s"]
+      .map((f) => el("td", { class: "num" }, seconds(r[f]))),
+    el("td", { class: "num" }, text(r.load_max_concurrency)), el("td", { class: "num" }, text(r.load_recompiles)),
+    el("td", { class: "num" }, memory(r)))));
+  // by arrival rate: each server row measured its own offline throughput, so the rates need
+  // not follow the multiples
+  const server = rows.filter((r) => r.load_scenario === "server")
+    .sort((a, b) => a.load_arrival_rate_per_s - b.load_arrival_rate_per_s);
+  const offline = rows.find((r) => r.load_scenario === "offline");
+  const xs = server.map((r) => r.load_arrival_rate_per_s);
+  draw("load-rate", {
+    type: "scatter",
+    data: { datasets: [
+      { label: "throughput (requests/s)", showLine: true, data: server.map((r) => ({ x: r.load_arrival_rate_per_s, y: r.load_requests_per_s })) },
+      { label: "goodput (requests/s)", showLine: true, data: server.map((r) => ({ x: r.load_arrival_rate_per_s, y: r.load_goodput_per_s })) },
+      ...(offline && xs.length ? [{ label: "offline throughput", showLine: true, borderDash: [6, 4], pointRadius: 0,
+        data: [{ x: Math.min(...xs), y: offline.load_requests_per_s }, { x: Math.max(...xs), y: offline.load_requests_per_s }] }] : []),
+      { label: "TTFT p99 (ms)", showLine: true, yAxisID: "ms", data: server.map((r) => ({ x: r.load_arrival_rate_per_s, y: r.load_ttft_p99_s * 1e3 })) },
+    ] },
+    options: { animation: false, scales: {
+      x: { title: { display: true, text: "arrival rate (requests/s)" } },
+      y: { min: 0, title: { display: true, text: "requests/s" } },
+      ms: { position: "right", min: 0, title: { display: true, text: "TTFT p99 (ms)" }, grid: { drawOnChartArea: false } } } },
+  });
+  const details = await Promise.all(rows.map((r) => api("/api/run", { run_id: r.run_id }).then((d) => d.run)));
+  const cdf = (field) => details.map((d, i) => {
+    const values = JSON.parse(d[field] || "[]");
+    return { label: name(rows[i]), showLine: true, pointRadius: 0,
+      data: values.map((v, k) => ({ x: v * 1e3, y: (k + 1) / values.length })) };
+  });
+  for (const [id, field, label, of] of [["load-ttft", "load_ttft_dist", "TTFT (ms)", "requests"],
+    ["load-itl", "load_itl_dist", "inter-token latency (ms)", "token gaps"]]) {
+    draw(id, {
+      type: "scatter",
+      data: { datasets: cdf(field) },
+      options: { animation: false, scales: {
+        x: { type: "logarithmic", title: { display: true, text: label } },
+        y: { min: 0, max: 1, title: { display: true, text: `fraction of ${of} at or below` } } } },
+    });
+  }
+}
+
 document.getElementById("copy").append(copyButton(() => script, "copy script"));
 
 api("/api/model", { model_id: modelId }).then((m) => {
@@ -100,6 +195,7 @@ api("/api/model", { model_id: modelId }).then((m) => {
   document.getElementById("summary").textContent =
     `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`;
   history(runs);
+  return loadSection(runs);
 }, (e) => showError(document.getElementById("summary"), e));
 
 const stack = new URLSearchParams(location.search).get("stack") || "";

@@ -52,11 +52,16 @@ def _image_size(config):
     return int(size), int(size)
 
 
-def _token_ids(config, shape, gen):
-    """Random token ids below the vocabulary size, never a special token id."""
+def allowed_token_ids(config) -> list[int]:
+    """The ids random inputs are drawn from: below the vocabulary size (at most 4096), no special id."""
     vocab = getattr(_text_config(config), "vocab_size", None) or getattr(config, "vocab_size", None) or 1000
     specials = special_token_ids(config)
-    allowed = torch.tensor([i for i in range(min(vocab, 4096)) if i not in specials] or [0])
+    return [i for i in range(min(vocab, 4096)) if i not in specials] or [0]
+
+
+def _token_ids(config, shape, gen):
+    """Random token ids below the vocabulary size, never a special token id."""
+    allowed = torch.tensor(allowed_token_ids(config))
     picks = torch.randint(0, len(allowed), shape, generator=gen)
     return allowed[picks]
 

@@ -70,6 +70,8 @@ class KindParams:
     steps: int = 3                # train: K
     bytes: int = 100 * 1000 * 1000  # flood: bytes to each of stdout and stderr
     pid: int = 0                  # kill-zygote: 0 = the zygote that forked the child
+    requests: int = 32            # load: requests of the workload
+    scenario: str = "offline"     # load: single_stream, offline or server (rate, slo: kinds/load.py)
     given: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -279,7 +281,8 @@ def _kind_params(raw: Any) -> KindParams:
 
     return KindParams(seed=integer("seed", d.seed, None), new_tokens=integer("new_tokens", d.new_tokens, 1),
                       steps=integer("steps", d.steps, 1), bytes=integer("bytes", d.bytes, 0),
-                      pid=integer("pid", d.pid, 0), given=given)
+                      pid=integer("pid", d.pid, 0), requests=integer("requests", d.requests, 1),
+                      scenario=given.get("scenario", d.scenario), given=given)
 
 
 def parse_target_profile(raw: Any) -> TargetProfile:

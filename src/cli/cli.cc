@@ -100,7 +100,7 @@ int RunCli(int argc, char** argv) {
       ->delimiter(',');
   sweep_cmd->add_option("--model-path", sweep.plan.model_path,
                         "a local checkpoint directory as the model");
-  sweep_cmd->add_option("--kinds", sweep.plan.kinds, "test kinds (forward, generate, train)")
+  sweep_cmd->add_option("--kinds", sweep.plan.kinds, "test kinds (forward, generate, train, load)")
       ->delimiter(',');
   sweep_cmd
       ->add_option("--targets", sweep.plan.targets,
@@ -120,6 +120,16 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--new-tokens", sweep.plan.new_tokens, "generate: new tokens (default 16)");
   sweep_cmd->add_option("--train-steps", sweep.plan.train_steps,
                         "train: optimizer steps (default 3)");
+  sweep_cmd
+      ->add_option("--rates", sweep.plan.load_rates,
+                   "load: server arrival rates as multiples of the offline throughput "
+                   "(default 0.5x,0.9x,1.5x)")
+      ->delimiter(',');
+  sweep_cmd->add_option("--slo", sweep.plan.load_slo,
+                        "load: goodput objective ttft=SECONDS,itl=SECONDS (default: 3x the "
+                        "p50s of the test's single_stream run)");
+  sweep_cmd->add_option("--load-requests", sweep.plan.load_requests,
+                        "load: requests per test (default 32)");
   sweep_cmd->add_flag("--warm", sweep.plan.warm,
                       "compile mode: rerun each compiled test in a second process on the same "
                       "compile cache and record warm preparation");

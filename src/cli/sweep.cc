@@ -23,6 +23,9 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.seq_lens = f.seq_lens;
   r.overrides.new_tokens = f.new_tokens;
   r.overrides.train_steps = f.train_steps;
+  r.overrides.load_rates = f.load_rates;
+  r.overrides.load_slo = f.load_slo;
+  r.overrides.load_requests = f.load_requests;
   r.overrides.timeout_s = flags.timeout_s;
   r.model_path = f.model_path;
   ProbeEnv probe = ResolveProbeEnv(f.python);

@@ -103,12 +103,13 @@ std::vector<FieldDef> MakeResultFields() {
   constexpr std::string_view kBytes = "bytes";
   constexpr std::string_view kTime = "UTC ISO 8601";
   // The fill matrix's vocabulary: which passing runs must fill a field.
-  const std::vector<std::string_view> all_kinds = {"forward", "generate", "train"};
+  const std::vector<std::string_view> all_kinds = {"forward", "generate", "train", "load"};
   const std::vector<std::string_view> all_modes = {kModeEager, kModeCompile};
   const std::vector<std::string_view> compile = {kModeCompile};
   const std::vector<std::string_view> forward = {"forward"};
   const std::vector<std::string_view> generate = {"generate"};
   const std::vector<std::string_view> train = {"train"};
+  const std::vector<std::string_view> load = {"load"};
   const std::vector<FillRule> every_pass = {{all_kinds, all_modes, {}}};
   // Steady-state figures: train's are steps 2..K, so only with more than one step.
   const std::vector<FillRule> steady = {{{"forward", "generate"}, all_modes, {}},
@@ -525,6 +526,120 @@ std::vector<FieldDef> MakeResultFields() {
              "per sweep and left out of prepare_s.",
              COMPATLAB_MEMBER(result.compiler_startup_s)),
       {{all_kinds, compile, {FillWhen::kInductor}}});
+
+  // Version 5, load: a model under concurrent requests (serving benchmarks' figures).
+  version = 5;
+  add(Metric(Member("load_scenario", "",
+                    "load: single_stream (one request at a time), offline (every request at "
+                    "once) or server (Poisson arrivals at load_arrival_rate_per_s).",
+                    COMPATLAB_MEMBER(result.load_scenario))),
+      only(load));
+  add(Metric(Member("load_engine", "",
+                    "load: continuous_batching (transformers' manager) or static_batch "
+                    "(batched static-cache generate where continuous batching cannot run; "
+                    "status_detail says why).",
+                    COMPATLAB_MEMBER(result.load_engine))),
+      only(load));
+  add(Metric(Member("load_requests", "", "load: requests served in the measured run.",
+                    COMPATLAB_MEMBER(result.load_requests))),
+      only(load));
+  add(Metric(Member("load_output_tokens", "tokens", "load: new tokens of those requests.",
+                    COMPATLAB_MEMBER(result.load_output_tokens))),
+      only(load));
+  add(Metric(Member("load_duration_s", kSeconds,
+                    "load: the measured run, first arrival to last token.",
+                    COMPATLAB_MEMBER(result.load_duration_s))),
+      only(load));
+  add(Metric(Member("load_offline_requests_per_s", "requests/s",
+                    "load server: the offline throughput measured in the same process that "
+                    "the rate multiplies.",
+                    COMPATLAB_MEMBER(result.load_offline_requests_per_s))),
+      only(load, {FillWhen::kServer}));
+  add(Metric(Member(
+          "load_arrival_rate_per_s", "requests/s",
+          "load server: the Poisson arrival rate (kind_params rate x load_offline_requests_per_s).",
+          COMPATLAB_MEMBER(result.load_arrival_rate_per_s))),
+      only(load, {FillWhen::kServer}));
+  struct Percentile {
+    std::string_view name;
+    std::string_view description;
+    std::optional<double> RunResult::*member;
+  };
+  const Percentile percentiles[] = {
+      {"load_ttft_p50_s", "load: median time to first token (arrival to first new token).",
+       &RunResult::load_ttft_p50_s},
+      {"load_ttft_p90_s", "load: 90th percentile of the time to first token.",
+       &RunResult::load_ttft_p90_s},
+      {"load_ttft_p99_s", "load: 99th percentile of the time to first token.",
+       &RunResult::load_ttft_p99_s},
+      {"load_itl_p50_s", "load: median inter-token latency (gap between a request's tokens).",
+       &RunResult::load_itl_p50_s},
+      {"load_itl_p90_s", "load: 90th percentile of the inter-token latency.",
+       &RunResult::load_itl_p90_s},
+      {"load_itl_p99_s", "load: 99th percentile of the inter-token latency.",
+       &RunResult::load_itl_p99_s},
+      {"load_e2e_p50_s", "load: median end-to-end latency (arrival to last new token).",
+       &RunResult::load_e2e_p50_s},
+      {"load_e2e_p90_s", "load: 90th percentile of the end-to-end latency.",
+       &RunResult::load_e2e_p90_s},
+      {"load_e2e_p99_s", "load: 99th percentile of the end-to-end latency.",
+       &RunResult::load_e2e_p99_s},
+  };
+  for (const Percentile& p : percentiles) {
+    add(Metric(Member(
+            p.name, kSeconds,
+            p.description, [m = p.member](auto& r) -> auto& { return r.result.*m; })),
+        only(load));
+  }
+  add(Metric(Member("load_output_tokens_per_s", kTokensPerS,
+                    "load: new tokens per second of the measured run.",
+                    COMPATLAB_MEMBER(result.load_output_tokens_per_s))),
+      only(load));
+  add(Metric(Member("load_requests_per_s", "requests/s",
+                    "load: requests completed per second of the measured run.",
+                    COMPATLAB_MEMBER(result.load_requests_per_s))),
+      only(load));
+  add(Metric(Member("load_goodput_per_s", "requests/s",
+                    "load: requests per second that met both objectives (TTFT within "
+                    "load_slo_ttft_s, mean inter-token latency within load_slo_itl_s).",
+                    COMPATLAB_MEMBER(result.load_goodput_per_s))),
+      only(load));
+  add(Metric(Member("load_slo_ttft_s", kSeconds, "load: the goodput objective on TTFT.",
+                    COMPATLAB_MEMBER(result.load_slo_ttft_s))),
+      only(load));
+  add(Metric(Member("load_slo_itl_s", kSeconds,
+                    "load: the goodput objective on a request's mean inter-token latency.",
+                    COMPATLAB_MEMBER(result.load_slo_itl_s))),
+      only(load));
+  add(Metric(Member("load_slo_source", "",
+                    "load: where the objectives come from: kind_params (--slo) or "
+                    "single_stream_p50x3 (3x the p50s of a single_stream run in the same "
+                    "process).",
+                    COMPATLAB_MEMBER(result.load_slo_source))),
+      only(load));
+  add(Metric(Member("load_max_concurrency", "",
+                    "load: most requests the engine served at once (scheduled and not yet "
+                    "finished; static_batch: the largest batch).",
+                    COMPATLAB_MEMBER(result.load_max_concurrency))),
+      only(load));
+  add(Metric(Member("load_recompiles", "",
+                    "load, compile mode: graphs dynamo compiled after the first request "
+                    "(shapes bucketed: doc/probe.md, \"Kind load\").",
+                    COMPATLAB_MEMBER(result.load_recompiles))),
+      {{load, compile, {}}});
+  add(Bulky(Metric(Member("load_ttft_dist", kSeconds,
+                          "load: the TTFT distribution as a sorted JSON array (at most 256 values: "
+                          "evenly spaced order statistics beyond).",
+                          COMPATLAB_MEMBER(result.load_ttft_dist)))),
+      only(load));
+  add(Bulky(Metric(Member("load_itl_dist", kSeconds,
+                          "load: the inter-token latency distribution, the same way.",
+                          COMPATLAB_MEMBER(result.load_itl_dist)))),
+      only(load));
+  add(Bulky(Metric(Member("load_e2e_dist", kSeconds,
+                          "load: the end-to-end latency distribution, the same way.",
+                          COMPATLAB_MEMBER(result.load_e2e_dist)))),
+      only(load));
   return fields;
 }
 
@@ -550,14 +665,17 @@ std::string_view FillWhenName(FillWhen when) {
       return "warm";
     case FillWhen::kInductor:
       return "inductor";
+    case FillWhen::kServer:
+      return "server";
   }
   return "";
 }
 
 const std::vector<FillWhen>& AllFillWhens() {
-  static const std::vector<FillWhen>* const all = new std::vector<FillWhen>{
-      FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep, FillWhen::kDiverged,
-      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm,      FillWhen::kInductor};
+  static const std::vector<FillWhen>* const all =
+      new std::vector<FillWhen>{FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep,
+                                FillWhen::kDiverged, FillWhen::kAudited,     FillWhen::kDevice,
+                                FillWhen::kWarm,     FillWhen::kInductor,    FillWhen::kServer};
   return *all;
 }
 

@@ -43,7 +43,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };
@@ -80,6 +80,7 @@ enum class FillWhen {
   kDevice,       // a target with device memory statistics (not cpu)
   kWarm,         // a warm rerun ran (--warm in compile mode): warm_state is not empty
   kInductor,     // compiled with the inductor backend: backend is "inductor"
+  kServer,       // load: the server scenario (kind_params scenario is server)
 };
 
 // "compared", "token_inputs", ...: the name of a condition.
@@ -91,7 +92,7 @@ const std::vector<FillWhen>& AllFillWhens();
 // one of `modes` for which every condition of `when` holds must fill the
 // field (not NULL; not empty for text).
 struct FillRule {
-  std::vector<std::string_view> kinds;  // "forward", "generate", "train"
+  std::vector<std::string_view> kinds;  // "forward", "generate", "train", "load"
   std::vector<std::string_view> modes;  // "eager", "compile"
   std::vector<FillWhen> when;           // empty: always
 };

@@ -182,6 +182,36 @@ struct RunResult {
   // Compile mode: seconds of the sweep's calibration compile (the compiler's
   // start-up, paid once per sweep; doc/results-schema.md, "Compile times").
   std::optional<double> compiler_startup_s;
+
+  // --- Schema version 5: kind load (doc/probe.md, "Kind load"). ---
+  std::string load_scenario;  // single_stream, offline, server
+  std::string load_engine;    // continuous_batching, static_batch
+  std::optional<int64_t> load_requests;
+  std::optional<int64_t> load_output_tokens;
+  std::optional<double> load_duration_s;
+  std::optional<double>
+      load_offline_requests_per_s;                // server: the offline throughput the rate is of
+  std::optional<double> load_arrival_rate_per_s;  // server: the Poisson arrival rate
+  std::optional<double> load_ttft_p50_s;
+  std::optional<double> load_ttft_p90_s;
+  std::optional<double> load_ttft_p99_s;
+  std::optional<double> load_itl_p50_s;
+  std::optional<double> load_itl_p90_s;
+  std::optional<double> load_itl_p99_s;
+  std::optional<double> load_e2e_p50_s;
+  std::optional<double> load_e2e_p90_s;
+  std::optional<double> load_e2e_p99_s;
+  std::optional<double> load_output_tokens_per_s;
+  std::optional<double> load_requests_per_s;
+  std::optional<double> load_goodput_per_s;
+  std::optional<double> load_slo_ttft_s;
+  std::optional<double> load_slo_itl_s;
+  std::string load_slo_source;  // kind_params, single_stream_p50x3
+  std::optional<int64_t> load_max_concurrency;
+  std::optional<int64_t> load_recompiles;  // compile mode
+  std::string load_ttft_dist;              // JSON array text, bounded (doc/limits.md)
+  std::string load_itl_dist;
+  std::string load_e2e_dist;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -1,8 +1,11 @@
 #include "plan/plan.h"
 
+#include <cmath>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace compatlab {
 namespace {
@@ -23,7 +26,89 @@ const std::vector<T>& Either(const std::vector<T>& override_list,
   return override_list.empty() ? suite_list : override_list;
 }
 
+// A positive finite number of at most `max` from `text`, else nullopt.
+std::optional<double> ParsePositive(const std::string& text, double max) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value <= 0 || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// "0.90x" -> "0.9x": a multiple of the offline throughput, canonical.
+absl::StatusOr<std::string> CanonicalLoadRate(const std::string& rate) {
+  std::optional<double> value;
+  if (rate.size() > 1 && rate.back() == 'x') {
+    value = ParsePositive(rate.substr(0, rate.size() - 1), 1000);
+  }
+  if (!value) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rates: '", rate,
+                     "' is not a multiple of the offline throughput above 0 and at most "
+                     "1000 followed by x (like 0.9x)"));
+  }
+  return absl::StrCat(*value, "x");
+}
+
+// "itl=0.05,ttft=0.5" -> "ttft=0.5,itl=0.05": both objectives in seconds, canonical.
+absl::StatusOr<std::string> CanonicalLoadSlo(const std::string& slo) {
+  std::map<std::string, double> parts;
+  const std::vector<std::string> given = absl::StrSplit(slo, ',');
+  for (const std::string& part : given) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+    std::optional<double> value = ParsePositive(kv.second, 604800);
+    if ((kv.first != "ttft" && kv.first != "itl") || !value || parts.count(kv.first)) {
+      parts.clear();
+      break;
+    }
+    parts[kv.first] = *value;
+  }
+  if (parts.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--slo: '", slo, "' is not ttft=SECONDS,itl=SECONDS (both above 0)"));
+  }
+  return absl::StrCat("ttft=", parts["ttft"], ",itl=", parts["itl"]);
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariants(
+    const std::string& kind, const PlanOverrides& overrides) {
+  using Params = std::map<std::string, std::string>;
+  const std::string new_tokens = std::to_string(overrides.new_tokens.value_or(kDefaultNewTokens));
+  std::vector<Params> variants(1);
+  if (kind == "generate") variants[0]["new_tokens"] = new_tokens;
+  if (kind == "train") {
+    variants[0]["steps"] = std::to_string(overrides.train_steps.value_or(kDefaultTrainSteps));
+  }
+  if (kind != "load") return variants;
+  variants.clear();
+  const int64_t requests = overrides.load_requests.value_or(kDefaultLoadRequests);
+  if (requests < 1 || requests > 4096) {
+    return absl::InvalidArgumentError("--load-requests must be from 1 to 4096");
+  }
+  Params base = {{"new_tokens", new_tokens}, {"requests", std::to_string(requests)}};
+  if (!overrides.load_slo.empty()) {
+    absl::StatusOr<std::string> slo = CanonicalLoadSlo(overrides.load_slo);
+    if (!slo.ok()) return slo.status();
+    base["slo"] = *slo;
+  }
+  for (const char* scenario : {"single_stream", "offline"}) {
+    variants.push_back(base);
+    variants.back()["scenario"] = scenario;
+  }
+  std::set<std::string> seen;
+  for (const std::string& given :
+       overrides.load_rates.empty() ? kDefaultLoadRates : overrides.load_rates) {
+    absl::StatusOr<std::string> rate = CanonicalLoadRate(given);
+    if (!rate.ok()) return rate.status();
+    if (!seen.insert(*rate).second) continue;  // --rates 0.5x,0.50x
+    variants.push_back(base);
+    variants.back()["scenario"] = "server";
+    variants.back()["rate"] = *rate;
+  }
+  return variants;
+}
 
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides) {
   return Either(overrides.targets, suite.targets);
@@ -97,8 +182,15 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   for (const std::string& k : kinds) {
     if (!IsModelKind(k)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("'", k, "' is not a model kind (forward, generate, train)"));
+          absl::StrCat("'", k, "' is not a model kind (forward, generate, train, load)"));
     }
+  }
+  std::map<std::string, std::vector<std::map<std::string, std::string>>> variants;
+  for (const std::string& k : kinds) {
+    absl::StatusOr<std::vector<std::map<std::string, std::string>>> v =
+        KindParamVariants(k, overrides);
+    if (!v.ok()) return v.status();
+    variants[k] = *std::move(v);
   }
   std::vector<TestSpec> plan;
   std::set<std::string> seen;
@@ -121,30 +213,26 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
           for (const std::string& dtype : dtypes) {
             for (int64_t batch : batch_sizes) {
               for (int64_t seq : seq_lens) {
-                TestSpec s;
-                s.model_id = m.model_id;
-                s.model_type = m.model_type;
-                s.model_class = m.model_class;
-                s.model_path = m.model_path;
-                s.target = target;
-                s.mode = mode;
-                if (mode == kModeCompile) {
-                  s.backend =
-                      overrides.backend.empty() ? profiles.at(target).backend : overrides.backend;
+                for (const std::map<std::string, std::string>& params : variants[kind]) {
+                  TestSpec s;
+                  s.model_id = m.model_id;
+                  s.model_type = m.model_type;
+                  s.model_class = m.model_class;
+                  s.model_path = m.model_path;
+                  s.target = target;
+                  s.mode = mode;
+                  if (mode == kModeCompile) {
+                    s.backend =
+                        overrides.backend.empty() ? profiles.at(target).backend : overrides.backend;
+                  }
+                  s.kind = kind;
+                  s.kind_params = params;
+                  s.dtype = dtype;
+                  s.batch_size = batch;
+                  s.seq_len = seq;
+                  s.timeout_s = timeout;
+                  if (absl::Status st = add(std::move(s)); !st.ok()) return st;
                 }
-                s.kind = kind;
-                if (kind == "generate") {
-                  s.kind_params["new_tokens"] =
-                      std::to_string(overrides.new_tokens.value_or(kDefaultNewTokens));
-                } else if (kind == "train") {
-                  s.kind_params["steps"] =
-                      std::to_string(overrides.train_steps.value_or(kDefaultTrainSteps));
-                }
-                s.dtype = dtype;
-                s.batch_size = batch;
-                s.seq_len = seq;
-                s.timeout_s = timeout;
-                if (absl::Status st = add(std::move(s)); !st.ok()) return st;
               }
             }
           }

@@ -28,7 +28,14 @@ struct PlanOverrides {
   std::string backend;                 // compile backend instead of the profiles' ("" = theirs)
   std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
   std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)
-  std::optional<double> timeout_s;     // every test's deadline
+  // Kind load (doc/probe.md, "Kind load"): the server scenario's arrival rates as
+  // multiples of the offline throughput ("0.9x"; empty: kDefaultLoadRates), the
+  // objective "ttft=S,itl=S" ("": from the test's single_stream run) and the
+  // requests of each test (default kDefaultLoadRequests).
+  std::vector<std::string> load_rates;
+  std::string load_slo;
+  std::optional<int64_t> load_requests;
+  std::optional<double> timeout_s;  // every test's deadline
   // A local checkpoint replacing the suite's models: its directory, content
   // hash and what the probe read from its config.
   std::string checkpoint_dir;
@@ -38,6 +45,15 @@ struct PlanOverrides {
 
 inline constexpr int64_t kDefaultNewTokens = 16;
 inline constexpr int64_t kDefaultTrainSteps = 3;
+inline constexpr int64_t kDefaultLoadRequests = 32;
+// One server row each, so that one rate is past saturation by construction.
+inline const std::vector<std::string> kDefaultLoadRates = {"0.5x", "0.9x", "1.5x"};
+
+// The kind_params of each test one plan cell of `kind` expands into: one for
+// most kinds; for load, single_stream, offline and one server test per rate.
+// InvalidArgument for a malformed rate or objective of `overrides`.
+absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariants(
+    const std::string& kind, const PlanOverrides& overrides);
 
 // The target names of the plan, in order (overrides first, else the suite's).
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/fields.h"
 #include "gtest/gtest.h"
 
 namespace compatlab {
@@ -161,6 +162,68 @@ TEST(PlanTest, RefusesUnknownModesDtypesAndShapes) {
   EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
   o = {};
   o.new_tokens = 0;
+  EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+}
+
+TEST(PlanTest, LoadExpandsIntoSingleStreamOfflineAndOneServerTestPerRate) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides o;
+  o.kinds = {"load"};
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<std::string> rows;
+  for (const TestSpec& s : *plan) {
+    rows.push_back(KindParamsToJson(s.kind_params));
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      R"({"new_tokens":"16","requests":"32","scenario":"single_stream"})",
+                      R"({"new_tokens":"16","requests":"32","scenario":"offline"})",
+                      R"({"new_tokens":"16","rate":"0.5x","requests":"32","scenario":"server"})",
+                      R"({"new_tokens":"16","rate":"0.9x","requests":"32","scenario":"server"})",
+                      R"({"new_tokens":"16","rate":"1.5x","requests":"32","scenario":"server"})"}));
+
+  // Rates and the objective in canonical form; a rate given twice is planned once.
+  o.load_rates = {"2.50x", "2.5x", "0.25x"};
+  o.load_slo = "itl=0.050,ttft=1";
+  o.load_requests = 8;
+  o.new_tokens = 4;
+  plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 4u);
+  EXPECT_EQ(
+      KindParamsToJson((*plan)[2].kind_params),
+      R"({"new_tokens":"4","rate":"2.5x","requests":"8","scenario":"server","slo":"ttft=1,itl=0.05"})");
+  EXPECT_EQ((*plan)[3].kind_params.at("rate"), "0.25x");
+}
+
+TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  ModelCatalog catalog = TestCatalog();
+  for (const char* rate : {"0.9", "x", "-1x", "0x", "nanx", "infx", "1e9x", "2xx"}) {
+    PlanOverrides o;
+    o.kinds = {"load"};
+    o.load_rates = {rate};
+    auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+    ASSERT_FALSE(plan.ok()) << rate;
+    EXPECT_NE(plan.status().message().find("--rates"), std::string::npos) << plan.status();
+  }
+  for (const char* slo :
+       {"ttft=1", "ttft=1,itl=0", "ttft=1,itl=1,ttft=2", "ttft=1,tpot=1", "ttft=a,itl=1"}) {
+    PlanOverrides o;
+    o.kinds = {"load"};
+    o.load_slo = slo;
+    auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+    ASSERT_FALSE(plan.ok()) << slo;
+    EXPECT_NE(plan.status().message().find("--slo"), std::string::npos) << plan.status();
+  }
+  PlanOverrides o;
+  o.kinds = {"load"};
+  o.load_requests = 0;
   EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
 }
 

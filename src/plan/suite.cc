@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::set<std::string> kModelKinds = {"forward", "generate", "train"};
+const std::set<std::string> kModelKinds = {"forward", "generate", "train", "load"};
 const std::set<std::string> kHarnessKinds = {"noop", "hang",  "hang-hard", "segfault",   "abort",
                                              "oom",  "raise", "flood",     "kill-zygote"};
 
@@ -136,8 +136,8 @@ absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& ori
       s = p.Strings(value, key, &suite.kinds);
       for (const std::string& k : suite.kinds) {
         if (s.ok() && !IsModelKind(k)) {
-          s = p.Error(key,
-                      absl::StrCat("has '", k, "', not a model kind (forward, generate, train)"));
+          s = p.Error(key, absl::StrCat("has '", k,
+                                        "', not a model kind (forward, generate, train, load)"));
         }
       }
     } else if (key == "dtypes") {

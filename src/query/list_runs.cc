@@ -21,6 +21,8 @@ absl::StatusOr<std::string> ListRuns(const ListRunsOptions& options) {
       break;
   }
   std::string text = FormatRunsTable(*runs);
+  // Kind load's figures, which the table above has no columns for.
+  if (const std::string load = FormatLoadTable(*runs); !load.empty()) text += "\n" + load;
   // The knowledge base's explanations of the errors shown.
   if (absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(options.kb_path); kb.ok()) {
     text += FormatKnownErrorsFooter(*runs, *kb, options.kb_path.string());

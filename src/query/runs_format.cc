@@ -37,6 +37,13 @@ std::string FallbackCell(const RunResult& result) {
   return count ? fmt::format("{}", *count) : "?";
 }
 
+// Device memory where the target has statistics, else the host's peak RSS.
+std::optional<double> RunPeakMemory(const RunResult& r) {
+  if (r.device_peak_bytes) return static_cast<double>(*r.device_peak_bytes);
+  if (r.host_peak_rss_bytes) return static_cast<double>(*r.host_peak_rss_bytes);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<int64_t> FallbackOpCount(const RunResult& result) {
@@ -59,13 +66,7 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
                    C{"error", TextTable::kLeft}});
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
-    // Device memory where the target has statistics, else the host's peak RSS.
-    std::optional<double> mem;
-    if (r.device_peak_bytes) {
-      mem = static_cast<double>(*r.device_peak_bytes);
-    } else if (r.host_peak_rss_bytes) {
-      mem = static_cast<double>(*r.host_peak_rss_bytes);
-    }
+    const std::optional<double> mem = RunPeakMemory(r);
     table.AddRow(
         {Truncate(run.spec.model_id, options.max_model_width), run.spec.target, run.spec.mode,
          run.spec.kind, fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
@@ -76,6 +77,38 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
          Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
   }
   return table.Render();
+}
+
+std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
+  using C = TextTable::Column;
+  constexpr auto kL = TextTable::kLeft;
+  constexpr auto kR = TextTable::kRight;
+  TextTable table({C{"model", kL}, C{"target", kL}, C{"mode", kL}, C{"scenario", kL}, C{"rate", kR},
+                   C{"engine", kL}, C{"req_s", kR}, C{"goodput_s", kR}, C{"tok_s", kR},
+                   C{"ttft_p50_ms", kR}, C{"ttft_p99_ms", kR}, C{"itl_p50_ms", kR},
+                   C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR}});
+  bool any = false;
+  for (const RunRecord& run : runs) {
+    const RunResult& r = run.result;
+    if (run.spec.kind != "load" || r.status != TestStatus::kPass) continue;
+    any = true;
+    auto rate = run.spec.kind_params.find("rate");
+    const std::string rate_cell =
+        rate == run.spec.kind_params.end()
+            ? "-"
+            : fmt::format("{}={}/s", rate->second, Number(r.load_arrival_rate_per_s, 1));
+    auto count = [](const std::optional<int64_t>& v) {
+      return v ? fmt::format("{}", *v) : std::string("-");
+    };
+    table.AddRow({run.spec.model_id, run.spec.target, run.spec.mode, r.load_scenario, rate_cell,
+                  r.load_engine, Number(r.load_requests_per_s, 2), Number(r.load_goodput_per_s, 2),
+                  Number(r.load_output_tokens_per_s, 1), Number(r.load_ttft_p50_s, 1, 1000.0),
+                  Number(r.load_ttft_p99_s, 1, 1000.0), Number(r.load_itl_p50_s, 2, 1000.0),
+                  Number(r.load_itl_p99_s, 2, 1000.0), Number(r.load_e2e_p99_s, 1, 1000.0),
+                  count(r.load_max_concurrency), count(r.load_recompiles),
+                  Number(RunPeakMemory(r), 0, 1.0 / kMiB)});
+  }
+  return any ? table.Render() : "";
 }
 
 std::string FormatRunsJson(const std::vector<RunRecord>& runs) {

@@ -23,6 +23,14 @@ struct RunsTableOptions {
   size_t max_model_width = 40;  // so is the model column (>= 3)
 };
 
+// The passing load runs of `runs` (kind load, doc/probe.md), one line each in
+// the given order, under a header:
+//   model  target  mode  scenario  rate  engine  req_s  goodput_s  tok_s
+//   ttft_p50_ms  ttft_p99_ms  itl_p50_ms  itl_p99_ms  e2e_p99_ms  conc  recomp  mem_mib
+// rate is the server row's multiple and arrival rate ("1.5x=12.3/s"), "-"
+// otherwise. "" when there are none; else ends in '\n'.
+std::string FormatLoadTable(const std::vector<RunRecord>& runs);
+
 // One line per run, in the given order, under a header:
 //   model  target  mode  kind  status  build_s  prepare_s  steady_ms  rss_mib  wall_s  error
 // status is "crash(SIGSEGV)" when status_detail is set; a metric that was not

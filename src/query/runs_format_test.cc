@@ -47,6 +47,29 @@ TEST(RunsFormatTest, TableShowsOneAlignedLinePerRun) {
   EXPECT_EQ(lines[3].find("crash"), lines[0].find("status"));
 }
 
+TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
+  RunRecord server = FullRun("s1");
+  server.spec.kind = "load";
+  server.spec.kind_params = {{"scenario", "server"}, {"rate", "0.9x"}};
+  server.result.status = TestStatus::kPass;
+  RunRecord offline = server;
+  offline.spec.kind_params = {{"scenario", "offline"}};
+  offline.result.load_scenario = "offline";
+  offline.result.load_recompiles.reset();
+  RunRecord failed = server;
+  failed.result.status = TestStatus::kFailToRun;
+  EXPECT_EQ(FormatLoadTable({MakeRun("s1", MakeSpec("llama"))}), "");
+  const std::vector<std::string> lines = Lines(FormatLoadTable({server, offline, failed}));
+  ASSERT_EQ(lines.size(), 4u);  // header, rule, two passing rows
+  EXPECT_NE(lines[0].find("goodput_s"), std::string::npos);
+  EXPECT_NE(lines[2].find("server"), std::string::npos);
+  EXPECT_NE(lines[2].find("0.9x=18.4/s"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("11.20"), std::string::npos);  // goodput
+  EXPECT_NE(lines[2].find("72.0"), std::string::npos);   // TTFT p99 in ms
+  EXPECT_NE(lines[3].find("offline"), std::string::npos);
+  EXPECT_NE(lines[3].find(" - "), std::string::npos);  // no recompiles in eager mode
+}
+
 TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {
   RunRecord sparse = MakeRun("s1", MakeSpec("gpt2"), TestStatus::kSkipped);
   const std::string text = FormatRunsJson({FullRun("s1"), sparse});

@@ -134,12 +134,38 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
                         return t.spec.IsCompiled() ? std::optional(t.spec.backend) : std::nullopt;
                       }));
   if (f.new_tokens) {
+    // generate and load tests take --new-tokens.
     checks.emplace_back("--new-tokens", one(std::to_string(*f.new_tokens)),
-                        param("generate", "new_tokens"));
+                        Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                          std::optional<std::string> v = KindParam(t, "generate", "new_tokens");
+                          return v ? v : KindParam(t, "load", "new_tokens");
+                        }));
   }
   if (f.train_steps) {
     checks.emplace_back("--train-steps", one(std::to_string(*f.train_steps)),
                         param("train", "steps"));
+  }
+  if (!f.load_rates.empty() || !f.load_slo.empty() || f.load_requests) {
+    PlanOverrides load;
+    load.load_rates = f.load_rates;
+    load.load_slo = f.load_slo;
+    load.load_requests = f.load_requests;
+    absl::StatusOr<std::vector<std::map<std::string, std::string>>> variants =
+        KindParamVariants("load", load);
+    if (!variants.ok()) return variants.status();
+    auto given = [&](const std::string& key) {
+      std::vector<std::string> values;
+      for (const auto& v : *variants) {
+        if (auto it = v.find(key); it != v.end()) values.push_back(it->second);
+      }
+      return values;
+    };
+    if (!f.load_rates.empty()) checks.emplace_back("--rates", given("rate"), param("load", "rate"));
+    if (!f.load_slo.empty()) checks.emplace_back("--slo", given("slo"), param("load", "slo"));
+    if (f.load_requests) {
+      checks.emplace_back("--load-requests", one(std::to_string(*f.load_requests)),
+                          param("load", "requests"));
+    }
   }
   std::error_code ec;
   checks.emplace_back(

@@ -71,6 +71,9 @@ struct PlanFlags {
   std::vector<int64_t> seq_lens;
   std::optional<int64_t> new_tokens;
   std::optional<int64_t> train_steps;
+  std::vector<std::string> load_rates;  // --rates, as given
+  std::string load_slo;                 // --slo, as given
+  std::optional<int64_t> load_requests;
   bool warm = false;
   std::string python;
   std::string mem_limit_method;
@@ -79,7 +82,8 @@ struct PlanFlags {
 // OK when every flag given equals the stored plan (`suite` is the sweep's
 // suite name, `plan` its whole stored plan); else InvalidArgument naming the
 // first flag that differs, with the stored value. A target given as a path
-// matches the profile name equal to its file's stem. REQUIRES: every test of
+// matches the profile name equal to its file's stem; --rates and --slo are
+// compared in their canonical form (plan/plan.h, KindParamVariants). REQUIRES: every test of
 // `plan` has its execution settings.
 absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                               const std::vector<ResolvedTest>& plan);

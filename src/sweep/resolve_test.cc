@@ -157,5 +157,38 @@ TEST(CheckResumeFlagsTest, NamesTheFirstFlagThatDiffers) {
             std::string::npos);
 }
 
+TEST(CheckResumeFlagsTest, LoadFlagsCompareInCanonicalForm) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.kinds = {"load"};
+  overrides.load_rates = {"0.5x", "2x"};
+  overrides.load_slo = "ttft=0.5,itl=0.05";
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  PlanFlags flags;
+  flags.load_rates = {"2.0x", "0.50x"};
+  flags.load_slo = "itl=0.05,ttft=0.5";
+  flags.load_requests = 32;
+  flags.new_tokens = 16;
+  absl::Status s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  flags = {};
+  flags.load_rates = {"0.5x", "0.9x", "2x"};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", plan->tests).message(),
+            "--resume: --rates 0.5x,0.9x,2x differs from the stored plan (--rates 0.5x,2x)");
+  flags = {};
+  flags.load_slo = "ttft=1,itl=0.05";
+  EXPECT_NE(CheckResumeFlags(flags, "s", plan->tests).message().find("--slo ttft=1,itl=0.05"),
+            std::string::npos);
+  flags = {};
+  flags.load_requests = 8;
+  EXPECT_NE(CheckResumeFlags(flags, "s", plan->tests).message().find("--load-requests 8"),
+            std::string::npos);
+  flags = {};
+  flags.load_rates = {"fast"};  // malformed: the plan's own error
+  EXPECT_NE(CheckResumeFlags(flags, "s", plan->tests).message().find("--rates: 'fast'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -48,7 +48,8 @@ std::string InterruptedLine(const std::string& reason, int64_t done, int64_t pla
 }
 
 std::string SweepSummaryTable(const std::vector<RunRecord>& records) {
-  return FormatSweepSummary(records);
+  const std::string load = FormatLoadTable(records);
+  return FormatSweepSummary(records) + (load.empty() ? "" : "\n" + load);
 }
 
 std::string SweepFinishedLine(const std::string& sweep_id, size_t results, double wall_s,

@@ -34,7 +34,8 @@ std::string CompilerStartupLine(std::optional<double> seconds,
 std::string InterruptedLine(const std::string& reason, int64_t done, int64_t planned,
                             const std::string& db, const std::string& sweep_id);
 
-// The end of a sweep: the summary table of its records, for stdout.
+// The end of a sweep: the summary table of its records (then, when it ran kind
+// load, FormatLoadTable of them), for stdout.
 std::string SweepSummaryTable(const std::vector<RunRecord>& records);
 
 // "compatlab: sweep ID finished: R results in 2.0 s (T this run, 12.3 ms per

@@ -25,6 +25,8 @@ BAD_COMMANDS = {
     "zero-seq-len": ["sweep", "--suite", "noop", "--seq-lens", "128,0"],
     "non-numeric-batch-size": ["sweep", "--suite", "noop", "--batch-sizes", "four"],
     "zero-new-tokens": ["sweep", "--suite", "noop", "--new-tokens", "0"],
+    "load-rate-not-a-multiple": ["sweep", "--suite", "noop", "--kinds", "load", "--rates", "0.9,1.5x"],
+    "load-slo-one-objective": ["sweep", "--suite", "noop", "--kinds", "load", "--slo", "ttft=0.5"],
     "errors-of-passes": ["errors", "--status", "pass"],
 }
 # Commands that read a store: bad input with every --db that is no readable store.

@@ -2,7 +2,8 @@
 
 `compatlab fields --format json` gives each result field's fill rules (src/core/fields.h):
 kinds x modes of passing runs, plus conditions that are facts of the stored row. One
-sweep runs every model kind in every mode once on a tiny llama through the real binary;
+sweep runs every model kind in every mode once on a tiny llama through the real binary
+(kind load at one rate: its single_stream, offline and server rows, 8 requests each);
 a rule whose kind, mode and conditions hold for a passing row and whose field is null
 (or empty text) there fails the test. A field added to the table with a rule is checked
 here with no change to this file; a new condition needs its line in CONDITIONS.
@@ -15,7 +16,8 @@ import pytest
 from .conftest import Compatlab
 
 MODEL = "llama"
-KINDS = ("forward", "generate", "train")
+KINDS = ("forward", "generate", "train", "load")
+LOAD_RATE = "1.5x"  # past saturation: the server row queues
 MODES = ("eager", "compile")
 TOKEN_MODELS = {"llama"}  # models of this test whose inputs are token ids
 
@@ -34,6 +36,7 @@ CONDITIONS = {
     "device": lambda row: row["target"] != "cpu",
     "warm": lambda row: bool(row["warm_state"]),
     "inductor": lambda row: row["backend"] == "inductor",
+    "server": lambda row: json.loads(row["kind_params"]).get("scenario") == "server",
 }
 
 
@@ -51,7 +54,8 @@ def rows(compatlab_bin, tmp_path_factory):
     cli = Compatlab(compatlab_bin, tmp)
     db = tmp / "store.db"
     cli.sweep("--models", MODEL, "--kinds", ",".join(KINDS), "--modes", ",".join(MODES),
-              "--backend", "aot_eager", "--seq-lens", "16", "--db", db, timeout=900)
+              "--backend", "aot_eager", "--seq-lens", "16", "--rates", LOAD_RATE, "--load-requests", "8",
+              "--jobs", "2", "--db", db, timeout=900)
     return cli.runs(db)
 
 
@@ -71,12 +75,13 @@ def test_fields_lists_the_field_table_with_known_kinds_modes_and_conditions(comp
             assert set(rule["when"]) <= set(CONDITIONS), field["name"]
     text = Compatlab(compatlab_bin, tmp_path).run("fields")
     assert text.returncode == 0 and "steady_median_s" in text.stdout
-    assert "forward,generate,train x eager,compile" in text.stdout
+    assert "forward,generate,train,load x eager,compile" in text.stdout
 
 
 def test_every_field_a_passing_run_must_fill_is_filled(table, rows):
-    cells = {(r["kind"], r["mode"]): r for r in rows}
-    assert sorted(cells) == sorted((k, m) for k in KINDS for m in MODES)
+    cells = sorted((r["kind"], r["mode"], json.loads(r["kind_params"]).get("scenario", "")) for r in rows)
+    scenarios = {"load": ("offline", "server", "single_stream")}
+    assert cells == sorted((k, m, s) for k in KINDS for m in MODES for s in scenarios.get(k, ("",)))
     for row in rows:
         assert row["status"] == "pass", (row["kind"], row["mode"], row["status_detail"], row["error_message"])
     missing = []
@@ -90,3 +95,29 @@ def test_every_field_a_passing_run_must_fill_is_filled(table, rows):
                 if not _filled(row[field["name"]]):
                     missing.append(f"{field['name']} ({row['kind']} {row['mode']})")
     assert not missing, "must be filled but is null or empty: " + ", ".join(missing)
+
+
+def test_load_figures_are_ordered_and_goodput_within_throughput(rows):
+    load = [r for r in rows if r["kind"] == "load"]
+    assert len(load) == 6
+    for row in load:
+        where = (row["mode"], row["kind_params"])
+        for name in ("ttft", "itl", "e2e"):
+            p50, p90, p99 = (row[f"load_{name}_{p}_s"] for p in ("p50", "p90", "p99"))
+            assert 0 <= p50 <= p90 <= p99, (where, name, p50, p90, p99)
+            dist = json.loads(row[f"load_{name}_dist"])
+            assert dist == sorted(dist) and 0 < len(dist) <= 256, (where, name)
+            assert dist[0] <= p50 <= dist[-1], (where, name)
+        assert len(json.loads(row["load_ttft_dist"])) == row["load_requests"] == 8, where
+        assert 0 <= row["load_goodput_per_s"] <= row["load_requests_per_s"], where
+        assert row["load_output_tokens_per_s"] >= row["load_requests_per_s"] > 0, where
+        assert row["load_max_concurrency"] >= 1, where
+        assert row["load_slo_source"] == "single_stream_p50x3", where
+        params = json.loads(row["kind_params"])
+        if params["scenario"] == "server":
+            assert params["rate"] == LOAD_RATE
+            assert abs(row["load_arrival_rate_per_s"] - 1.5 * row["load_offline_requests_per_s"]) < 1e-6, where
+        if params["scenario"] == "single_stream":
+            assert row["load_max_concurrency"] == 1, where
+            # its objective is 3x its own p50s
+            assert abs(row["load_slo_ttft_s"] - 3 * row["load_ttft_p50_s"]) < 1e-9, where

@@ -17,19 +17,26 @@ const python = process.env.COMPATLAB_PYTHON || path.join(repo, ".venv/bin/python
 const work = mkdtempSync(path.join(tmpdir(), "compatlab-web-"));
 let server, context, base;
 
-before(async () => {
-  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work],
+// make_store.py's store (`...extra`: its other stores), served by `compatlab serve`:
+// {server, base}.
+async function serveStore(...extra) {
+  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work, ...extra],
     { encoding: "utf8", env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } }).trim();
-  server = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
-  base = await new Promise((resolve, reject) => {
+  const proc = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise((resolve, reject) => {
     let err = "";
-    server.stderr.on("data", (d) => {
+    proc.stderr.on("data", (d) => {
       err += d;
       const m = err.match(/on (http:\/\/127\.0\.0\.1:\d+)\//);
       if (m) resolve(m[1]);
     });
-    server.on("exit", (code) => reject(new Error(`compatlab serve exited ${code}: ${err}`)));
+    proc.on("exit", (code) => reject(new Error(`compatlab serve exited ${code}: ${err}`)));
   });
+  return { server: proc, base: url };
+}
+
+before(async () => {
+  ({ server, base } = await serveStore());
   // A fresh profile directory each run (playwright passes it as --user-data-dir).
   context = await chromium.launchPersistentContext(path.join(work, "profile"), {
     executablePath: "/usr/bin/chromium",
@@ -48,7 +55,7 @@ after(async () => {
 
 // A page that fails the test on any dialog (alert, confirm), page error or
 // Content-Security-Policy violation (the server's CSP stays in force).
-async function open(url) {
+async function open(url, origin = base) {
   const page = await context.newPage();
   const problems = [];
   page.on("dialog", (d) => { problems.push(`dialog: ${d.message()}`); d.dismiss(); });
@@ -56,7 +63,7 @@ async function open(url) {
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text())) problems.push(`console: ${m.text()}`);
   });
-  await page.goto(base + url);
+  await page.goto(origin + url);
   return { page, problems };
 }
 
@@ -166,6 +173,28 @@ test("the dashboard draws its plots with the charting library", async () => {
     .map((id) => Chart.getChart(document.getElementById(id)) !== undefined));
   assert.deepEqual(drawn, [true, true, true, true]);
   assert.deepEqual(problems, []);
+});
+
+test("a model page under load: figures per scenario, rate and distribution plots", async () => {
+  const load = await serveStore("load");
+  try {
+    const { page, problems } = await open("/model.html?model_id=hf%3Allama", load.base);
+    await until(page, () => document.querySelectorAll("#load tbody tr").length === 4, null, 60000);
+    assert.deepEqual(await page.locator("#load tbody tr td:first-child").allTextContents(),
+      ["single_stream", "offline", "server", "server"]);
+    assert.match(await page.locator("#load tbody tr").nth(3).locator("td").nth(1).textContent(), /^1\.5x = /);
+    await until(page, () => ["load-rate", "load-ttft", "load-itl"].every(
+      (id) => Chart.getChart(document.getElementById(id)) !== undefined));
+    const series = await page.evaluate(() => ["load-rate", "load-ttft"].map(
+      (id) => Chart.getChart(document.getElementById(id)).data.datasets.map((d) => [d.label, d.data.length])));
+    assert.deepEqual(series[0], [["throughput (requests/s)", 2], ["goodput (requests/s)", 2],
+      ["offline throughput", 2], ["TTFT p99 (ms)", 2]]);
+    // one TTFT per request of each row
+    assert.deepEqual(series[1], [["single_stream", 6], ["offline", 6], ["server 0.5x", 6], ["server 1.5x", 6]]);
+    assert.deepEqual(problems, []);
+  } finally {
+    load.server.kill("SIGTERM");
+  }
 });
 
 // The matrix rows of the landing page: {model, cells: [verdict, ...]} by model id.

@@ -1,6 +1,9 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load]  -> prints the store's path.
+
+With `load`: a store of its own for the model page's load plots: kind load on a tiny
+llama (single_stream, offline, server at 0.5x and 1.5x; 6 requests each), nothing planted.
 
 A sweep of one small model (bert, forward) and two harness tests (noop, raise)
 on this machine, exported to Parquet; copies of its runs are planted as other
@@ -42,9 +45,19 @@ def test_id(row):
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def load_store(binary, work):
+    db = work / "load.db"
+    run(binary, "sweep", "--db", db, "--models", "llama", "--kinds", "load", "--seq-lens", "8",
+        "--new-tokens", "4", "--load-requests", "6", "--rates", "0.5x,1.5x")
+    return db
+
+
 def main():
     binary, work = sys.argv[1], pathlib.Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
+    if sys.argv[3:] == ["load"]:
+        print(load_store(binary, work))
+        return
     db = work / "web.db"
     suite = work / "web-suite.json"
     suite.write_text(json.dumps({

@@ -20,13 +20,21 @@ const shots = [
   ["search.png", "/runs.html?model=llama", "#results tbody tr"],
   ["model.png", "/model.html?model_id=hf%3Allama", "#history tbody tr"],
   ["dashboard.png", "/dashboard.html", "#stacks tbody tr"],
+  // kind load's table and plots (a store with load runs of llama; skipped otherwise)
+  ["load.png", "/model.html?model_id=hf%3Allama", "#load tbody tr", "#load-section"],
 ];
-for (const [file, url, ready] of shots) {
+for (const [file, url, ready, part] of shots) {
   const page = await context.newPage();
   await page.goto(base + url);
-  await page.locator(ready).first().waitFor();
+  try {
+    await page.locator(ready).first().waitFor({ timeout: 20000 });
+  } catch {
+    console.log(`${file}: skipped (${ready} did not appear)`);
+    continue;
+  }
   await page.waitForTimeout(800);  // plots and the last fetches
-  await page.screenshot({ path: path.join(out, file), fullPage: true });
+  const target = part ? page.locator(part) : page;
+  await target.screenshot({ path: path.join(out, file), ...(part ? {} : { fullPage: true }) });
   console.log(path.join(out, file));
 }
 await context.close();

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..request import TestRequest
 from ..result import Result
-from . import faults, forward, generate, train
+from . import faults, forward, generate, load, train
 from .common import StageFailed as StageFailed  # re-exported for child.run_test
 
 Kind = Callable[[TestRequest, Result, Any], None]
@@ -22,6 +22,7 @@ KINDS: dict[str, Kind] = {
     "forward": forward.run,
     "generate": generate.run,
     "train": train.run,
+    "load": load.run,
     "noop": faults.noop,
     "hang": faults.hang,
     "hang-hard": faults.hang_hard,
@@ -35,7 +36,7 @@ KINDS: dict[str, Kind] = {
 # Kinds of the design that the probe does not run yet (until they are in KINDS).
 LATER_KINDS: set[str] = set()
 # Kinds that build a model and so care about mode, target and dtype.
-MODEL_KINDS = {"forward", "generate", "train"}
+MODEL_KINDS = {"forward", "generate", "train", "load"}
 LATER_MODES = {"export"}
 
 

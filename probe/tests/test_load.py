@@ -1,0 +1,129 @@
+"""Kind load's workload, arrivals and figures (pure), and one tiny llama through each scenario."""
+
+import json
+import math
+
+import pytest
+from kind_requests import run_kind
+
+from compatlab_probe.kinds import load
+
+POOL = list(range(10, 60))
+
+
+def test_workload_is_seeded_and_within_the_documented_ranges():
+    a = load.make_workload(7, 40, 32, 16, POOL)
+    assert a == load.make_workload(7, 40, 32, 16, POOL)
+    assert a != load.make_workload(8, 40, 32, 16, POOL)
+    assert load.length_range(32) == (16, 48) and load.length_range(16) == (8, 24) and load.length_range(1) == (1, 1)
+    assert all(16 <= len(r.prompt) <= 48 and 8 <= r.new_tokens <= 24 for r in a)
+    assert all(t in POOL for r in a for t in r.prompt)
+    assert len({len(r.prompt) for r in a}) > 5  # the lengths vary
+
+
+def test_poisson_arrivals_increase_and_have_the_rate_on_average():
+    times = load.poisson_arrivals(0, 4000, 20.0)
+    assert times == sorted(times) and times[0] > 0
+    assert times == load.poisson_arrivals(0, 4000, 20.0)
+    assert abs(len(times) / times[-1] - 20.0) < 1.5
+
+
+def test_rates_and_objectives_parse_strictly():
+    assert load.parse_rate("0.9x") == 0.9 and load.parse_rate("1.5x") == 1.5
+    for bad in ("0.9", "x", "-1x", "0x", "nanx", "infx"):
+        with pytest.raises(ValueError):
+            load.parse_rate(bad)
+    assert load.parse_slo("ttft=0.5,itl=0.05") == (0.5, 0.05)
+    for bad in ("ttft=0.5", "ttft=0,itl=1", "ttft=1,itl=1,x=2", "a=1,b=2", "ttft=nan,itl=1"):
+        with pytest.raises(ValueError):
+            load.parse_slo(bad)
+
+
+def test_figures_percentiles_throughput_and_goodput():
+    served = [load.Served(0.0, [0.1, 0.2, 0.3]), load.Served(0.0, [0.5, 0.6]), load.Served(1.0, [1.1, 1.4, 1.7])]
+    f = load.figures(served, (0.2, 0.15))
+    assert f["load_requests"] == 3 and f["load_output_tokens"] == 8
+    assert math.isclose(f["load_duration_s"], 1.7)
+    assert math.isclose(f["load_ttft_p50_s"], 0.1) and math.isclose(f["load_ttft_p99_s"], 0.5)
+    assert f["load_ttft_p50_s"] <= f["load_ttft_p90_s"] <= f["load_ttft_p99_s"]
+    assert f["load_itl_p50_s"] <= f["load_itl_p90_s"] <= f["load_itl_p99_s"]
+    assert math.isclose(f["load_e2e_p99_s"], 0.7)
+    # good: the first (ttft 0.1, tpot 0.1) only: the second's TTFT 0.5, the third's tpot 0.3
+    assert math.isclose(f["load_goodput_per_s"], 1 / 1.7)
+    assert math.isclose(f["load_requests_per_s"], 3 / 1.7)
+    assert math.isclose(f["load_output_tokens_per_s"], 8 / 1.7)
+    assert json.loads(f["load_ttft_dist"]) == [0.1, 0.1, 0.5]
+    assert "load_goodput_per_s" not in load.figures(served, None)
+
+
+def test_distributions_are_bounded_order_statistics():
+    values = [float(i) for i in range(1000, 0, -1)]
+    kept = load.bounded(values, 256)
+    assert len(kept) == 256 and kept == sorted(kept)
+    assert kept[0] <= 5 and kept[-1] >= 995
+    assert load.bounded([3.0, 1.0, 2.0]) == [1.0, 2.0, 3.0]
+
+
+def test_concurrency_is_the_most_spans_open_at_once():
+    assert load.max_overlap([(0, 1), (1, 2), (2, 3)]) == 1  # back to back: never two
+    assert load.max_overlap([(0, 3), (1, 2), (1.5, 4)]) == 3
+    assert load.max_overlap([]) == 0
+
+
+def test_buckets():
+    assert [load.pow2(n) for n in (1, 2, 3, 5, 16)] == [1, 2, 4, 8, 16]
+    assert load.bucket(17, 16) == 32 and load.bucket(16, 16) == 16
+
+
+def _run(scenario, mode="eager", model_type="llama", **params):
+    return run_kind("load", model_type, mode, {"scenario": scenario, "requests": 6, "new_tokens": 6, **params})
+
+
+@pytest.mark.parametrize("scenario,params", [("single_stream", {}), ("server", {"rate": "1.5x"}),
+                                             ("offline", {"slo": "ttft=10,itl=10"})])
+def test_tiny_llama_serves_each_scenario(scenario, params):
+    out = _run(scenario, **params)
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert m["load_scenario"] == scenario and m["load_requests"] == 6
+    assert m["load_engine"] in (load.ENGINE_CB, load.ENGINE_STATIC)
+    assert m["load_goodput_per_s"] <= m["load_requests_per_s"]
+    assert m["load_ttft_p50_s"] <= m["load_ttft_p90_s"] <= m["load_ttft_p99_s"]
+    if scenario == "single_stream":
+        assert m["load_max_concurrency"] == 1
+    if scenario == "offline":  # a loose objective: every request is good
+        assert m["load_slo_source"] == "kind_params" and m["load_goodput_per_s"] == m["load_requests_per_s"]
+    if scenario == "server":
+        assert math.isclose(m["load_arrival_rate_per_s"], 1.5 * m["load_offline_requests_per_s"])
+
+
+@pytest.mark.slow  # compiles (minutes on a busy 2-core machine); tests/e2e/test_field_matrix.py runs load compiled
+def test_compile_mode_counts_recompiles_and_gpt2_says_which_engine():
+    out = _run("offline", mode="compile")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    assert out["metrics"]["load_recompiles"] >= 0 and out["metrics"]["unique_graphs"] >= 1
+    out = _run("offline", model_type="gpt2")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    engine = out["metrics"]["load_engine"]
+    assert (engine == load.ENGINE_STATIC) == out["status_detail"].startswith("static batching: "), out["status_detail"]
+
+
+def test_bad_load_params_are_harness_errors():
+    out = _run("server")  # no rate
+    assert out["status"] == "harness_error" and "rate" in out["status_detail"]
+    out = _run("burst")
+    assert out["status"] == "harness_error" and "unknown scenario" in out["status_detail"]
+
+
+@pytest.mark.parametrize("mode", ["eager", pytest.param("compile", marks=pytest.mark.slow)])
+def test_static_batching_serves_where_continuous_batching_cannot(mode, monkeypatch):
+    monkeypatch.setattr(load, "_cb_unavailable", lambda *args: "RuntimeError: no paged attention here")
+    out = _run("server", mode=mode, rate="1.5x")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert m["load_engine"] == load.ENGINE_STATIC
+    assert out["status_detail"].startswith("static batching: continuous batching could not run: RuntimeError")
+    assert 1 <= m["load_max_concurrency"] <= load.MAX_BATCH
+    assert m["load_ttft_p50_s"] <= m["load_ttft_p99_s"] and m["load_goodput_per_s"] <= m["load_requests_per_s"]
+    if mode == "compile":
+        assert m["load_recompiles"] >= 0 and m["unique_graphs"] >= 1
