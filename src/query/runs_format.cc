@@ -86,7 +86,8 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
   TextTable table({C{"model", kL}, C{"target", kL}, C{"mode", kL}, C{"scenario", kL}, C{"rate", kR},
                    C{"engine", kL}, C{"req_s", kR}, C{"goodput_s", kR}, C{"tok_s", kR},
                    C{"ttft_p50_ms", kR}, C{"ttft_p99_ms", kR}, C{"itl_p50_ms", kR},
-                   C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR}});
+                   C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR},
+                   C{"mem_mib", kR}});
   bool any = false;
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;

@@ -62,6 +62,7 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   const std::vector<std::string> lines = Lines(FormatLoadTable({server, offline, failed}));
   ASSERT_EQ(lines.size(), 4u);  // header, rule, two passing rows
   EXPECT_NE(lines[0].find("goodput_s"), std::string::npos);
+  EXPECT_NE(lines[0].find("mem_mib"), std::string::npos);  // a header for every cell
   EXPECT_NE(lines[2].find("server"), std::string::npos);
   EXPECT_NE(lines[2].find("0.9x=18.4/s"), std::string::npos) << lines[2];
   EXPECT_NE(lines[2].find("11.20"), std::string::npos);  // goodput
