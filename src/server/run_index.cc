@@ -265,19 +265,24 @@ RunIndex::Resolved RunIndex::Resolve(const IndexQuery& query) const {
   return r;
 }
 
-inline bool RunIndex::Matches(const Resolved& resolved, size_t p) const {
+RunIndex::Matcher RunIndex::MatcherFor(const Resolved& resolved) const {
+  Matcher m;
+  m.active = resolved.active;
   for (int i = 0; i < resolved.active; ++i) {
-    const int c = resolved.columns[i];
-    if (row_columns_[c][p] != resolved.want[c]) return false;
+    m.columns[i] = row_columns_[resolved.columns[i]].data();
+    m.want[i] = resolved.want[resolved.columns[i]];
   }
-  if (resolved.models && !(*resolved.models)[row_models_[p]]) return false;
-  if (resolved.failures_only && !resolved.failure_status[row_columns_[kStatus][p]]) return false;
-  return true;
+  m.models = resolved.models ? resolved.models->data() : nullptr;
+  m.model_of = row_models_.data();
+  m.failure = resolved.failures_only ? resolved.failure_status.data() : nullptr;
+  m.status_of = row_columns_[kStatus].data();
+  return m;
 }
 
 template <typename Visit>
 void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const {
   if (resolved.empty || rows_.empty()) return;
+  const Matcher matches = MatcherFor(resolved);
   // The first position to look at: the newest row older than the cursor.
   size_t end = rows_.size();
   if (before_rowid > 0) {
@@ -316,7 +321,7 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end());
       Cursor& c = heap.back();
-      if (Matches(resolved, c.position) && !visit(c.position)) return;
+      if (matches(c.position) && !visit(c.position)) return;
       if (c.index == 0) {
         heap.pop_back();
       } else {
@@ -327,27 +332,8 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
     }
     return;
   }
-  // The plain scan reads only the columns the query filters on, through
-  // pointers taken once (Matches' checks, in the same order).
-  const uint32_t* wanted_columns[kColumns];
-  uint32_t wanted[kColumns];
-  for (int i = 0; i < resolved.active; ++i) {
-    wanted_columns[i] = row_columns_[resolved.columns[i]].data();
-    wanted[i] = resolved.want[resolved.columns[i]];
-  }
-  const int active = resolved.active;
-  const uint8_t* const models = resolved.models ? resolved.models->data() : nullptr;
-  const uint32_t* const model_of = row_models_.data();
-  const uint8_t* const failure = resolved.failures_only ? resolved.failure_status.data() : nullptr;
-  const uint32_t* const status_of = row_columns_[kStatus].data();
   for (size_t p = end; p-- > 0;) {
-    bool match = true;
-    for (int i = 0; i < active && match; ++i) match = wanted_columns[i][p] == wanted[i];
-    if (!match || (models != nullptr && !models[model_of[p]]) ||
-        (failure != nullptr && !failure[status_of[p]])) {
-      continue;
-    }
-    if (!visit(p)) return;
+    if (matches(p) && !visit(p)) return;
   }
 }
 

@@ -167,8 +167,26 @@ class RunIndex {
     std::vector<uint8_t> failure_status;                 // by status id
     bool failures_only = false;
   };
-  // Whether the run at position `p` matches `resolved`.
-  bool Matches(const Resolved& resolved, size_t p) const;
+  // A resolved query's checks over the by-column arrays, set up once per
+  // walk: matcher(p) tells whether the run at position p matches.
+  struct Matcher {
+    const uint32_t* columns[kColumns];  // the filtered columns' data
+    uint32_t want[kColumns];            // the value each must have
+    int active = 0;
+    const uint8_t* models = nullptr;  // by model id; null = any model
+    const uint32_t* model_of = nullptr;
+    const uint8_t* failure = nullptr;  // by status id; null = any status
+    const uint32_t* status_of = nullptr;
+    bool operator()(size_t p) const {
+      for (int i = 0; i < active; ++i) {
+        if (columns[i][p] != want[i]) return false;
+      }
+      return (models == nullptr || models[model_of[p]]) &&
+             (failure == nullptr || failure[status_of[p]]);
+    }
+  };
+  // REQUIRES: mu_ held (shared); valid while it is held and `resolved` lives.
+  Matcher MatcherFor(const Resolved& resolved) const;
   uint32_t ModelAt(size_t p) const { return row_models_[p]; }
   uint32_t ColumnAt(Column c, size_t p) const { return row_columns_[c][p]; }
   Resolved Resolve(const IndexQuery& query) const;  // REQUIRES: mu_ held (shared)
