@@ -186,7 +186,11 @@ absl::Status RunIndex::Refresh(Store& store) {
     }
     rows_.push_back(row);
     row_models_.push_back(model);
-    for (int c = 0; c < kColumns; ++c) row_columns_[c].push_back(col[c]);
+    for (int c = 0; c < kColumns; ++c) {
+      row_columns_[c].push_back(col[c]);
+      if (postings_[c].size() <= col[c]) postings_[c].resize(col[c] + 1);
+      postings_[c][col[c]].push_back(static_cast<uint32_t>(rows_.size() - 1));
+    }
     for (size_t m = 0; m < metric_names_.size(); ++m) {
       metric_values_.push_back(Number(n.values[first_metric + m]));
     }
@@ -280,8 +284,8 @@ RunIndex::Matcher RunIndex::MatcherFor(const Resolved& resolved) const {
 }
 
 template <typename Visit>
-void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const {
-  if (resolved.empty || rows_.empty()) return;
+WalkKind RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const {
+  if (resolved.empty || rows_.empty()) return WalkKind::kNone;
   const Matcher matches = MatcherFor(resolved);
   // The first position to look at: the newest row older than the cursor.
   size_t end = rows_.size();
@@ -290,17 +294,49 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
                            [](const Row& row, int64_t id) { return row.rowid < id; }) -
           rows_.begin();
   }
-  size_t model_rows = 0;
+  // What each route costs, in row visits weighted by what a visit costs: a
+  // plain scan reads the filtered columns of every row in order (1); a
+  // posting list reads its positions in order and the other columns at those
+  // positions (2); the model merge keeps a heap of one cursor per matching
+  // model (about 2 log2 of their count, plus finding each model's cursor).
+  const double scan_cost = static_cast<double>(end);
+  const std::vector<uint32_t>* posting = nullptr;
+  size_t posting_below = 0;
+  double posting_cost = scan_cost + 1;
+  for (int i = 0; i < resolved.active; ++i) {
+    const int c = resolved.columns[i];
+    const std::vector<uint32_t>& list = postings_[c][resolved.want[c]];
+    const size_t below = std::lower_bound(list.begin(), list.end(), end) - list.begin();
+    if (2.0 * static_cast<double>(below) < posting_cost) {
+      posting = &list;
+      posting_below = below;
+      posting_cost = 2.0 * static_cast<double>(below);
+    }
+  }
+  size_t model_rows = 0, model_count = 0;
   if (resolved.models) {
     for (size_t m = 0; m < resolved.models->size(); ++m) {
-      if ((*resolved.models)[m]) model_rows += model_rows_[m].size();
+      if ((*resolved.models)[m]) {
+        model_rows += model_rows_[m].size();
+        ++model_count;
+      }
     }
+  }
+  const double log_models = std::log2(static_cast<double>(model_count) + 2);
+  const double models_cost = resolved.models ? 2 * log_models * static_cast<double>(model_rows) +
+                                                   log_models * static_cast<double>(model_count)
+                                             : scan_cost + 1;
+  if (posting != nullptr && posting_cost <= models_cost && posting_cost < scan_cost) {
+    for (size_t i = posting_below; i-- > 0;) {
+      const size_t p = (*posting)[i];
+      if (matches(p) && !visit(p)) break;
+    }
+    return WalkKind::kPostings;
   }
   // Matching models that hold a small share of the rows: merge their rows
   // newest first with a heap of one cursor per model (each model's positions
-  // ascend), so that a walk that stops early costs what it visits. Else a
-  // plain scan, newest first, is cheaper.
-  if (resolved.models && model_rows * 20 < rows_.size()) {
+  // ascend), so that a walk that stops early costs what it visits.
+  if (models_cost < scan_cost) {
     struct Cursor {
       uint32_t position;
       uint32_t model;
@@ -308,6 +344,7 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
       bool operator<(const Cursor& other) const { return position < other.position; }
     };
     std::vector<Cursor> heap;
+    heap.reserve(model_count);
     for (size_t m = 0; m < resolved.models->size(); ++m) {
       if (!(*resolved.models)[m]) continue;
       const std::vector<uint32_t>& rows = model_rows_[m];
@@ -321,7 +358,7 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end());
       Cursor& c = heap.back();
-      if (matches(c.position) && !visit(c.position)) return;
+      if (matches(c.position) && !visit(c.position)) break;
       if (c.index == 0) {
         heap.pop_back();
       } else {
@@ -330,11 +367,12 @@ void RunIndex::Walk(const Resolved& resolved, int64_t before_rowid, Visit visit)
         std::push_heap(heap.begin(), heap.end());
       }
     }
-    return;
+    return WalkKind::kModels;
   }
   for (size_t p = end; p-- > 0;) {
-    if (matches(p) && !visit(p)) return;
+    if (matches(p) && !visit(p)) break;
   }
+  return WalkKind::kScan;
 }
 
 IndexPage RunIndex::Search(const IndexQuery& query) const {
@@ -343,7 +381,7 @@ IndexPage RunIndex::Search(const IndexQuery& query) const {
   const Resolved resolved = Resolve(query);
   const size_t cap = std::max(query.count_cap, query.limit);
   size_t seen = 0;
-  Walk(resolved, query.before_rowid, [&](size_t p) {
+  page.walk = Walk(resolved, query.before_rowid, [&](size_t p) {
     ++seen;
     if (page.rowids.size() < query.limit) {
       page.rowids.push_back(rows_[p].rowid);

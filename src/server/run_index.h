@@ -43,11 +43,17 @@ struct IndexQuery {
   size_t count_cap = 1000;     // the total is counted up to this many
 };
 
+// How a walk found the matching runs (for tests and benchmarks): every row
+// newest first, the matching models' rows merged newest first, or the
+// positions of the rarest wanted column value.
+enum class WalkKind { kNone, kScan, kModels, kPostings };
+
 struct IndexPage {
   std::vector<int64_t> rowids;  // at most `limit`, newest first
   bool has_more = false;        // more rows after these
   int64_t total = 0;            // matching rows from the cursor on, at most count_cap
   bool total_capped = false;    // there are more than count_cap
+  WalkKind walk = WalkKind::kNone;
 };
 
 // A distribution of one metric over a group of runs (NULLs left out).
@@ -191,15 +197,20 @@ class RunIndex {
   uint32_t ColumnAt(Column c, size_t p) const { return row_columns_[c][p]; }
   Resolved Resolve(const IndexQuery& query) const;  // REQUIRES: mu_ held (shared)
   std::shared_ptr<const std::vector<uint8_t>> MatchModels(const std::string& substring) const;
-  // Positions of matching rows, newest first, walked until `visit` returns false.
+  // Positions of matching rows, newest first, walked until `visit` returns
+  // false, by the cheapest of three routes (WalkKind; each visits the same
+  // positions in the same order).
   template <typename Visit>
-  void Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const;
+  WalkKind Walk(const Resolved& resolved, int64_t before_rowid, Visit visit) const;
 
   mutable std::shared_mutex mu_;
   std::vector<Row> rows_;
   std::vector<uint32_t> row_models_;             // model id, by position
   std::vector<uint32_t> row_columns_[kColumns];  // column value ids, by column, by position
-  std::vector<float> metric_values_;             // rows_.size() x metric_names_.size(), NaN = NULL
+  // Posting lists: the positions holding each value id of a column, ascending
+  // (a filter on a rare value walks its list, not every row).
+  std::vector<std::vector<uint32_t>> postings_[kColumns];
+  std::vector<float> metric_values_;  // rows_.size() x metric_names_.size(), NaN = NULL
   std::vector<std::string> metric_names_;
   Dict dicts_[kColumns];
   // The rows of the matrix selection `query` (resolved), newest first.

@@ -1,5 +1,6 @@
 #include "server/run_index.h"
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -183,6 +184,115 @@ TEST_F(RunIndexMatrixTest, RunsAreMarkedSupersededWithinTheirCellAndStack) {
   }
   EXPECT_GT(superseded, 0);
   EXPECT_EQ(index_.Current({999999}), std::vector<bool>{true});
+}
+
+// A store of 2,000 runs where each search route wins for some query: 400
+// models (so a rare model's merge is cheapest), a rare target and dtype
+// (their posting lists are), and broad filters (the plain scan is).
+class RunIndexSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = temp_.path() / "compatlab.db";
+    std::mt19937 rng(5);
+    const char* const types[] = {"llama", "gpt2", "bert", "t5", "qwen3", "whisper"};
+    for (int sweep = 0; sweep < 4; ++sweep) {
+      std::vector<RunRecord> runs;
+      const std::string sweep_id = fmt::format("s{}", sweep);
+      for (int i = 0; i < 500; ++i) {
+        const int m = static_cast<int>(rng() % 400);
+        TestSpec spec = test::MakeSpec(types[m % 6], rng() % 2 ? "forward" : "generate");
+        spec.model_id = fmt::format("hf:{}-{}", types[m % 6], m);
+        spec.seq_len = 1 + i;  // one test per run of a sweep
+        spec.target = rng() % 50 == 0 ? "neuron" : (rng() % 3 ? "cpu" : "cuda");
+        spec.mode = rng() % 2 ? "eager" : "compile";
+        spec.dtype = rng() % 40 == 0 ? "bfloat16" : "float32";
+        const TestStatus status = rng() % 5 == 0 ? TestStatus::kFailToRun : TestStatus::kPass;
+        RunRecord run = test::MakeRun(sweep_id, spec, status);
+        run.result.torch_version = sweep % 2 ? "2.13.0+cpu" : "2.12.0+cpu";
+        runs.push_back(run);
+      }
+      test::WriteRuns(db_, sweep_id, runs);
+    }
+    auto store = Store::Open(db_, OpenMode::kReadOnly);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    ASSERT_TRUE(index_.Refresh(*store_).ok());
+    ASSERT_TRUE(store_
+                    ->ScanFields({"run_id"}, 0,
+                                 [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                   rowids_[std::get<std::string>(values[0])] = rowid;
+                                 })
+                    .ok());
+  }
+
+  // The rowids of the runs the store's own filter selects, newest first.
+  std::vector<int64_t> Expected(const RunFilter& filter) {
+    RunFilter newest = filter;
+    newest.newest_first = true;
+    auto runs = store_->QueryRuns(newest);
+    EXPECT_TRUE(runs.ok());
+    std::vector<int64_t> rowids;
+    for (const RunRecord& run : *runs) rowids.push_back(rowids_.at(run.run_id));
+    return rowids;
+  }
+
+  test::ScopedTempDir temp_;
+  std::filesystem::path db_;
+  std::unique_ptr<Store> store_;
+  RunIndex index_;
+  std::map<std::string, int64_t> rowids_;  // by run_id
+};
+
+TEST_F(RunIndexSearchTest, EveryRouteFindsWhatTheStoresFilterFinds) {
+  std::vector<RunFilter> filters(12);
+  filters[1].target = "neuron";
+  filters[2].target = "neuron";
+  filters[2].status = TestStatus::kPass;
+  filters[3].model = "LLAMA-12";  // hf:llama-12, -120..-129 (any case)
+  filters[4].model = "gpt2";
+  filters[4].mode = "compile";
+  filters[5].dtype = "bfloat16";
+  filters[5].model = "bert";
+  filters[6].status = TestStatus::kFailToRun;
+  filters[6].torch_version = "2.13.0+cpu";
+  filters[7].model = "t5-3";
+  filters[7].dtype = "bfloat16";
+  filters[8].target = "cuda";
+  filters[8].kind = "generate";
+  filters[9].sweep_id = "s2";
+  filters[9].target = "neuron";
+  filters[10].target = "tpu";  // no such value: nothing
+  filters[11].model = "no-such-model";
+  std::set<WalkKind> walks;
+  for (const RunFilter& filter : filters) {
+    const std::vector<int64_t> all = Expected(filter);
+    for (const int64_t before : {int64_t{0}, int64_t{1001}}) {
+      std::vector<int64_t> expected;
+      for (int64_t rowid : all) {
+        if (before == 0 || rowid < before) expected.push_back(rowid);
+      }
+      for (const auto& [limit, cap] : {std::pair<size_t, size_t>{50, 1000}, {7, 20}}) {
+        IndexQuery query;
+        query.filter = filter;
+        query.before_rowid = before;
+        query.limit = limit;
+        query.count_cap = cap;
+        const IndexPage page = index_.Search(query);
+        walks.insert(page.walk);
+        const std::vector<int64_t> want(expected.begin(),
+                                        expected.begin() + std::min(expected.size(), limit));
+        const std::string what = fmt::format("model={} target={} before={} limit={}", filter.model,
+                                             filter.target, before, limit);
+        EXPECT_EQ(page.rowids, want) << what;
+        EXPECT_EQ(page.has_more, expected.size() > limit) << what;
+        EXPECT_EQ(page.total, static_cast<int64_t>(std::min(expected.size(), cap))) << what;
+        EXPECT_EQ(page.total_capped, expected.size() > cap) << what;
+      }
+    }
+  }
+  EXPECT_TRUE(walks.contains(WalkKind::kScan));
+  EXPECT_TRUE(walks.contains(WalkKind::kModels));
+  EXPECT_TRUE(walks.contains(WalkKind::kPostings));
 }
 
 }  // namespace
