@@ -257,9 +257,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
   // query_only): a read-only SQLite connection cannot remove the -wal and -shm
   // files it creates, so every `query` would leave them beside the store.
   // Where the file is not writable it falls back to a read-only connection.
+  // SQLITE_OPEN_NOMUTEX (SQLite's multi-thread mode): no lock taken on every
+  // call, since a Store is used by one thread at a time (its contract); the
+  // server's request threads each borrow their own (server/store_pool).
   int flags = SQLITE_OPEN_READWRITE;
   if (mode == OpenMode::kReadOnly && access(path.c_str(), W_OK) != 0) flags = SQLITE_OPEN_READONLY;
   if (mode == OpenMode::kReadWriteCreate) flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  flags |= SQLITE_OPEN_NOMUTEX;
   STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
                          sqlite::Database::Open(path.string(), flags));
   // Connection settings only: nothing is written to the file before CheckStore.
