@@ -14,6 +14,7 @@ Nothing here imports torch: the zygote and the reproduction-script generator par
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -73,6 +74,15 @@ class KindParams:
     requests: int = 32            # load: requests of the workload
     scenario: str = "offline"     # load: single_stream, offline or server (rate, slo: kinds/load.py)
     given: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadBase:
+    """Kind load, a server row: the offline throughput its rate multiplies, measured by the
+    offline row of its group (run `run_id`); the sweep sends it once that row passed."""
+
+    offline_requests_per_s: float
+    run_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,7 @@ class TestRequest:
     timeout_s: float = 0.0
     torch_num_threads: int = 0  # 0: torch's default
     supervisor_pid: int = 0     # 0: none given
+    load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
 
     @property
     def compiling(self) -> bool:
@@ -247,6 +258,16 @@ def _measure(raw: Any) -> MeasureSettings:
                            min_time_s=f.number("min_time_s", d.min_time_s))
 
 
+def _load_base(raw: Any) -> LoadBase | None:
+    if raw is None:
+        return None
+    f = _Fields(raw, "load_base.")
+    rps = f.number("offline_requests_per_s", 0.0)
+    if not math.isfinite(rps) or rps <= 0:
+        raise f.bad("offline_requests_per_s", "not a throughput above 0")
+    return LoadBase(offline_requests_per_s=rps, run_id=f.string("run_id", ""))
+
+
 def _memory_limit(raw: Any) -> MemoryLimit:
     f, d = _Fields(raw, "memory_limit."), MemoryLimit()
     limit = MemoryLimit(method=f.string("method", d.method), bytes=f.integer("bytes", d.bytes, 0),
@@ -335,7 +356,7 @@ def parse_request(raw: Any) -> TestRequest:
                                 cache_dir=f.string("compile_cache_dir", ""), cache_phase=f.string("cache_phase", "")),
         measure=_measure(f.value("measure")), memory_limit=_memory_limit(f.value("memory_limit")),
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
-        supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0))
+        supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")))
 
 
 def supervisor_pid_of(raw: Any) -> int:

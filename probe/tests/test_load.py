@@ -75,14 +75,19 @@ def test_buckets():
     assert load.bucket(17, 16) == 32 and load.bucket(16, 16) == 16
 
 
-def _run(scenario, mode="eager", model_type="llama", **params):
-    return run_kind("load", model_type, mode, {"scenario": scenario, "requests": 6, "new_tokens": 6, **params})
+def _run(scenario, mode="eager", model_type="llama", extra=None, **params):
+    return run_kind("load", model_type, mode, {"scenario": scenario, "requests": 6, "new_tokens": 6, **params},
+                    **(extra or {}))
 
 
-@pytest.mark.parametrize("scenario,params", [("single_stream", {}), ("server", {"rate": "1.5x"}),
-                                             ("offline", {"slo": "ttft=10,itl=10"})])
-def test_tiny_llama_serves_each_scenario(scenario, params):
-    out = _run(scenario, **params)
+# The server row as a sweep sends it: with its group's offline throughput (request load_base).
+BASE = {"load_base": {"offline_requests_per_s": 40.0, "run_id": "offline-run"}}
+
+
+@pytest.mark.parametrize("scenario,params,extra", [("single_stream", {}, None), ("server", {"rate": "1.5x"}, BASE),
+                                                   ("offline", {"slo": "ttft=10,itl=10"}, None)])
+def test_tiny_llama_serves_each_scenario(scenario, params, extra):
+    out = _run(scenario, extra=extra, **params)
     assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
     m = out["metrics"]
     assert m["load_scenario"] == scenario and m["load_requests"] == 6
@@ -93,8 +98,10 @@ def test_tiny_llama_serves_each_scenario(scenario, params):
         assert m["load_max_concurrency"] == 1
     if scenario == "offline":  # a loose objective: every request is good
         assert m["load_slo_source"] == "kind_params" and m["load_goodput_per_s"] == m["load_requests_per_s"]
-    if scenario == "server":
-        assert math.isclose(m["load_arrival_rate_per_s"], 1.5 * m["load_offline_requests_per_s"])
+    if scenario == "server":  # the rate multiplies the base it was given, not one of its own
+        assert (m["load_base_source"], m["load_base_run_id"]) == ("offline_row", "offline-run")
+        assert m["load_offline_requests_per_s"] == 40.0 and m["load_rate_multiple"] == 1.5
+        assert math.isclose(m["load_arrival_rate_per_s"], 60.0)
 
 
 @pytest.mark.slow  # compiles (minutes on a busy 2-core machine); tests/e2e/test_field_matrix.py runs load compiled
@@ -122,6 +129,9 @@ def test_static_batching_serves_where_continuous_batching_cannot(mode, monkeypat
     assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
     m = out["metrics"]
     assert m["load_engine"] == load.ENGINE_STATIC
+    # no base in the request: the row measured its own offline throughput
+    assert (m["load_base_source"], m["load_base_run_id"]) == ("this_child", "")
+    assert math.isclose(m["load_arrival_rate_per_s"], 1.5 * m["load_offline_requests_per_s"])
     assert out["status_detail"].startswith("static batching: continuous batching could not run: RuntimeError")
     assert 1 <= m["load_max_concurrency"] <= load.MAX_BATCH
     assert m["load_ttft_p50_s"] <= m["load_ttft_p99_s"] and m["load_goodput_per_s"] <= m["load_requests_per_s"]

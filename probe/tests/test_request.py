@@ -13,6 +13,7 @@ from compatlab_probe.request import (
     DEFAULT_SEQ_LEN,
     BadRequest,
     KindParams,
+    LoadBase,
     MeasureSettings,
     TestRequest,
     parse_request,
@@ -59,6 +60,12 @@ def test_defaults_live_in_the_dataclasses():
     assert parse_request({"kind": "forward", "seq_len": None, "measure": None, "target_profile": None}) == r
 
 
+def test_a_load_base_parses_and_is_absent_by_default():
+    assert parse_request({"kind": "load"}).load_base is None
+    r = parse_request(dict(WIRE, load_base={"offline_requests_per_s": 2.5, "run_id": "r0"}))
+    assert r.load_base == LoadBase(2.5, "r0")
+
+
 def test_measure_settings_clamp():
     assert MeasureSettings().clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(1, 5, 1.0)
     assert MeasureSettings(0, 2, 0.0).clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(0, 2, 0.0)
@@ -83,6 +90,9 @@ def test_measure_settings_clamp():
     ({"memory_limit": {"method": "magic"}}, "unknown memory_limit method 'magic'"),
     ({"memory_limit": {"method": "cgroup_v2"}}, "needs cgroup_procs"),
     ({"model_type": 7}, "bad model_type 7: not a string"),
+    ({"load_base": {"offline_requests_per_s": 0}}, "bad load_base.offline_requests_per_s 0"),
+    ({"load_base": {"offline_requests_per_s": "2"}}, "bad load_base.offline_requests_per_s '2'"),
+    ({"load_base": 2.5}, "load_base must be an object"),
 ])
 def test_malformed_requests_name_the_field(change, message):
     with pytest.raises(BadRequest, match=message.replace("[", r"\[").replace("(", r"\(")):

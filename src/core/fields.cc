@@ -551,14 +551,14 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.load_duration_s))),
       only(load));
   add(Metric(Member("load_offline_requests_per_s", "requests/s",
-                    "load server: the offline throughput measured in the same process that "
-                    "the rate multiplies.",
+                    "load server: the offline throughput the rate multiplies (its group's offline "
+                    "row's load_requests_per_s, or this process's own: load_base_source).",
                     COMPATLAB_MEMBER(result.load_offline_requests_per_s))),
       only(load, {FillWhen::kServer}));
-  add(Metric(Member(
-          "load_arrival_rate_per_s", "requests/s",
-          "load server: the Poisson arrival rate (kind_params rate x load_offline_requests_per_s).",
-          COMPATLAB_MEMBER(result.load_arrival_rate_per_s))),
+  add(Metric(Member("load_arrival_rate_per_s", "requests/s",
+                    "load server: the Poisson arrival rate (load_rate_multiple x "
+                    "load_offline_requests_per_s).",
+                    COMPATLAB_MEMBER(result.load_arrival_rate_per_s))),
       only(load, {FillWhen::kServer}));
   struct Percentile {
     std::string_view name;
@@ -640,6 +640,24 @@ std::vector<FieldDef> MakeResultFields() {
                           "load: the end-to-end latency distribution, the same way.",
                           COMPATLAB_MEMBER(result.load_e2e_dist)))),
       only(load));
+
+  // Version 6, load: the server rows of a group share their offline row's throughput.
+  version = 6;
+  add(Metric(Member("load_rate_multiple", "",
+                    "load server: the rate as a multiple of load_offline_requests_per_s "
+                    "(kind_params rate: 0.9 for 0.9x).",
+                    COMPATLAB_MEMBER(result.load_rate_multiple))),
+      only(load, {FillWhen::kServer}));
+  add(Metric(Member("load_base_source", "",
+                    "load server: where load_offline_requests_per_s comes from: offline_row (the "
+                    "offline row of its group in this sweep, shared by every rate) or this_child "
+                    "(measured in this process: that row did not pass, or the row ran alone).",
+                    COMPATLAB_MEMBER(result.load_base_source))),
+      only(load, {FillWhen::kServer}));
+  add(Metric(Member("load_base_run_id", "",
+                    "load server, load_base_source offline_row: the run_id of the offline row "
+                    "whose load_requests_per_s is the base; empty otherwise.",
+                    COMPATLAB_MEMBER(result.load_base_run_id))));
   return fields;
 }
 

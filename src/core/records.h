@@ -189,9 +189,8 @@ struct RunResult {
   std::optional<int64_t> load_requests;
   std::optional<int64_t> load_output_tokens;
   std::optional<double> load_duration_s;
-  std::optional<double>
-      load_offline_requests_per_s;                // server: the offline throughput the rate is of
-  std::optional<double> load_arrival_rate_per_s;  // server: the Poisson arrival rate
+  std::optional<double> load_offline_requests_per_s;  // server: the base the rate multiplies
+  std::optional<double> load_arrival_rate_per_s;      // server: the Poisson arrival rate
   std::optional<double> load_ttft_p50_s;
   std::optional<double> load_ttft_p90_s;
   std::optional<double> load_ttft_p99_s;
@@ -212,6 +211,11 @@ struct RunResult {
   std::string load_ttft_dist;              // JSON array text, bounded (doc/limits.md)
   std::string load_itl_dist;
   std::string load_e2e_dist;
+
+  // --- Schema version 6: kind load's shared base (doc/probe.md, "Kind load"). ---
+  std::optional<double> load_rate_multiple;  // server: kind_params rate as a number (0.9)
+  std::string load_base_source;              // server: offline_row, this_child
+  std::string load_base_run_id;              // server, offline_row: the offline row's run_id
 };
 
 // One stored row: a test, where and when it ran, and what happened.

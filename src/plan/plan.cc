@@ -110,6 +110,26 @@ absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariant
   return variants;
 }
 
+namespace {
+
+bool IsLoadScenario(const TestSpec& spec, std::string_view scenario) {
+  auto it = spec.kind_params.find("scenario");
+  return spec.kind == "load" && !spec.IsHarness() && it != spec.kind_params.end() &&
+         it->second == scenario;
+}
+
+}  // namespace
+
+std::optional<std::string> LoadBaseTestId(const TestSpec& spec) {
+  if (!IsLoadScenario(spec, "server")) return std::nullopt;
+  TestSpec offline = spec;
+  offline.kind_params["scenario"] = "offline";
+  offline.kind_params.erase("rate");
+  return offline.TestId();
+}
+
+bool IsLoadOffline(const TestSpec& spec) { return IsLoadScenario(spec, "offline"); }
+
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides) {
   return Either(overrides.targets, suite.targets);
 }

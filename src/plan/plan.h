@@ -55,6 +55,15 @@ inline const std::vector<std::string> kDefaultLoadRates = {"0.5x", "0.9x", "1.5x
 absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariants(
     const std::string& kind, const PlanOverrides& overrides);
 
+// Kind load's groups: the rows of one model, target, mode, dtype, shape and kind
+// parameters but scenario and rate. Their server rows' rates multiply one figure,
+// the throughput of the group's offline row (sweep/execute.h); ExpandPlan puts
+// it before them. For a server row, the test id of its group's offline row;
+// nullopt for every other test.
+std::optional<std::string> LoadBaseTestId(const TestSpec& spec);
+// True for kind load's offline row (the base of its group's server rows).
+bool IsLoadOffline(const TestSpec& spec);
+
 // The target names of the plan, in order (overrides first, else the suite's).
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides);
 

@@ -1,5 +1,6 @@
 #include "plan/plan.h"
 
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -197,6 +198,38 @@ TEST(PlanTest, LoadExpandsIntoSingleStreamOfflineAndOneServerTestPerRate) {
       KindParamsToJson((*plan)[2].kind_params),
       R"({"new_tokens":"4","rate":"2.5x","requests":"8","scenario":"server","slo":"ttft=1,itl=0.05"})");
   EXPECT_EQ((*plan)[3].kind_params.at("rate"), "0.25x");
+}
+
+TEST(PlanTest, EveryServerRowOfALoadGroupNamesItsGroupsOfflineRowPlannedBeforeIt) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama", "bert"};
+  suite.modes = {"eager", "compile"};
+  suite.seq_lens = {16, 32};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides o;
+  o.kinds = {"load", "forward"};
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::map<std::string, size_t> offline_at;  // test id -> plan position
+  int servers = 0;
+  for (size_t i = 0; i < plan->size(); ++i) {
+    const TestSpec& s = (*plan)[i];
+    EXPECT_EQ(IsLoadOffline(s), s.kind == "load" && s.kind_params.at("scenario") == "offline");
+    if (IsLoadOffline(s)) offline_at[s.TestId()] = i;
+    std::optional<std::string> base = LoadBaseTestId(s);
+    EXPECT_EQ(base.has_value(), s.kind == "load" && s.kind_params.at("scenario") == "server");
+    if (!base) continue;
+    ++servers;
+    ASSERT_TRUE(offline_at.count(*base))
+        << "no offline row before " << KindParamsToJson(s.kind_params);
+    const TestSpec& offline = (*plan)[offline_at[*base]];
+    EXPECT_EQ(offline.model_id, s.model_id);
+    EXPECT_EQ(offline.mode, s.mode);
+    EXPECT_EQ(offline.seq_len, s.seq_len);
+  }
+  EXPECT_EQ(servers, 2 * 2 * 2 * 3);         // models x modes x shapes x rates
+  EXPECT_EQ(offline_at.size(), 2u * 2 * 2);  // one group each
 }
 
 TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {

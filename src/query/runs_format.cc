@@ -89,15 +89,19 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                    C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR},
                    C{"mem_mib", kR}});
   bool any = false;
+  bool own_base = false;
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
     if (run.spec.kind != "load" || r.status != TestStatus::kPass) continue;
     any = true;
     auto rate = run.spec.kind_params.find("rate");
+    const bool own = rate != run.spec.kind_params.end() && r.load_base_source == "this_child";
+    own_base = own_base || own;
     const std::string rate_cell =
         rate == run.spec.kind_params.end()
             ? "-"
-            : fmt::format("{}={}/s", rate->second, Number(r.load_arrival_rate_per_s, 1));
+            : fmt::format("{}={}/s{}", rate->second, Number(r.load_arrival_rate_per_s, 1),
+                          own ? "*" : "");
     auto count = [](const std::optional<int64_t>& v) {
       return v ? fmt::format("{}", *v) : std::string("-");
     };
@@ -109,7 +113,14 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                   count(r.load_max_concurrency), count(r.load_recompiles),
                   Number(RunPeakMemory(r), 0, 1.0 / kMiB)});
   }
-  return any ? table.Render() : "";
+  if (!any) return "";
+  std::string out = table.Render();
+  if (own_base) {
+    out +=
+        "* the rate's base was measured in the row's own process: its group's offline row did "
+        "not pass\n";
+  }
+  return out;
 }
 
 std::string FormatRunsJson(const std::vector<RunRecord>& runs) {

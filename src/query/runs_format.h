@@ -28,7 +28,9 @@ struct RunsTableOptions {
 //   model  target  mode  scenario  rate  engine  req_s  goodput_s  tok_s
 //   ttft_p50_ms  ttft_p99_ms  itl_p50_ms  itl_p99_ms  e2e_p99_ms  conc  recomp  mem_mib
 // rate is the server row's multiple and arrival rate ("1.5x=12.3/s"), "-"
-// otherwise. "" when there are none; else ends in '\n'.
+// otherwise; a '*' and a footnote line mark a rate whose base the row measured
+// itself (load_base_source this_child) instead of sharing its group's offline
+// row's. "" when there are none; else ends in '\n'.
 std::string FormatLoadTable(const std::vector<RunRecord>& runs);
 
 // One line per run, in the given order, under a header:

@@ -69,6 +69,14 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   EXPECT_NE(lines[2].find("72.0"), std::string::npos);   // TTFT p99 in ms
   EXPECT_NE(lines[3].find("offline"), std::string::npos);
   EXPECT_NE(lines[3].find(" - "), std::string::npos);  // no recompiles in eager mode
+  EXPECT_EQ(lines[2].find("/s*"), std::string::npos);  // the shared base: no mark
+
+  RunRecord own = server;
+  own.result.load_base_source = "this_child";
+  const std::vector<std::string> marked = Lines(FormatLoadTable({own}));
+  ASSERT_EQ(marked.size(), 4u);  // header, rule, the row, the footnote
+  EXPECT_NE(marked[2].find("0.9x=18.4/s*"), std::string::npos) << marked[2];
+  EXPECT_EQ(marked[3].rfind("* the rate's base was measured in the row's own process", 0), 0u);
 }
 
 TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {

@@ -63,6 +63,12 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
   launch.torch_num_threads = record.result.torch_num_threads.value_or(0);
   launch.target_profile_json = target_profile_json;
   launch.compile_options_json = record.result.compile_options;
+  // A load server row reruns on the base it was given, not on one of its own.
+  if (record.result.load_base_source == "offline_row" &&
+      record.result.load_offline_requests_per_s) {
+    launch.load_base =
+        LoadBase{*record.result.load_offline_requests_per_s, record.result.load_base_run_id};
+  }
 
   const ordered_json row = RunRecordToJson(record);
   ordered_json recorded = ordered_json::object();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,32 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
   }
 }
 
+// Stands in for kind load in eager mode: an offline row passes with
+// load_requests_per_s = seq_len / 8 (fails with kind_params fake_fail); a server
+// row reports the base its request carried (load_base_source this_child and
+// load_offline_requests_per_s -1 when none).
+void LoadChild(const LaunchRequest& req, int result_fd) {
+  const std::map<std::string, std::string>& params = req.spec.kind_params;
+  auto scenario = params.find("scenario");
+  if (scenario != params.end() && scenario->second == "offline") {
+    if (params.count("fake_fail")) {
+      WriteAll(result_fd, R"({"status":"fail_to_run","stage":"steady","error_message":"boom"})");
+      return;
+    }
+    WriteAll(result_fd, R"({"status":"pass","metrics":{"load_scenario":"offline",)"
+                        R"("load_requests_per_s":)" +
+                            std::to_string(static_cast<double>(req.spec.seq_len) / 8) + "}}");
+    return;
+  }
+  const bool based = req.load_base.has_value();
+  WriteAll(result_fd, std::string(R"({"status":"pass","metrics":{"load_scenario":"server",)") +
+                          R"("load_offline_requests_per_s":)" +
+                          std::to_string(based ? req.load_base->offline_requests_per_s : -1.0) +
+                          R"(,"load_base_source":")" + (based ? "offline_row" : "this_child") +
+                          R"(","load_base_run_id":")" + (based ? req.load_base->run_id : "") +
+                          R"("}})");
+}
+
 [[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
   const MemoryLimit* limit = req.limit;
   if (limit != nullptr && !limit->ProcsPath().empty()) {
@@ -59,9 +86,10 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
     setrlimit(RLIMIT_AS, &rl);
   }
   // A model test stands in as noop (eager) or compile-cache (compile mode).
-  const std::string kind = req.spec.IsHarness()    ? req.spec.kind
-                           : req.spec.IsCompiled() ? std::string("compile-cache")
-                                                   : std::string("noop");
+  const std::string kind = req.spec.IsHarness()      ? req.spec.kind
+                           : req.spec.IsCompiled()   ? std::string("compile-cache")
+                           : req.spec.kind == "load" ? std::string("load")
+                                                     : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
   if (kind == "noop") {
     WriteAll(result_fd, pass);
@@ -101,6 +129,8 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
     }
     WriteAll(1, "END-OF-FLOOD");
     WriteAll(result_fd, pass);
+  } else if (kind == "load") {
+    LoadChild(req, result_fd);
   } else if (kind == "compile-cache") {
     CompileCacheChild(req, result_fd);
   } else if (kind == "exit3") {

@@ -17,7 +17,9 @@ namespace compatlab {
 // result), "bad-result", "fail" (a fail_to_run result with a traceback),
 // "compile-cache" (a cold run fills its cache directory, a warm run hits it).
 // A model test (model_id not "none") runs as "noop" in eager mode and as
-// "compile-cache" in compile mode.
+// "compile-cache" in compile mode; kind load in eager mode as "load" (an
+// offline row passes with load_requests_per_s seq_len / 8, or fails with
+// kind_params fake_fail; a server row reports the load_base it was given).
 class FakeLauncher : public TestLauncher {
  public:
   absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,

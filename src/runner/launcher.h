@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@ namespace compatlab {
 // compile-cache directory, or the warm rerun on the same directory.
 inline constexpr std::string_view kCachePhaseCold = "cold";
 inline constexpr std::string_view kCachePhaseWarm = "warm";
+
+// Kind load, a server row: the offline throughput its rate multiplies, measured by
+// the offline row of its group (plan/plan.h, LoadBaseTestId) in run `run_id`.
+struct LoadBase {
+  double offline_requests_per_s = 0;
+  std::string run_id;
+
+  bool operator==(const LoadBase&) const = default;
+};
 
 struct LaunchRequest {
   std::string run_id;
@@ -36,6 +46,9 @@ struct LaunchRequest {
   // this is its first (cold) or a second (warm) process on it.
   std::string compile_cache_dir;
   std::string cache_phase;  // "", kCachePhaseCold or kCachePhaseWarm
+  // Kind load, a server row whose group's offline row passed: its base, sent as
+  // "load_base"; unset otherwise (the child then measures its own).
+  std::optional<LoadBase> load_base;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

@@ -42,6 +42,10 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
              {{"warmup", r.measure.warmup},
               {"min_iters", r.measure.min_iters},
               {"min_time_s", r.measure.min_time_s}}}};
+  if (r.load_base) {
+    j["load_base"] = {{"offline_requests_per_s", r.load_base->offline_requests_per_s},
+                      {"run_id", r.load_base->run_id}};
+  }
   // The profile and the options are JSON text already (plan/target.h).
   std::string text = WithRawJsonMember(
       j.dump(), "compile_options", r.compile_options_json.empty() ? "{}" : r.compile_options_json);

@@ -31,6 +31,16 @@ TEST(ProtocolTest, RequestCarriesIdentityAndLimits) {
   EXPECT_TRUE(j["memory_limit"].is_object());
 }
 
+TEST(ProtocolTest, RequestCarriesTheLoadBaseOnlyWhenSet) {
+  LaunchRequest req;
+  req.spec.kind = "load";
+  EXPECT_FALSE(nlohmann::json::parse(TestRequestJson(req, 1)).contains("load_base"));
+  req.load_base = LoadBase{2.5, "run-offline"};
+  auto j = nlohmann::json::parse(TestRequestJson(req, 1));
+  EXPECT_DOUBLE_EQ(j["load_base"]["offline_requests_per_s"].get<double>(), 2.5);
+  EXPECT_EQ(j["load_base"]["run_id"], "run-offline");
+}
+
 TEST(ProtocolTest, ParsesResultObject) {
   RunResult r;
   ASSERT_TRUE(ParseChildResult(R"({"status":"fail_to_run","stage":"run","error_type":"E",

@@ -94,7 +94,8 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                           job.target_profile_json,
                           job.compile_options_json,
                           job.compile_cache_dir,
-                          job.cache_phase};
+                          job.cache_phase,
+                          job.load_base};
     pid = ctx.launcher->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
     ClosePipes(pipes, false);
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,12 @@ namespace compatlab {
 // What a test process runs and with which limits.
 struct TestJob {
   std::string run_id;
-  TestSpec spec;                     // spec.timeout_s is the deadline
-  std::string target_profile_json;   // see LaunchRequest
-  std::string compile_options_json;  // see LaunchRequest
-  std::string compile_cache_dir;     // see LaunchRequest; the caller owns the directory
-  std::string cache_phase;           // see LaunchRequest
+  TestSpec spec;                      // spec.timeout_s is the deadline
+  std::string target_profile_json;    // see LaunchRequest
+  std::string compile_options_json;   // see LaunchRequest
+  std::string compile_cache_dir;      // see LaunchRequest; the caller owns the directory
+  std::string cache_phase;            // see LaunchRequest
+  std::optional<LoadBase> load_base;  // see LaunchRequest
   MeasureOptions measure;
   double grace_s = 2.0;  // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;

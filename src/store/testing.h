@@ -158,6 +158,9 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_ttft_dist = "[0.009,0.011,0.072]";
   r.load_itl_dist = "[0.003,0.004,0.009]";
   r.load_e2e_dist = "[0.05,0.075,0.19]";
+  r.load_rate_multiple = 0.9;
+  r.load_base_source = "offline_row";
+  r.load_base_run_id = "0123456789abcdef";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -2,11 +2,14 @@
 
 #include <deque>
 #include <filesystem>
+#include <list>
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "core/error_signature.h"
+#include "plan/plan.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
 #include "util/hash.h"
@@ -75,16 +78,27 @@ class Executor {
   Executor(const std::vector<ResolvedTest>& tests, const ExecuteOptions& options,
            TestLauncher* launcher, MemoryLimiter* limiter, Guardian* guardian, Store* store,
            const ExecuteCallbacks& callbacks)
-      : tests_(tests),
-        options_(options),
+      : options_(options),
         limiter_(limiter),
         store_(store),
         callbacks_(callbacks),
-        supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {}
+        supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {
+    for (const ResolvedTest& t : tests) {
+      pending_.push_back(&t);
+      if (IsLoadOffline(t.spec)) unfinished_offline_.insert(t.spec.TestId());
+    }
+  }
 
+  // Kind load: the bases of the groups whose offline row the store holds
+  // already (a resume), read before anything runs.
+  absl::Status ReadStoredLoadBases();
   absl::Status Run();
 
  private:
+  // The first pending test that may start now (a load server row waits for its
+  // group's offline row), removed from pending_; null when none may.
+  const ResolvedTest* TakeStartable();
+  void NoteLoadBase(const RunRecord& record);
   void StartNext();
   void Start(Entry* entry);
   void OnFinished(FinishedTest finished);
@@ -92,10 +106,9 @@ class Executor {
               const std::string& finished_at);
   void Stop(absl::Status status);
   bool Done() const {
-    return supervisor_.running() == 0 && (stopping_ || (next_ >= tests_.size() && warm_.empty()));
+    return supervisor_.running() == 0 && (stopping_ || (pending_.empty() && warm_.empty()));
   }
 
-  const std::vector<ResolvedTest>& tests_;
   const ExecuteOptions& options_;
   MemoryLimiter* limiter_;
   Store* store_;
@@ -105,7 +118,11 @@ class Executor {
   std::unordered_map<const TestJob*, Entry*> by_job_;
   std::deque<Entry*> warm_;  // cold runs waiting for their warm rerun
   std::vector<FinishedTest> unstarted_;
-  size_t next_ = 0;
+  std::list<const ResolvedTest*> pending_;  // not started yet, in plan order
+  // Kind load: the offline rows still to record in this run, and the base of
+  // each group whose offline row passed (by the offline row's test id).
+  std::set<std::string> unfinished_offline_;
+  std::unordered_map<std::string, LoadBase> load_bases_;
   bool stopping_ = false;
   absl::Status stop_status_;
 };
@@ -137,10 +154,48 @@ absl::Status Executor::Run() {
   return absl::OkStatus();
 }
 
+absl::Status Executor::ReadStoredLoadBases() {
+  std::set<std::string> wanted;
+  for (const ResolvedTest* t : pending_) {
+    std::optional<std::string> base = LoadBaseTestId(t->spec);
+    if (base && !unfinished_offline_.count(*base)) wanted.insert(*base);
+  }
+  for (const std::string& test_id : wanted) {
+    RunFilter filter;
+    filter.sweep_id = options_.sweep_id;
+    filter.test_id = test_id;
+    absl::StatusOr<std::vector<RunRecord>> runs = store_->QueryRuns(filter);
+    if (!runs.ok()) return runs.status();
+    for (const RunRecord& run : *runs) NoteLoadBase(run);
+  }
+  return absl::OkStatus();
+}
+
+// Records the base an offline row gives its group: its throughput when it passed.
+void Executor::NoteLoadBase(const RunRecord& record) {
+  if (!IsLoadOffline(record.spec)) return;
+  unfinished_offline_.erase(record.test_id);
+  const std::optional<double>& rps = record.result.load_requests_per_s;
+  if (record.result.status == TestStatus::kPass && rps && *rps > 0) {
+    load_bases_[record.test_id] = LoadBase{*rps, record.run_id};
+  }
+}
+
+const ResolvedTest* Executor::TakeStartable() {
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    std::optional<std::string> base = LoadBaseTestId((*it)->spec);
+    if (base && unfinished_offline_.count(*base)) continue;
+    const ResolvedTest* test = *it;
+    pending_.erase(it);
+    return test;
+  }
+  return nullptr;
+}
+
 // Warm reruns first: their cold results wait for them to be reported.
 void Executor::StartNext() {
   while (!stopping_ && static_cast<int>(supervisor_.running()) < options_.jobs &&
-         (!warm_.empty() || next_ < tests_.size())) {
+         (!warm_.empty() || !pending_.empty())) {
     if (!warm_.empty()) {
       Entry* entry = warm_.front();
       warm_.pop_front();
@@ -148,9 +203,16 @@ void Executor::StartNext() {
       Start(entry);
       continue;
     }
+    const ResolvedTest* test = TakeStartable();
+    if (test == nullptr) return;  // load server rows waiting for their offline row
     auto entry = std::make_unique<Entry>();
-    entry->test = &tests_[next_++];
-    entry->job = MakeJob(*entry->test, options_);
+    entry->test = test;
+    entry->job = MakeJob(*test, options_);
+    if (std::optional<std::string> base = LoadBaseTestId(test->spec)) {
+      if (auto it = load_bases_.find(*base); it != load_bases_.end()) {
+        entry->job.load_base = it->second;
+      }
+    }
     by_job_[&entry->job] = entry.get();
     if (callbacks_.on_start) callbacks_.on_start(entry->job.run_id, entry->job.spec);
     Start(entry.get());
@@ -228,7 +290,11 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.jobs = options_.jobs;
   rec.compatlab_version = COMPATLAB_VERSION;
   if (callbacks_.on_finish) callbacks_.on_finish(rec);
-  if (absl::Status s = store_->InsertRun(rec); !s.ok()) Stop(s);
+  if (absl::Status s = store_->InsertRun(rec); !s.ok()) {
+    Stop(s);
+    return;
+  }
+  NoteLoadBase(rec);
 }
 
 // Stops starting tests and kills the running ones; `status` (if not OK and
@@ -253,7 +319,8 @@ absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOp
   std::error_code ec;
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
   Executor executor(tests, options, launcher, limiter, guardian, store, callbacks);
-  absl::Status status = executor.Run();
+  absl::Status status = executor.ReadStoredLoadBases();
+  if (status.ok()) status = executor.Run();
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
   return status;
 }

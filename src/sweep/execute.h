@@ -2,7 +2,8 @@
 // into the store, one committed record per finished test. Like ninja's
 // Builder, it decides what runs next: at most `jobs` tests at once, a warm
 // rerun of a compiled test on its own compile-cache directory before the next
-// test, and nothing more once the run stops.
+// test, a load server row after its group's offline row (whose throughput it
+// is given), and nothing more once the run stops.
 #ifndef COMPATLAB_SWEEP_EXECUTE_H_
 #define COMPATLAB_SWEEP_EXECUTE_H_
 
@@ -64,7 +65,13 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold);
 // `store` (sweep options.sweep_id, which must plan them). A compiled test
 // whose execution asks for warm and whose cold run passed or failed accuracy
 // runs again in a new process on the same cache directory; its record holds
-// both (MergeWarmResult). REQUIRES: every test has its execution settings; a
+// both (MergeWarmResult). Kind load: a server row starts only once the offline
+// row of its group (plan/plan.h, LoadBaseTestId) is recorded, in this call or
+// before it (a resume reads it from the store), and carries that row's
+// load_requests_per_s and run_id as its LaunchRequest::load_base when it passed
+// (else none: the child measures its own); so every rate of a group multiplies
+// one figure. Other tests start past a waiting one, in plan order.
+// REQUIRES: every test has its execution settings; a
 // single thread; `launcher`, `limiter` and `store` outlive the call,
 // `guardian` may be null. Returns OK when every test was recorded; Cancelled
 // ("interrupted by SIGINT") when a signal stopped the run: the running tests

@@ -208,6 +208,122 @@ TEST_F(ExecuteTest, NonInductorRecordsHaveNoStartUpFigure) {
   }
 }
 
+// Kind load in eager mode on llama: a group per sequence length (16, 32), each
+// single_stream, offline and a server row per rate of `rates`.
+std::vector<ResolvedTest> LoadPlanOf(const std::vector<std::string>& rates,
+                                     std::vector<int64_t> seq_lens = {16, 32}) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  suite.targets = {"cpu"};
+  suite.modes = {"eager"};
+  suite.seq_lens = std::move(seq_lens);
+  PlanOverrides o;
+  o.kinds = {"load"};
+  o.load_rates = rates;
+  ModelCatalog catalog;
+  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
+  std::map<std::string, TargetProfile> profiles;
+  profiles["cpu"].name = "cpu";
+  TestExecution base;
+  base.grace_s = 0.2;
+  auto plan = ResolvePlan(suite, o, base, &catalog, profiles);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan->tests;
+}
+
+// The launches of server rows, by sequence length and rate ("16@0.5x").
+std::map<std::string, LaunchRequest> ServerLaunches(const FakeLauncher& launcher) {
+  std::map<std::string, LaunchRequest> out;
+  for (const LaunchRequest& r : launcher.requests()) {
+    if (auto rate = r.spec.kind_params.find("rate"); rate != r.spec.kind_params.end()) {
+      out[std::to_string(r.spec.seq_len) + "@" + rate->second] = r;
+    }
+  }
+  return out;
+}
+
+TEST_F(ExecuteTest, EveryServerRowOfALoadGroupGetsItsOfflineRowsThroughputAsBase) {
+  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "0.9x", "1.5x"});
+  Plan(plan);
+  options_.jobs = 3;  // the server rows must still wait for their offline row
+  std::vector<std::string> order;
+  callbacks_.on_start = [&](const std::string&, const TestSpec& spec) {
+    order.push_back(std::to_string(spec.seq_len) + spec.kind_params.at("scenario"));
+  };
+  std::map<std::string, std::string> offline_run;  // seq_len -> run_id
+  callbacks_.on_finish = [&](const RunRecord& r) {
+    if (r.spec.kind_params.at("scenario") == "offline") {
+      offline_run[std::to_string(r.spec.seq_len)] = r.run_id;
+    }
+  };
+  ASSERT_TRUE(Execute(plan).ok());
+  ASSERT_EQ(order.size(), 10u);
+  std::map<std::string, LaunchRequest> servers = ServerLaunches(launcher_);
+  ASSERT_EQ(servers.size(), 6u);
+  for (const auto& [key, request] : servers) {
+    SCOPED_TRACE(key);
+    const std::string seq = key.substr(0, 2);
+    ASSERT_TRUE(request.load_base.has_value());
+    EXPECT_DOUBLE_EQ(request.load_base->offline_requests_per_s, std::stod(seq) / 8);
+    EXPECT_EQ(request.load_base->run_id, offline_run.at(seq));
+  }
+  // Stored: every server row's base is its offline row's figure, and names it.
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok());
+  for (const RunRecord& r : *stored) {
+    if (r.spec.kind_params.at("scenario") != "server") continue;
+    EXPECT_DOUBLE_EQ(r.result.load_offline_requests_per_s.value_or(-1),
+                     static_cast<double>(r.spec.seq_len) / 8);
+    EXPECT_EQ(r.result.load_base_run_id, offline_run.at(std::to_string(r.spec.seq_len)));
+  }
+}
+
+TEST_F(ExecuteTest, AResumedServerRowTakesTheBaseOfTheStoredOfflineRow) {
+  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
+  Plan(plan);
+  std::string offline_run;
+  callbacks_.on_finish = [&](const RunRecord& r) {
+    if (r.spec.kind_params.at("scenario") != "offline") return;
+    offline_run = r.run_id;
+    kill(getpid(), SIGINT);  // stop after the offline row
+  };
+  EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+  ASSERT_FALSE(offline_run.empty());
+
+  callbacks_.on_finish = nullptr;
+  auto pending = store_->Plan("s1", /*pending_only=*/true);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 2u);  // the two server rows
+  const size_t before = launcher_.requests().size();
+  ASSERT_TRUE(Execute(*pending).ok());
+  ASSERT_EQ(launcher_.requests().size(), before + 2);
+  for (size_t i = before; i < launcher_.requests().size(); ++i) {
+    const LaunchRequest& r = launcher_.requests()[i];
+    ASSERT_TRUE(r.load_base.has_value()) << r.spec.kind_params.at("rate");
+    EXPECT_DOUBLE_EQ(r.load_base->offline_requests_per_s, 2.0);
+    EXPECT_EQ(r.load_base->run_id, offline_run);
+  }
+}
+
+TEST_F(ExecuteTest, ServerRowsOfAFailedOfflineRowCarryNoBase) {
+  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
+  for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = "1";
+  Plan(plan);
+  options_.jobs = 2;
+  ASSERT_TRUE(Execute(plan).ok());
+  std::map<std::string, LaunchRequest> servers = ServerLaunches(launcher_);
+  ASSERT_EQ(servers.size(), 2u);
+  for (const auto& [key, request] : servers) EXPECT_FALSE(request.load_base.has_value()) << key;
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok());
+  for (const RunRecord& r : *stored) {
+    if (r.spec.kind_params.at("scenario") == "server") {
+      EXPECT_EQ(r.result.load_base_source, "this_child");
+    }
+  }
+}
+
 TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {
   RunResult cold;
   RunResult warm;

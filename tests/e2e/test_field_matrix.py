@@ -3,7 +3,8 @@
 `compatlab fields --format json` gives each result field's fill rules (src/core/fields.h):
 kinds x modes of passing runs, plus conditions that are facts of the stored row. One
 sweep runs every model kind in every mode once on a tiny llama through the real binary
-(kind load at one rate: its single_stream, offline and server rows, 8 requests each);
+(kind load at one rate: its single_stream, offline and server rows, 8 requests each;
+tests/e2e/test_load_rates.py runs several rates);
 a rule whose kind, mode and conditions hold for a passing row and whose field is null
 (or empty text) there fails the test. A field added to the table with a rule is checked
 here with no change to this file; a new condition needs its line in CONDITIONS.
@@ -17,7 +18,7 @@ from .conftest import Compatlab
 
 MODEL = "llama"
 KINDS = ("forward", "generate", "train", "load")
-LOAD_RATE = "1.5x"  # past saturation: the server row queues
+LOAD_RATES = {"1.5x": 1.5}  # past saturation: the server row queues
 MODES = ("eager", "compile")
 TOKEN_MODELS = {"llama"}  # models of this test whose inputs are token ids
 
@@ -54,7 +55,7 @@ def rows(compatlab_bin, tmp_path_factory):
     cli = Compatlab(compatlab_bin, tmp)
     db = tmp / "store.db"
     cli.sweep("--models", MODEL, "--kinds", ",".join(KINDS), "--modes", ",".join(MODES),
-              "--backend", "aot_eager", "--seq-lens", "16", "--rates", LOAD_RATE, "--load-requests", "8",
+              "--backend", "aot_eager", "--seq-lens", "16", "--rates", ",".join(LOAD_RATES), "--load-requests", "8",
               "--jobs", "2", "--db", db, timeout=900)
     return cli.runs(db)
 
@@ -97,6 +98,26 @@ def test_every_field_a_passing_run_must_fill_is_filled(table, rows):
     assert not missing, "must be filled but is null or empty: " + ", ".join(missing)
 
 
+def test_the_server_row_of_each_mode_multiplies_its_offline_rows_throughput(rows):
+    load = [r for r in rows if r["kind"] == "load"]
+    for mode in MODES:
+        offline = [r for r in load if r["mode"] == mode and json.loads(r["kind_params"])["scenario"] == "offline"]
+        servers = [r for r in load if r["mode"] == mode and json.loads(r["kind_params"])["scenario"] == "server"]
+        assert len(offline) == 1 and len(servers) == len(LOAD_RATES), mode
+        base = offline[0]["load_requests_per_s"]
+        assert base > 0
+        for row in servers:  # one shared base, measured once by the offline row
+            where = (mode, row["kind_params"])
+            assert row["load_base_source"] == "offline_row", where
+            assert row["load_base_run_id"] == offline[0]["run_id"], where
+            assert row["load_offline_requests_per_s"] == base, where
+            assert row["started_at"] >= offline[0]["finished_at"], where
+        rates = sorted((row["load_rate_multiple"], row["load_arrival_rate_per_s"]) for row in servers)
+        assert [m for m, _ in rates] == sorted(LOAD_RATES.values()), mode
+        for multiple, arrival in rates:
+            assert abs(arrival - multiple * base) < 1e-9 * arrival, (mode, multiple)
+
+
 def test_load_figures_are_ordered_and_goodput_within_throughput(rows):
     load = [r for r in rows if r["kind"] == "load"]
     assert len(load) == 6
@@ -115,8 +136,9 @@ def test_load_figures_are_ordered_and_goodput_within_throughput(rows):
         assert row["load_slo_source"] == "single_stream_p50x3", where
         params = json.loads(row["kind_params"])
         if params["scenario"] == "server":
-            assert params["rate"] == LOAD_RATE
-            assert abs(row["load_arrival_rate_per_s"] - 1.5 * row["load_offline_requests_per_s"]) < 1e-6, where
+            multiple = LOAD_RATES[params["rate"]]
+            assert row["load_rate_multiple"] == multiple, where
+            assert abs(row["load_arrival_rate_per_s"] - multiple * row["load_offline_requests_per_s"]) < 1e-6, where
         if params["scenario"] == "single_stream":
             assert row["load_max_concurrency"] == 1, where
             # its objective is 3x its own p50s

@@ -9,8 +9,9 @@ GuideLLM's figures).
                random.Random(seed): the same request list in every row of a test
     scenario   single_stream (one request at a time, the next when the last finished),
                offline (every request at time 0: the maximum throughput), server (Poisson
-               arrivals at rate = kind_params.rate x the offline throughput measured in
-               this child)
+               arrivals at rate = kind_params.rate x the base: the offline throughput of its
+               group's offline row, request.load_base, the same figure for every rate of
+               the group; without one, an offline run in this child)
     engine     transformers' continuous batching (init_continuous_batching: paged cache,
                FIFO scheduler) when the architecture runs it, else batched static-cache
                generate (request-level batching); load_engine says which, and status_detail
@@ -21,7 +22,7 @@ GuideLLM's figures).
 
 Phases: build; prepare = the engine's first request (compile included in compile mode);
 steady = the calibration runs the row needs (single_stream for the objective, offline for
-the rate) and then the row's scenario; memory; the fallback audit over one eager forward.
+the rate when the request brings no base) and then the row's scenario; memory; the fallback audit over one eager forward.
 No CPU reference: kind generate checks the tokens.
 """
 
@@ -477,10 +478,17 @@ def _measure(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload:
             if scenario == "single_stream":
                 arrivals = None
             elif scenario == "server":
-                offline = figures(engine.serve(workload, arrivals), None)
-                rps = rate * offline["load_requests_per_s"]
-                result.metrics["load_offline_requests_per_s"] = offline["load_requests_per_s"]
-                result.metrics["load_arrival_rate_per_s"] = rps
+                base = test.request.load_base
+                if base is None:  # no offline row of the group passed: this child's own
+                    offline_rps = figures(engine.serve(workload, arrivals), None)["load_requests_per_s"]
+                else:
+                    offline_rps = base.offline_requests_per_s
+                rps = rate * offline_rps
+                result.metrics.update({
+                    "load_rate_multiple": rate, "load_offline_requests_per_s": offline_rps,
+                    "load_arrival_rate_per_s": rps,
+                    "load_base_source": "this_child" if base is None else "offline_row",
+                    "load_base_run_id": "" if base is None else base.run_id})
                 arrivals = poisson_arrivals(params.seed, len(workload), rps)
             mark = engine.mark()
             served = engine.serve(workload, arrivals)
