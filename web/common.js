@@ -82,11 +82,16 @@ export function memory(run) {
 }
 
 export function accuracy(run) {
+  // Not measured (doc/accuracy.md, "Not measured"): the reason, never a verdict.
+  if (run.acc_not_measured) return `not measured: ${String(run.acc_not_measured).replaceAll("_", " ")}`;
   if (run.acc_rule == null && run.acc_max_abs_err == null && run.acc_cosine == null) return DASH;
   const parts = [];
   if (run.acc_rule) parts.push(run.acc_rule);
+  // CPU eager rows: the gap to float64; ill-conditioned when it fails the kind's rule.
+  if (run.ill_conditioned === 1) parts.push("ill-conditioned");
   if (isNum(run.acc_max_abs_err)) parts.push(`max |err| ${number(run.acc_max_abs_err, 2)}`);
   if (isNum(run.acc_cosine)) parts.push(`cos ${number(run.acc_cosine, 4)}`);
+  if (run.acc_ref_dtype && run.acc_ref_dtype !== "float64") parts.push(`vs ${run.acc_ref_dtype}`);
   return parts.join(", ") || DASH;
 }
 

@@ -12,7 +12,18 @@ raw numbers, which are all stored (the acc_* metrics):
   otherwise                                                     -> "failed"
 
 Outputs are compared flattened: every floating tensor of the output (nested
-tuples, dicts, ModelOutput), in order, concatenated.
+tuples, dicts, ModelOutput), in order, concatenated. Positions where both are the
+same non-finite value (-inf masks) agree; the numbers are computed over the
+positions where both are finite; a target value non-finite where the reference
+is not is counted (acc_nonfinite) and fails.
+
+The reference itself can fail: float64 raising, or non-finite where the target is
+finite (`reference_nonfinite`). `reference_with_fallback` then falls back to float32
+(acc_ref_fallback says why), unless float32 on the CPU in eager mode is the target's
+own computation: then accuracy is "not measured: reference equals target". A CPU
+eager row (the test *is* the reference device) gets acc_rule "baseline": its
+float32-vs-float64 gap, ill_conditioned when the gap fails the kind's rule.
+Why accuracy was not measured is acc_not_measured (NOT_MEASURED).
 
 Kind generate compares greedy tokens (compare_tokens: "tokens_match", "near_tie"
 or "failed"), kind train the loss trajectory and first-step gradient cosine
@@ -23,12 +34,24 @@ TOLERANCES, train also GRAD_COSINE_MIN.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .result import Result
 
 COSINE_MIN = 0.99
+
+# Why accuracy was not measured (acc_not_measured): the reason codes and their
+# sentences (doc/accuracy.md, "Not measured"). The test's own status stands.
+NOT_MEASURED = {
+    "reference_equals_target": "reference equals target (the float64 reference failed and its float32 "
+                               "fallback on the CPU in eager mode is the test's own computation)",
+    "reference_failed": "the CPU reference failed",
+    "random_output": "the output is random (two eager calls on the same inputs differ)",
+    "sizes_differ": "the output's size depends on its values and the reference's differs",
+    "no_float_output": "the output has no floating-point tensor to compare",
+}
 
 # (dtype, kind) -> (atol, rtol, multiplier). Pinned: a change here changes verdicts,
 # so it goes with a note in doc/accuracy.md. The multiplier is PyTorch's harness
@@ -131,15 +154,32 @@ def _finite(x):
     return x if x is not None and math.isfinite(x) else None
 
 
-def compare(outputs: Any, reference: Any, eager_outputs: Any, dtype: Any, kind: str = "forward") -> dict[str, Any]:
+def reference_nonfinite(outputs: Any, reference: Any) -> int:
+    """Values where `reference` is non-finite and `outputs` (the target's) is finite: a failed
+    reference. 0 when the sizes differ (nothing position-wise to say)."""
+    import torch
+
+    res, ref = as_vector(outputs), as_vector(reference)
+    if res.numel() != ref.numel():
+        return 0
+    return int((~torch.isfinite(ref) & torch.isfinite(res)).sum())
+
+
+def compare(outputs: Any, reference: Any, eager_outputs: Any, dtype: Any, kind: str = "forward",
+            baseline: bool = False) -> dict[str, Any]:
     """The acc_* metrics of `outputs` (the target's) against `reference` (float64 CPU).
 
     `eager_outputs`: the eager run in the target's dtype the rmse-ratio rule judges
     against; None when there is no other run to judge against (eager mode on the
     cpu): acc_eager_rmse is then acc_rmse and the rmse-ratio rule does not apply.
+    `baseline`: the target is the CPU eager run itself: acc_rule "baseline" and
+    ill_conditioned 1 when the rules without a baseline (allclose, cosine) fail.
     Returns acc_max_abs_err, acc_max_rel_err, acc_rmse, acc_eager_rmse, acc_cosine,
-    acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the caller's).
-    NaN/inf in the target output fail every rule.
+    acc_nonfinite, acc_atol, acc_rtol, acc_multiplier, acc_rule (acc_ref_dtype is the
+    caller's); or acc_rule None and acc_not_measured (sizes_differ, no_float_output) when
+    the outputs cannot be compared. A target whose size differs from its own eager run's
+    is acc_rule "failed"; the sizes (the numbers that decided) are under the keys _size and
+    _ref_size, which `stored` leaves out of the metrics (describe quotes them).
     """
     import torch
 
@@ -147,24 +187,39 @@ def compare(outputs: Any, reference: Any, eager_outputs: Any, dtype: Any, kind: 
     res, ref = as_vector(outputs), as_vector(reference)
     eager = as_vector(eager_outputs) if eager_outputs is not None else res
     metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier}
-    if res.numel() != ref.numel() or eager.numel() != ref.numel():
-        metrics.update(acc_rule="failed", acc_max_abs_err=None, acc_max_rel_err=None, acc_rmse=None,
-                       acc_eager_rmse=None, acc_cosine=None)
+    empty = dict(acc_max_abs_err=None, acc_max_rel_err=None, acc_rmse=None, acc_eager_rmse=None,
+                 acc_cosine=None, acc_nonfinite=None)
+    if res.numel() != eager.numel():
+        # The target's output differs in size from the eager run at its own precision.
+        metrics.update(empty, acc_rule="failed", _size=int(res.numel()), _ref_size=int(eager.numel()))
         return metrics
-    diff = (res - ref).abs()
+    if res.numel() != ref.numel():
+        metrics.update(empty, acc_rule=None, acc_not_measured="sizes_differ", _size=int(res.numel()),
+                       _ref_size=int(ref.numel()))
+        return metrics
+    if res.numel() == 0:
+        metrics.update(empty, acc_rule=None, acc_not_measured="no_float_output")
+        return metrics
+    fin_res, fin_ref = torch.isfinite(res), torch.isfinite(ref)
+    same = (res == ref) | (torch.isnan(res) & torch.isnan(ref))
+    nonfinite = int((~fin_res & ~(~fin_ref & same)).sum())
+    valid = fin_res & fin_ref & torch.isfinite(eager)
+    res_v, ref_v, eager_v = res[valid], ref[valid], eager[valid]
+    diff = (res_v - ref_v).abs()
     max_abs = float(diff.max()) if diff.numel() else 0.0
-    rel = diff / ref.abs().clamp_min(1e-12)
+    rel = diff / ref_v.abs().clamp_min(1e-12)
     max_rel = float(rel.max()) if rel.numel() else 0.0
-    res_rmse, eager_rmse = rmse(res, ref), rmse(eager, ref)
-    cos = cosine(res, ref)
-    finite = bool(torch.isfinite(res).all()) if res.numel() else True
+    res_rmse, eager_rmse = rmse(res_v, ref_v), rmse(eager_v, ref_v)
+    eager_finite = bool(torch.isfinite(eager[fin_ref]).all())
+    cos = cosine(res_v, ref_v)
     metrics.update(acc_max_abs_err=_finite(max_abs), acc_max_rel_err=_finite(max_rel),
-                   acc_rmse=_finite(res_rmse), acc_eager_rmse=_finite(eager_rmse), acc_cosine=_finite(cos))
-    if not finite:
+                   acc_rmse=_finite(res_rmse), acc_eager_rmse=_finite(eager_rmse), acc_cosine=_finite(cos),
+                   acc_nonfinite=nonfinite)
+    if nonfinite:
         rule = "failed"
-    elif torch.allclose(res, ref, atol=atol, rtol=rtol):
+    elif torch.allclose(res_v, ref_v, atol=atol, rtol=rtol):
         rule = "allclose"
-    elif eager_outputs is not None and math.isfinite(eager_rmse) \
+    elif eager_outputs is not None and eager_finite and math.isfinite(eager_rmse) \
             and res_rmse <= multiplier * eager_rmse + atol / 10.0:
         rule = "rmse_ratio"
     elif eager_outputs is None and cos >= COSINE_MIN:
@@ -174,8 +229,61 @@ def compare(outputs: Any, reference: Any, eager_outputs: Any, dtype: Any, kind: 
         rule = "cosine"
     else:
         rule = "failed"
+    if baseline:
+        metrics["ill_conditioned"] = 0 if rule != "failed" else 1
+        rule = "baseline"
     metrics["acc_rule"] = rule
     return metrics
+
+
+def reference_with_fallback(run_at: Callable[[Any], Any], bad_count: Callable[[Any], int],
+                            equals_target: Callable[[str], bool]) -> dict[str, Any]:
+    """The CPU reference, float64 first, float32 when float64 fails.
+
+    `run_at(torch dtype)` computes the reference in that dtype; `bad_count(value)` counts
+    the values where it is non-finite and the target is finite (a failed reference);
+    `equals_target(dtype name)`: that reference is the test's own computation (CPU, eager,
+    the test's dtype). Returns {"value", "dtype", "fallback", "not_measured"}: value None and
+    not_measured "reference_equals_target" or "reference_failed" when no usable reference
+    is left; fallback the reason float64 was not used ("" when it was). MemoryError and
+    float32's own exception propagate (the kind's reference stage records them).
+    """
+    import torch
+
+    out = {"value": None, "dtype": None, "fallback": "", "not_measured": None}
+    for dtype in (torch.float64, torch.float32):
+        name = dtype_name(dtype)
+        if out["fallback"] and equals_target(name):
+            out["not_measured"] = "reference_equals_target"
+            return out
+        try:
+            value = run_at(dtype)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            if dtype == torch.float32:
+                raise
+            out["fallback"] = f"float64 raised {type(exc).__name__}: {str(exc)[:200]}"
+            continue
+        bad = bad_count(value)
+        if not bad:
+            out.update(value=value, dtype=name)
+            return out
+        reason = f"{name} non-finite at {bad} value(s) where the target is finite"
+        out["fallback"] = f"{out['fallback']}; {reason}" if out["fallback"] else reason
+    out["not_measured"] = "reference_failed"
+    return out
+
+
+def stored(acc: dict[str, Any]) -> dict[str, Any]:
+    """The metrics of a comparison's dict (without its _-prefixed working keys)."""
+    return {k: v for k, v in acc.items() if not k.startswith("_")}
+
+
+def not_measured_detail(reason: str, detail: str = "") -> str:
+    """status_detail of a test whose accuracy was not measured for `reason` (NOT_MEASURED)."""
+    text = f"accuracy not measured: {NOT_MEASURED.get(reason, reason)}"
+    return f"{text} ({detail})" if detail else text
 
 
 def describe(acc: dict[str, Any]) -> str:
@@ -184,9 +292,15 @@ def describe(acc: dict[str, Any]) -> str:
         value = acc.get(key)
         return "n/a" if value is None else f"{value:.3g}"
 
-    return (f"accuracy {acc.get('acc_rule')}: max abs err {fmt('acc_max_abs_err')} (atol {fmt('acc_atol')}, "
-            f"rtol {fmt('acc_rtol')}), rmse {fmt('acc_rmse')} vs eager rmse {fmt('acc_eager_rmse')} "
-            f"x{fmt('acc_multiplier')}, cosine {fmt('acc_cosine')} (min {COSINE_MIN})")
+    ref = f" against the {acc['acc_ref_dtype']} reference" if acc.get("acc_ref_dtype") else ""
+    if acc.get("_size") is not None and acc.get("acc_rule") == "failed":
+        return (f"accuracy failed: output sizes differ: the target gives {acc['_size']} values, "
+                f"its eager run at the same precision {acc['_ref_size']}")
+    nonfinite = f"{acc['acc_nonfinite']} non-finite value(s) where the reference is finite; " \
+        if acc.get("acc_nonfinite") else ""
+    return (f"accuracy {acc.get('acc_rule')}{ref}: {nonfinite}max abs err {fmt('acc_max_abs_err')} (atol "
+            f"{fmt('acc_atol')}, rtol {fmt('acc_rtol')}), rmse {fmt('acc_rmse')} vs eager rmse "
+            f"{fmt('acc_eager_rmse')} x{fmt('acc_multiplier')}, cosine {fmt('acc_cosine')} (min {COSINE_MIN})")
 
 
 def repeatable(first: Any, again: Any, dtype: Any, kind: str = "forward") -> bool:
@@ -202,11 +316,11 @@ def repeatable(first: Any, again: Any, dtype: Any, kind: str = "forward") -> boo
 
 
 def not_comparable(result: Result, first: Any, again: Any) -> None:
-    """Records that the output is random (two eager runs differ): accuracy is not measured,
-    the test's own status stands."""
+    """Records that the output is random (two eager runs differ): accuracy is not measured
+    (acc_not_measured "random_output"), the test's own status stands."""
     a, b = as_vector(first), as_vector(again)
     diff = float((a - b).abs().max()) if a.numel() == b.numel() and a.numel() else None
-    result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+    result.metrics.update(acc_ref_dtype=None, acc_rule=None, acc_not_measured="random_output")
     shown = "n/a" if diff is None else f"{diff:.3g}"
     result.set_status(result.status, f"accuracy not measured: the output is random (two eager calls on the same "
                                      f"inputs differ, max abs diff {shown})", result.stage)
@@ -226,7 +340,8 @@ TRAIN_RULES = ("loss_and_grad",)
 GRAD_COSINE_MIN = {"float64": 0.99999, "float32": 0.999, "bfloat16": 0.98, "float16": 0.99}
 
 
-def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: Any) -> dict[str, Any]:
+def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: Any,
+                   baseline: bool = False) -> dict[str, Any]:
     """The gen_* / acc_* metrics of greedy tokens [batch, N] against the reference's.
 
     `ref_scores`: the reference's processed scores at each of the N steps ([batch,
@@ -236,7 +351,9 @@ def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: A
     target's, gap = s[ref] - s[target], must be <= multiplier * (atol + rtol *
     max|s|) with the (dtype, "generate") tolerances -> "near_tie" (a rounding-level
     tie flipped; later tokens cannot be compared); otherwise "failed". The row
-    with the largest gap / tolerance ratio reports gap and tolerance.
+    with the largest gap / tolerance ratio reports gap and tolerance. Tokens of another
+    shape cannot be compared (acc_not_measured "sizes_differ"). `baseline` (CPU eager):
+    acc_rule "baseline", ill_conditioned 1 when the rule fails.
     """
     import torch
 
@@ -245,7 +362,8 @@ def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: A
     metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": multiplier,
                "gen_first_divergence": None, "gen_divergence_logit_gap": None, "gen_tie_tolerance": None}
     if tokens.shape != ref_tokens.shape:
-        metrics.update(gen_token_match_rate=None, acc_rule="failed")
+        metrics.update(gen_token_match_rate=None, acc_rule=None, acc_not_measured="sizes_differ",
+                       _size=int(tokens.numel()), _ref_size=int(ref_tokens.numel()))
         return metrics
     same = tokens == ref_tokens
     metrics["gen_token_match_rate"] = float(same.double().mean()) if same.numel() else 1.0
@@ -275,15 +393,20 @@ def compare_tokens(tokens: Any, ref_tokens: Any, ref_scores: list[Any], dtype: A
         metrics["gen_divergence_logit_gap"] = _finite(worst[1])
         metrics["gen_tie_tolerance"] = worst[2]
     metrics["acc_rule"] = rule
+    if baseline:
+        metrics.update(acc_rule="baseline", ill_conditioned=0 if rule != "failed" else 1)
     return metrics
 
 
-def compare_train(losses: list[float], ref_losses: list[float], grad_cosine: float | None, dtype: Any) -> dict[str, Any]:
+def compare_train(losses: list[float], ref_losses: list[float], grad_cosine: float | None, dtype: Any,
+                  baseline: bool = False) -> dict[str, Any]:
     """The train accuracy metrics: loss trajectory and first-step gradient cosine.
 
     Passes ("loss_and_grad") when every step's |loss - ref| <= multiplier * (atol +
     rtol * |ref|) with the (dtype, "train") tolerances, every loss is finite, and
-    grad_cosine >= GRAD_COSINE_MIN[dtype]; otherwise "failed".
+    grad_cosine >= GRAD_COSINE_MIN[dtype]; otherwise "failed". `baseline` (CPU eager):
+    acc_rule "baseline", acc_rmse the RMSE of the two loss trajectories, acc_cosine the
+    step-1 gradient cosine, ill_conditioned 1 when the rule fails.
     """
     atol, rtol, multiplier = tolerance(dtype, "train")
     cos_min = GRAD_COSINE_MIN.get(dtype_name(dtype), GRAD_COSINE_MIN["float32"])
@@ -294,18 +417,23 @@ def compare_train(losses: list[float], ref_losses: list[float], grad_cosine: flo
     ok = ok and all(e <= multiplier * (atol + rtol * abs(b)) for e, b in zip(errors, ref_losses, strict=False))
     ok = ok and grad_cosine is not None and math.isfinite(grad_cosine) and grad_cosine >= cos_min
     metrics["acc_rule"] = "loss_and_grad" if ok else "failed"
+    if baseline:
+        metrics.update(acc_rule="baseline", ill_conditioned=0 if ok else 1, acc_cosine=_finite(grad_cosine),
+                       acc_rmse=_finite(math.sqrt(sum(e * e for e in errors) / len(errors))) if errors else None)
     return metrics
 
 
 def describe_tokens(acc: dict[str, Any]) -> str:
     """One line for status_detail of a failed token rule."""
-    return (f"accuracy {acc.get('acc_rule')}: token match rate {acc.get('gen_token_match_rate')}, first "
+    ref = f" against the {acc['acc_ref_dtype']} reference" if acc.get("acc_ref_dtype") else ""
+    return (f"accuracy {acc.get('acc_rule')}{ref}: token match rate {acc.get('gen_token_match_rate')}, first "
             f"divergence at new token {acc.get('gen_first_divergence')}, reference score gap "
             f"{acc.get('gen_divergence_logit_gap')} > tie tolerance {acc.get('gen_tie_tolerance')}")
 
 
 def describe_train(acc: dict[str, Any], losses: list[float], ref_losses: list[float], grad_cosine: float | None) -> str:
     """One line for status_detail of a failed train rule."""
-    return (f"accuracy {acc.get('acc_rule')}: loss {losses} vs reference {ref_losses} (max abs err "
+    ref = f" against the {acc['acc_ref_dtype']} reference" if acc.get("acc_ref_dtype") else ""
+    return (f"accuracy {acc.get('acc_rule')}{ref}: loss {losses} vs reference {ref_losses} (max abs err "
             f"{acc.get('train_loss_max_abs_err')}, atol {acc.get('acc_atol')}, rtol {acc.get('acc_rtol')} "
             f"x{acc.get('acc_multiplier')}), grad cosine {grad_cosine} (min {acc.get('train_grad_cosine_min')})")

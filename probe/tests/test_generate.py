@@ -24,7 +24,8 @@ def test_eager_llama_passes_with_prefill_decode_split_and_matching_tokens():
     assert m["gen_prefill_s"] > 0 and m["gen_decode_token_s"] > 0
     assert m["tokens_per_s"] == pytest.approx(1 / m["gen_decode_token_s"])
     assert m["gen_token_match_rate"] == 1.0 and m["gen_first_divergence"] is None
-    assert m["acc_rule"] == "tokens_match" and m["acc_ref_dtype"] == "float64"
+    # CPU eager is the baseline: the float32-vs-float64 gap, never a verdict (doc/accuracy.md).
+    assert m["acc_rule"] == "baseline" and m["ill_conditioned"] == 0 and m["acc_ref_dtype"] == "float64"
     assert m["fallback_audit"] == "not_applicable"
     assert "captured_calls" not in m and "speedup" not in m
 

@@ -30,7 +30,8 @@ def test_eager_llama_trains_and_matches_the_reference():
     assert losses[2] < losses[0]  # AdamW on a fixed batch lowers the loss
     assert losses == pytest.approx(ref, rel=1e-5)
     assert m["train_grad_cosine"] > 0.99999 and m["train_grad_cosine_last"] > 0.999
-    assert m["acc_rule"] == "loss_and_grad" and m["acc_ref_dtype"] == "float64"
+    assert m["acc_rule"] == "baseline" and m["ill_conditioned"] == 0 and m["acc_ref_dtype"] == "float64"
+    assert m["acc_cosine"] == m["train_grad_cosine"] and m["acc_rmse"] < 1e-4
 
 
 def test_compiled_llama_trains_with_counters_and_eager_baseline():

@@ -381,8 +381,9 @@ std::vector<FieldDef> MakeResultFields() {
   add(Metric(
       Member("acc_rule", "",
              "Accuracy rule that decided (doc/accuracy.md): allclose, rmse_ratio or cosine "
-             "(forward), tokens_match or near_tie (generate), loss_and_grad (train), or failed "
-             "(fail_accuracy); empty when nothing was compared.",
+             "(forward), tokens_match or near_tie (generate), loss_and_grad (train), baseline "
+             "(CPU eager rows: the gap to float64 only), or failed (fail_accuracy); empty when "
+             "nothing was compared (acc_not_measured says why).",
              COMPATLAB_MEMBER(result.acc_rule))));
   add(Metric(Member("gen_new_tokens", "tokens", "generate: new tokens decoded per call.",
                     COMPATLAB_MEMBER(result.gen_new_tokens))),
@@ -658,6 +659,26 @@ std::vector<FieldDef> MakeResultFields() {
                     "load server, load_base_source offline_row: the run_id of the offline row "
                     "whose load_requests_per_s is the base; empty otherwise.",
                     COMPATLAB_MEMBER(result.load_base_run_id))));
+
+  // Version 7: verdicts that blame the right party, the test's own memory (issue 10).
+  version = 7;
+  add(Metric(Member("acc_not_measured", "",
+                    "Why accuracy was not measured (doc/accuracy.md, \"Not measured\"): "
+                    "reference_equals_target, reference_failed, random_output, sizes_differ or "
+                    "no_float_output; empty when it was (or the test never got that far).",
+                    COMPATLAB_MEMBER(result.acc_not_measured))));
+  add(Metric(Member("acc_ref_fallback", "",
+                    "Why the float64 reference was not used (it raised, or was non-finite where the "
+                    "target is finite, with the count); empty when it was.",
+                    COMPATLAB_MEMBER(result.acc_ref_fallback))));
+  add(Metric(Member("acc_nonfinite", "",
+                    "forward: output values non-finite where the reference is not (any fails).",
+                    COMPATLAB_MEMBER(result.acc_nonfinite))),
+      only(forward, {FillWhen::kCompared}));
+  add(Metric(Member("ill_conditioned", "",
+                    "CPU eager rows (acc_rule baseline): 1 when the test's precision against "
+                    "float64 fails the kind's rule (doc/accuracy.md), else 0.",
+                    COMPATLAB_MEMBER(result.ill_conditioned))));
   return fields;
 }
 

@@ -136,7 +136,7 @@ struct RunResult {
   std::optional<double> acc_atol;
   std::optional<double> acc_rtol;
   std::optional<double> acc_multiplier;
-  std::string acc_rule;  // allclose, rmse_ratio, cosine, failed; "" if not compared
+  std::string acc_rule;  // allclose, rmse_ratio, cosine, baseline, failed; "" if not compared
   // Kind generate.
   std::optional<int64_t> gen_new_tokens;
   std::optional<double> gen_prefill_s;
@@ -216,6 +216,12 @@ struct RunResult {
   std::optional<double> load_rate_multiple;  // server: kind_params rate as a number (0.9)
   std::string load_base_source;              // server: offline_row, this_child
   std::string load_base_run_id;              // server, offline_row: the offline row's run_id
+
+  // --- Schema version 7: accuracy verdicts, the test's own memory (issue 10). ---
+  std::string acc_not_measured;  // reason code (doc/accuracy.md, "Not measured"); "" if measured
+  std::string acc_ref_fallback;  // why float64 was not the reference; "" if it was
+  std::optional<int64_t> acc_nonfinite;    // forward: target non-finite where reference is not
+  std::optional<int64_t> ill_conditioned;  // CPU eager baseline rows: 1 when the gap fails the rule
 };
 
 // One stored row: a test, where and when it ran, and what happened.

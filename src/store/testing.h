@@ -153,6 +153,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_slo_ttft_s = 0.03;
   r.load_slo_itl_s = 0.012;
   r.load_slo_source = "single_stream_p50x3";
+  r.acc_not_measured = "sizes_differ";
+  r.acc_ref_fallback = "float64 non-finite at 3 value(s) where the target is finite";
+  r.acc_nonfinite = 2;
+  r.ill_conditioned = 1;
   r.load_max_concurrency = 9;
   r.load_recompiles = 3;
   r.load_ttft_dist = "[0.009,0.011,0.072]";

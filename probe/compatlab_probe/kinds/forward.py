@@ -109,35 +109,24 @@ def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_
     return outputs, eager_outputs
 
 
-def _reference(model, inputs):
-    """(CPU outputs in float64, "float64"), or in float32 where float64 does not run."""
-    last = None
-    for dtype in (torch.float64, torch.float32):
-        try:
-            ref = cpu_copy(model, dtype)
-            with torch.inference_mode():
-                return accuracy.as_vector(ref(**reference_inputs(inputs, dtype))), accuracy.dtype_name(dtype)
-        except MemoryError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - try the next precision
-            last = exc
-    raise last
-
-
 def _compare(test: ModelTest, built: Built, outputs: Any, eager_outputs: Any) -> None:
-    """acc_* metrics against the CPU reference; fail_accuracy at stage compare."""
-    result = test.result
+    """acc_* metrics against the CPU reference (float64, float32 when float64 fails:
+    accuracy.reference_with_fallback); fail_accuracy at stage compare."""
+
+    def run_at(dtype):
+        ref = cpu_copy(built.model, dtype)
+        with torch.inference_mode():
+            return accuracy.as_vector(ref(**reference_inputs(built.cpu_inputs, dtype)))
+
     with test.reference():
-        reference, ref_dtype = _reference(built.model, built.cpu_inputs)
-        if eager_outputs is None and not test.target.is_cpu:
+        ref = accuracy.reference_with_fallback(run_at, lambda value: accuracy.reference_nonfinite(outputs, value),
+                                               test.reference_is_target)
+        if ref["value"] is not None and eager_outputs is None and not test.target.is_cpu:
             # Eager on a device: judged against the CPU's eager run at the same precision.
             cpu_model = cpu_copy(built.model, built.dtype)
             with torch.inference_mode():
                 eager_outputs = accuracy.as_vector(cpu_model(**built.cpu_inputs))
-    acc = accuracy.compare(outputs, reference, eager_outputs, built.dtype, "forward")
-    acc["acc_ref_dtype"] = ref_dtype
-    result.metrics.update(acc)
-    if accuracy.passed(acc):
-        result.set_status("pass")
+    if not test.use_reference(ref):
         return
-    result.set_status("fail_accuracy", accuracy.describe(acc), "compare")
+    acc = accuracy.compare(outputs, ref["value"], eager_outputs, built.dtype, "forward", baseline=test.is_baseline)
+    test.verdict(acc, accuracy.describe)

@@ -9,7 +9,9 @@
     test.read_memory()                  # host and device peaks of the measured phases
     test.audit(call)                    # one un-timed call under the fallback audit
     with test.reference():              # the CPU reference: when it fails the verdict is unknown
-        ...reference...
+        ref = accuracy.reference_with_fallback(run_at, bad_count, test.reference_is_target)
+    if test.use_reference(ref):         # acc_ref_dtype, acc_ref_fallback; else "not measured"
+        test.verdict(acc, describe)     # pass, fail_accuracy, not measured, or CPU eager's baseline
 
 Each phase records its own failure in the result (stage, status) and ends the kind by
 raising StageFailed; a kind keeps only what is its own (generate's prefill/decode
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import accuracy
 from ..measure import PeakRss
 from ..request import TestRequest
 from ..result import Result
@@ -150,6 +153,48 @@ class ModelTest:
             yield
 
     def _reference_failed(self, exc: Exception) -> None:
-        self.result.metrics.update(acc_ref_dtype=None, acc_rule=None)
+        self.result.metrics.update(acc_ref_dtype=None, acc_rule=None, acc_not_measured="reference_failed")
         self.result.set_status("pass", f"accuracy not measured: the CPU reference failed: "
                                        f"{type(exc).__name__}: {str(exc)[:300]}")
+
+    @property
+    def is_baseline(self) -> bool:
+        """The test is the CPU eager run: the reference device at the test's own precision
+        (doc/accuracy.md, "CPU eager rows"); its comparison is a baseline, never a verdict."""
+        return self.target.is_cpu and not self.compiling
+
+    def reference_is_target(self, ref_dtype: str) -> bool:
+        """A CPU eager reference in `ref_dtype` would be the test's own computation."""
+        return self.is_baseline and ref_dtype == accuracy.dtype_name(self.dtype)
+
+    def use_reference(self, ref: dict[str, Any]) -> bool:
+        """Records an accuracy.reference_with_fallback answer (acc_ref_dtype, acc_ref_fallback);
+        False, with accuracy "not measured" in the result, when it left no usable reference."""
+        self.result.metrics.update(acc_ref_dtype=ref["dtype"], acc_ref_fallback=ref["fallback"] or None)
+        if ref["not_measured"] is None:
+            return True
+        self.verdict({"acc_rule": None, "acc_not_measured": ref["not_measured"]}, accuracy.describe,
+                     ref["fallback"])
+        return False
+
+    def verdict(self, acc: dict[str, Any], describe: Callable[[dict[str, Any]], str], detail: str = "") -> None:
+        """Stores a comparison's metrics and decides from them: not measured (acc_not_measured:
+        the status stands, the reason in status_detail), the CPU eager baseline (pass;
+        ill_conditioned named in status_detail), pass, or fail_accuracy at stage compare with
+        describe(acc), the numbers that decided."""
+        result = self.result
+        result.metrics.update(accuracy.stored(acc))
+        reason = acc.get("acc_not_measured")
+        if reason:
+            if acc.get("_size") is not None:
+                detail = f"target {acc['_size']} values, reference {acc['_ref_size']}"
+            result.metrics.update(acc_rule=None, acc_not_measured=reason)
+            result.set_status("pass", accuracy.not_measured_detail(reason, detail))
+        elif acc.get("acc_rule") == "baseline":
+            note = f"ill-conditioned: the CPU eager run at {accuracy.dtype_name(self.dtype)} fails the rule " \
+                   f"against float64 ({describe(acc)})" if acc.get("ill_conditioned") else ""
+            result.set_status("pass", note)
+        elif accuracy.passed(acc):
+            result.set_status("pass")
+        else:
+            result.set_status("fail_accuracy", describe(acc), "compare")
