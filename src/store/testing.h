@@ -158,6 +158,12 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_ttft_dist = "[0.009,0.011,0.072]";
   r.load_itl_dist = "[0.003,0.004,0.009]";
   r.load_e2e_dist = "[0.05,0.075,0.19]";
+  r.model_source = "hub";
+  r.hub_repo_id = "Qwen/Qwen3-0.6B";
+  r.hub_commit = "c1899de289a04d12100db370d81485cdf75e47ca";
+  r.config_hash = "9f2c";
+  r.reduced = 1;
+  r.reduction = "hidden_size 1024->64, num_hidden_layers 28->2";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";
