@@ -187,13 +187,28 @@ async function loadGroup(group) {
   }
 }
 
+// Where the model came from (the newest run that says): source, commit or content hash,
+// parameter count, reduced or full size; each commit of a hub: id when the page groups them.
+function sourceText(runs) {
+  const run = runs.find((r) => r.model_source);
+  if (!run) return "";
+  const commits = [...new Set(runs.map((r) => r.hub_commit).filter(Boolean))];
+  const origin = run.model_source === "hub"
+    ? `Hub ${run.hub_repo_id} at ${commits.map((c) => c.slice(0, 12)).join(", ")}`
+    : run.model_source === "ckpt" ? `checkpoint ${run.model_id.slice(0, 17)}` : `hf defaults (${run.model_type})`;
+  const size = run.reduced === 1 ? "reduced" : run.reduced === 0 ? "full size" : "";
+  const params = run.param_count != null ? `${Number(run.param_count).toLocaleString("en")} parameters` : "";
+  return "; " + [origin, params, size].filter(Boolean).join(", ");
+}
+
 document.getElementById("copy").append(copyButton(() => script, "copy script"));
 
 api("/api/model", { model_id: modelId }).then((m) => {
   const runs = runsOf(m);
   const passes = runs.filter((r) => r.status === "pass").length;
   document.getElementById("summary").textContent =
-    `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`;
+    `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`
+    + sourceText(runs);
   history(runs);
   return loadSection(runs);
 }, (e) => showError(document.getElementById("summary"), e));

@@ -39,7 +39,8 @@ async function load(append) {
     body.append(...runsOf(page).map(row));
     cursor = page.next_cursor;
     more.hidden = !page.has_more;
-    count.textContent = page.total === 0 ? "no results"
+    // A search that found nothing says what the store has and the command to test it.
+    count.textContent = page.total === 0 ? (page.hint || "no results")
       : `${page.total}${page.total_capped ? "+" : ""} results`;
   } catch (e) {
     if (e.name !== "AbortError") showError(count, e);

@@ -2,7 +2,7 @@
 
 Prints one JSON object:
   {"transformers_version", "torch_version",
-   "models": {model_type: {"config_class", "head_class", "head_kind", "modality"}}}
+   "models": {model_type: {"config_class", "head_class", "head_kind", "head_classes", "modality"}}}
 With --model-path DIR it describes a local checkpoint instead:
   {"checkpoint": {"model_type", "head_class", "head_kind"}}, or {"error": ...} and exit 2.
 With --backend NAME it checks a torch.compile backend instead: {"backend": NAME} when
@@ -36,6 +36,7 @@ def catalog() -> dict[str, Any]:
             "config_class": heads.config_class_name(model_type),
             "head_class": head_class,
             "head_kind": head_kind,
+            "head_classes": heads.head_classes(model_type),
             "modality": heads.modality(model_type),
         }
     return {

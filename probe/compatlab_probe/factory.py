@@ -37,6 +37,7 @@ TINY_TOP_K = 2
 TINY_IMAGE = 64
 TINY_SOURCE_POSITIONS = 64
 TINY_QUERIES = 16  # detection queries; query selection takes top-k of a small image's anchors
+TINY_WINDOW = 16  # a Hub config's sliding window, shorter than the default sequence so that it acts
 
 _LAYERS = re.compile(r"^(num_)?(hidden_)?layers$|^num_.*layers$|^n_layers?$|^[a-z_]*_layers$|^depth$|^[a-z_]*_depth$")
 _HIDDEN = {"hidden_size", "d_model", "n_embd", "n_embed", "embed_dim", "dim", "model_dim", "hidden_dim",
@@ -91,9 +92,12 @@ def model_overrides(model_type: str) -> dict[str, Any]:
 class _Reducer:
     """Shrinks one configuration tree; keeps one special-token id map for the whole tree."""
 
-    def __init__(self, config_overrides):
+    def __init__(self, config_overrides, keep_features=False):
         self.overrides = config_overrides  # {"a.b.field": value}
         self.token_map = {}
+        # A Hub model's own config (doc/model-factory.md, "Hub models"): the features its
+        # reduction keeps by rule (GQA ratio, sliding window) where the generic rules would not.
+        self.keep_features = keep_features
 
     def _new_token(self, old):
         if old not in self.token_map:
@@ -185,6 +189,8 @@ class _Reducer:
                 mapped = self._map_tokens(value)
                 if mapped != value:
                     out[name] = mapped
+        if self.keep_features:
+            out.update(_kept_features(values, out))
         if "qk_rope_head_dim" in out and _is_int(values.get("head_dim")):
             out["head_dim"] = out["qk_rope_head_dim"]  # in MLA configs head_dim is the rotary size
         head_dim = _new_head_dim(values, out)
@@ -224,6 +230,8 @@ class _Reducer:
                 plain[name] = list(_get(config, name))
 
         kwargs = {k: v for k, v in (init_kwargs or {}).items() if k != "model_type" and k not in sub_keys}
+        if self.keep_features:  # a given config: every value of its own, not the class defaults
+            kwargs = {k: v for k, v in plain.items() if k != "model_type"} | kwargs
         kwargs.update(self._reduce_fields(plain, _uses_mrope(cls, plain)))
         specs = getattr(cls, "sub_configs_defaults", None) or {}
         for key in sorted(sub_keys):
@@ -273,6 +281,40 @@ class _Reducer:
             if _LAYERS.match(name) and kwargs.get(name) == TINY_LAYERS:
                 kwargs[name] = count
         return kwargs
+
+
+def _kept_features(values, out):
+    """The reductions of a Hub config that keep its attention features (doc/model-factory.md):
+
+    - GQA ratio: heads / kv heads stays the same (kv = max(1, TINY_HEADS // ratio), heads =
+      kv * ratio); multi-query attention (one kv head) keeps one; plain multi-head stays so.
+    - sliding window: a window wider than TINY_WINDOW becomes TINY_WINDOW, shorter than the
+      test's default sequence, so the windowed layers really mask; max_window_layers (the
+      layers before sliding starts) keeps its fraction of the layer stack.
+    Rope scaling (rope_parameters), experts and top-k (the generic rules: TINY_EXPERTS experts,
+    top-k at most TINY_TOP_K, so top-1 stays top-1 and k < experts) and tie_word_embeddings
+    are kept by the generic rules already.
+    """
+    changes = {}
+    heads_name = next((n for n in _HEADS if _is_int(values.get(n))), None)
+    kv_name = next((n for n in _KV_HEADS if _is_int(values.get(n))), None)
+    if heads_name and kv_name and values[kv_name] >= 1 and values[heads_name] % values[kv_name] == 0:
+        ratio = values[heads_name] // values[kv_name]
+        kv = 1 if values[kv_name] == 1 else max(1, TINY_HEADS // ratio)
+        heads = TINY_HEADS if values[kv_name] == 1 else kv * ratio
+        hidden = next((out[n] for n in _HIDDEN if _is_int(out.get(n))), None)
+        if not any(_is_int(values.get(n)) for n in _HEAD_DIM) and hidden and hidden % heads:
+            heads, kv = values[heads_name], values[kv_name]  # cannot split the hidden size: keep them
+        else:
+            changes[heads_name], changes[kv_name] = heads, kv
+    window = values.get("sliding_window")
+    if _is_int(window) and window > TINY_WINDOW:
+        changes["sliding_window"] = TINY_WINDOW
+    layers_name = next((n for n in ("num_hidden_layers", "num_layers", "n_layer") if _is_int(values.get(n))), None)
+    start = values.get("max_window_layers")
+    if _is_int(start) and layers_name and values[layers_name] > 0 and _is_int(out.get(layers_name)):
+        changes["max_window_layers"] = round(start * out[layers_name] / values[layers_name])
+    return changes
 
 
 def _native_backbone(config):
@@ -417,6 +459,22 @@ def reduce_config(model_type: str, overrides: dict[str, Any] | None = None) -> A
     return _Reducer(overrides.get("config", {})).rebuild(config)
 
 
+def reduce_given_config(config: Any, overrides: dict[str, Any] | None = None) -> Any:
+    """A Hub model's own configuration, shrunk by the same rules with its features kept
+    (_kept_features), then the architecture's overrides."""
+    overrides = overrides if overrides is not None else model_overrides(config.model_type)
+    return _Reducer(overrides.get("config", {}), keep_features=True).rebuild(config)
+
+
+def describe_reduction(original: Any, reduced: Any, limit: int = 400) -> str:
+    """The top-level numbers a reduction changed: "hidden_size 1024->64, ..." (bounded)."""
+    before, after = original.to_dict(), reduced.to_dict()
+    parts = [f"{k} {before[k]}->{after[k]}" for k in sorted(before)
+             if k in after and _is_int(before[k]) and _is_int(after[k]) and before[k] != after[k]]
+    text = ", ".join(parts) or "no size field changed"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # Fields that bound how many positions (tokens) a model takes.
 POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "max_sequence_length",
                    "max_target_positions")
@@ -523,6 +581,43 @@ def build_model(cls: type, config: Any, dtype: Any, seed: int) -> Any:
     torch.manual_seed(seed)
     model = cls(fit_config_to_class(cls, config))
     return model.to(dtype=dtype).eval()
+
+
+def build_full_model(cls: type, config: Any, dtype: Any, seed: int) -> Any:
+    """`cls(config)` at its real size in `dtype` without the cost of initialisation: built
+    under transformers' no_init_weights (parameters allocated in `dtype`, no init kernels),
+    then filled in one seeded pass (matrices: a seeded normal(0, 0.02) block tiled from a
+    random offset each; vectors: weights 1, biases 0);
+    buffers computed at construction (rotary frequencies) are the module's own; tied
+    parameters stay one tensor."""
+    import torch
+    from transformers.initialization import no_init_weights
+
+    with no_init_weights():
+        model = cls._from_config(fit_config_to_class(cls, config), dtype=dtype)
+    model.tie_weights()
+    generator = torch.Generator().manual_seed(seed)
+    block = (torch.randn(_FILL_BLOCK, generator=generator) * 0.02).to(dtype)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2:
+                _tile(p.view(-1), block.roll(int(torch.randint(_FILL_BLOCK, (1,), generator=generator))))
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.fill_(1.0)
+    return model.eval()
+
+
+# The seeded block full-size matrices are tiled from (a prime count of values, so rows of
+# common widths do not repeat in step): one normal_ over 600 M values costs ~30 s on one core.
+_FILL_BLOCK = 1_048_573
+
+
+def _tile(flat: Any, block: Any) -> None:
+    for start in range(0, flat.numel(), block.numel()):
+        n = min(block.numel(), flat.numel() - start)
+        flat[start:start + n].copy_(block[:n])
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -100,6 +100,17 @@ def head_for(model_type: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def head_classes(model_type: str) -> list[str]:
+    """Every head class the installed transformers registers for `model_type`: each auto
+    table's class for it, in the rule's order (HEAD_RULE, then the other tables), once each."""
+    names = []
+    for table in [t for _, t in HEAD_RULE] + _OTHER_TABLES:
+        name = _first_name(_table(table).get(model_type))
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
 def head_kind_of_class(model_type: str, class_name: str) -> str | None:
     """The head kind under which `class_name` is registered for `model_type`, else None."""
     for kind, table in HEAD_RULE:

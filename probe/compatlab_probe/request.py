@@ -73,6 +73,8 @@ class KindParams:
     pid: int = 0                  # kill-zygote: 0 = the zygote that forked the child
     requests: int = 32            # load: requests of the workload
     scenario: str = "offline"     # load: single_stream, offline or server (rate, slo: kinds/load.py)
+    size: str = "reduced"         # model kinds: reduced or full (doc/model-factory.md, "Sizes")
+    weights: str = ""             # model kinds: "" (random) or pretrained (the Hub repo's own)
     given: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -300,7 +302,12 @@ def _kind_params(raw: Any) -> KindParams:
             raise f.bad(key, f"below {minimum}")
         return value
 
-    return KindParams(seed=integer("seed", d.seed, None), new_tokens=integer("new_tokens", d.new_tokens, 1),
+    if given.get("size", d.size) not in ("reduced", "full"):
+        raise f.bad("size", "not reduced or full")
+    if given.get("weights", d.weights) not in ("", "pretrained"):
+        raise f.bad("weights", "not pretrained")
+    return KindParams(size=given.get("size", d.size), weights=given.get("weights", d.weights),
+                      seed=integer("seed", d.seed, None), new_tokens=integer("new_tokens", d.new_tokens, 1),
                       steps=integer("steps", d.steps, 1), bytes=integer("bytes", d.bytes, 0),
                       pid=integer("pid", d.pid, 0), requests=integer("requests", d.requests, 1),
                       scenario=given.get("scenario", d.scenario), given=given)

@@ -25,8 +25,13 @@ def test_catalog_lists_every_model_type_with_llama_causal_lm():
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     assert set(catalog["models"]) == set(CONFIG_MAPPING_NAMES)
-    assert catalog["models"]["llama"] == {"config_class": "LlamaConfig", "head_class": "LlamaForCausalLM",
-                                          "head_kind": "causal_lm", "modality": "text"}
+    llama = catalog["models"]["llama"]
+    assert {k: v for k, v in llama.items() if k != "head_classes"} == {
+        "config_class": "LlamaConfig", "head_class": "LlamaForCausalLM", "head_kind": "causal_lm",
+        "modality": "text"}
+    # Every head class of the type (--heads all), the rule's first.
+    assert llama["head_classes"][0] == "LlamaForCausalLM"
+    assert "LlamaForSequenceClassification" in llama["head_classes"]
     assert catalog["models"]["vit"]["modality"] == "vision"
     assert catalog["models"]["whisper"]["modality"] == "audio"
     assert catalog["transformers_version"] and catalog["torch_version"]

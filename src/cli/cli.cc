@@ -12,6 +12,7 @@
 #include "cli/diff.h"
 #include "cli/errors.h"
 #include "cli/fields.h"
+#include "cli/hub_list.h"
 #include "cli/matrix.h"
 #include "cli/query.h"
 #include "cli/repro.h"
@@ -96,8 +97,20 @@ int RunCli(int argc, char** argv) {
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
   sweep_cmd->add_option("--db", sweep.db, "SQLite store")->capture_default_str();
   sweep_cmd->add_option("--suite", sweep.plan.suite, "suite name or JSON file (default: smoke)");
-  sweep_cmd->add_option("--models", sweep.plan.models, "model types, overriding the suite's list")
+  sweep_cmd
+      ->add_option("--models", sweep.plan.models,
+                   "model types and hub:ORG/NAME[@REVISION] ids, overriding the suite's list")
       ->delimiter(',');
+  sweep_cmd->add_option("--size", sweep.plan.size,
+                        "reduced (default: the config shrunk, its features kept) or full (the "
+                        "real configuration, random weights)");
+  sweep_cmd
+      ->add_option("--heads", sweep.plan.heads,
+                   "rule (default: one head class per model), all (every head class the "
+                   "type registers, each its own test) or class names")
+      ->delimiter(',');
+  sweep_cmd->add_flag("--weights", sweep.plan.weights,
+                      "hub: models with the repo's own weights (from the Hub cache or fetched)");
   sweep_cmd->add_option("--model-path", sweep.plan.model_path,
                         "a local checkpoint directory as the model");
   sweep_cmd->add_option("--kinds", sweep.plan.kinds, "test kinds (forward, generate, train, load)")
@@ -151,6 +164,12 @@ int RunCli(int argc, char** argv) {
                             ->expected(0, 1);
 
   CLI::App* targets_cmd = app.add_subcommand("targets", "List the target profiles (targets/)");
+
+  HubListFlags hub_list;
+  CLI::App* hub_list_cmd = app.add_subcommand(
+      "hub-list",
+      "Write a suite file of Hub ids from the Hub's list API (by downloads or trending)");
+  AddHubListOptions(*hub_list_cmd, hub_list);
 
   SuitesFlags suites;
   CLI::App* suites_cmd = app.add_subcommand("suites", "List suites, or expand one into its tests");
@@ -294,6 +313,7 @@ int RunCli(int argc, char** argv) {
   }
   if (*suites_cmd) return RunSuites(suites);
   if (*targets_cmd) return RunTargets();
+  if (*hub_list_cmd) return RunHubList(hub_list);
   if (*fields_cmd) return RunFields(fields);
   if (*query_cmd) return RunQuery(query);
   if (*matrix_cmd) return RunMatrix(matrix);

@@ -26,6 +26,9 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.load_rates = f.load_rates;
   r.overrides.load_slo = f.load_slo;
   r.overrides.load_requests = f.load_requests;
+  r.overrides.size = f.size;
+  r.overrides.weights = f.weights;
+  r.overrides.heads = f.heads;
   r.overrides.timeout_s = flags.timeout_s;
   r.model_path = f.model_path;
   ProbeEnv probe = ResolveProbeEnv(f.python);

@@ -140,8 +140,9 @@ std::vector<FieldDef> MakeResultFields() {
 
   group = FieldGroup::kSpec;
   add(Member("model_id", "",
-             "hf:TYPE for a Hub configuration, ckpt:SHA256 for a local checkpoint, none "
-             "for harness kinds.",
+             "hf:TYPE for an architecture's default configuration, hub:ORG/NAME@COMMIT for a "
+             "Hub model's own configuration, ckpt:SHA256 for a local checkpoint, none for "
+             "harness kinds.",
              COMPATLAB_MEMBER(spec.model_id)));
   add(Member("model_type", "", "transformers model type (llama); empty for harness kinds.",
              COMPATLAB_MEMBER(spec.model_type)));
@@ -679,6 +680,32 @@ std::vector<FieldDef> MakeResultFields() {
                     "CPU eager rows (acc_rule baseline): 1 when the test's precision against "
                     "float64 fails the kind's rule (doc/accuracy.md), else 0.",
                     COMPATLAB_MEMBER(result.ill_conditioned))));
+
+  // Version 8, hub: where the model came from (a Hub repo at a commit) and at what size.
+  version = 8;
+  add(Metric(Member("model_source", "",
+                    "Where the model came from: hf (an architecture's default config), hub (a Hub "
+                    "repo's own config.json through huggingface_hub) or ckpt (a local checkpoint).",
+                    COMPATLAB_MEMBER(result.model_source))),
+      every_pass);
+  add(Metric(Member("hub_repo_id", "", "hub: the repo id (ORG/NAME).",
+                    COMPATLAB_MEMBER(result.hub_repo_id))));
+  add(Metric(Member("hub_commit", "",
+                    "hub: the commit the revision resolved to (the Hub cache's snapshot).",
+                    COMPATLAB_MEMBER(result.hub_commit))));
+  add(Metric(Member("config_hash", "",
+                    "SHA-256 of the config.json the model was built from (hub, ckpt).",
+                    COMPATLAB_MEMBER(result.config_hash))));
+  add(Metric(Member("reduced", "",
+                    "1 when the model ran at a reduced configuration, 0 at full size "
+                    "(param_count is what ran).",
+                    COMPATLAB_MEMBER(result.reduced))),
+      every_pass);
+  add(Metric(Member("reduction", "",
+                    "How: the reduced fields (hidden_size 1024->64, ...) and kept features, or "
+                    "full size with random weights (init skipped) or the repo's own weights.",
+                    COMPATLAB_MEMBER(result.reduction))),
+      every_pass);
   return fields;
 }
 

@@ -53,7 +53,7 @@ inline constexpr std::string_view kWarmStateFailedPrefix = "failed: ";
 // One test = model x target x mode x kind x shape x dtype (+ kind parameters).
 // Everything here is part of the test's identity (test_id) except timeout_s.
 struct TestSpec {
-  std::string model_id;     // "hf:llama", "ckpt:<sha256>", or kHarnessModelId.
+  std::string model_id;  // "hf:llama", "hub:ORG/NAME@COMMIT", "ckpt:<sha256>", or kHarnessModelId.
   std::string model_type;   // transformers model type ("llama"), "" for harness kinds.
   std::string model_class;  // head class chosen at plan time ("LlamaForCausalLM"), may be "".
   std::string model_path;   // local checkpoint directory; not part of the identity.
@@ -222,6 +222,14 @@ struct RunResult {
   std::string acc_ref_fallback;  // why float64 was not the reference; "" if it was
   std::optional<int64_t> acc_nonfinite;    // forward: target non-finite where reference is not
   std::optional<int64_t> ill_conditioned;  // CPU eager baseline rows: 1 when the gap fails the rule
+
+  // --- Schema version 8: where the model came from and at what size. ---
+  std::string model_source;        // hf, hub, ckpt
+  std::string hub_repo_id;         // hub: ORG/NAME
+  std::string hub_commit;          // hub: the commit the revision resolved to
+  std::string config_hash;         // SHA-256 of config.json (hub, ckpt)
+  std::optional<int64_t> reduced;  // 1 reduced, 0 full size
+  std::string reduction;           // how (the reduced fields, or full size and its weights)
 };
 
 // One stored row: a test, where and when it ran, and what happened.

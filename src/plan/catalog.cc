@@ -56,8 +56,14 @@ absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text) {
   catalog.transformers_version = Str(j, "transformers_version");
   for (const auto& [type, e] : j["models"].items()) {
     if (!e.is_object()) continue;
-    catalog.models[type] = {Str(e, "config_class"), Str(e, "head_class"), Str(e, "head_kind"),
-                            Str(e, "modality")};
+    CatalogEntry& entry = catalog.models[type];
+    entry = {
+        Str(e, "config_class"), Str(e, "head_class"), Str(e, "head_kind"), Str(e, "modality"), {}};
+    if (auto it = e.find("head_classes"); it != e.end() && it->is_array()) {
+      for (const json& c : *it) {
+        if (c.is_string()) entry.head_classes.push_back(c.get<std::string>());
+      }
+    }
   }
   return catalog;
 }

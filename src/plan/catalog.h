@@ -14,9 +14,10 @@ namespace compatlab {
 
 struct CatalogEntry {
   std::string config_class;
-  std::string head_class;  // "" when the rule finds none
-  std::string head_kind;   // causal_lm, seq2seq_lm, masked_lm, ...
-  std::string modality;    // text, vision, audio, multimodal
+  std::string head_class;                 // "" when the rule finds none
+  std::string head_kind;                  // causal_lm, seq2seq_lm, masked_lm, ...
+  std::string modality;                   // text, vision, audio, multimodal
+  std::vector<std::string> head_classes;  // every head class registered for the type
 };
 
 struct ModelCatalog {

@@ -1,10 +1,12 @@
 #include "plan/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace compatlab {
@@ -15,7 +17,44 @@ struct ModelChoice {
   std::string model_type;
   std::string model_class;
   std::string model_path;
+  std::vector<std::string> head_classes;  // every head class of the type (--heads)
 };
+
+// The models of `models`, one per head class `heads` asks for (doc/suites.md, "--heads"):
+// rule (or nothing): the chosen class; all: every class the type registers; else the named
+// classes each model's type registers (a model with none of them is bad input).
+absl::StatusOr<std::vector<ModelChoice>> ExpandHeads(const std::vector<ModelChoice>& models,
+                                                     const std::vector<std::string>& heads) {
+  if (heads.empty() || heads == std::vector<std::string>{"rule"}) return models;
+  const bool all = heads == std::vector<std::string>{"all"};
+  for (const std::string& h : heads) {
+    if ((h == "all" || h == "rule") && heads.size() > 1) {
+      return absl::InvalidArgumentError("--heads: rule and all stand alone");
+    }
+  }
+  std::vector<ModelChoice> out;
+  for (const ModelChoice& m : models) {
+    if (m.model_type.empty()) {  // a Hub repo that cannot be had: its one failing row
+      out.push_back(m);
+      continue;
+    }
+    std::vector<std::string> classes = m.head_classes;
+    if (classes.empty() && !m.model_class.empty()) classes = {m.model_class};
+    size_t before = out.size();
+    for (const std::string& c : classes) {
+      if (all || std::find(heads.begin(), heads.end(), c) != heads.end()) {
+        out.push_back(m);
+        out.back().model_class = c;
+      }
+    }
+    if (out.size() == before) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--heads ", absl::StrJoin(heads, ","), ": ", m.model_id, " (", m.model_type,
+          ") registers none of them (its classes: ", absl::StrJoin(classes, ", "), ")"));
+    }
+  }
+  return out;
+}
 
 const std::set<std::string> kModes = {std::string(kModeEager), std::string(kModeCompile)};
 const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "float64"};
@@ -134,9 +173,21 @@ std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& ov
   return Either(overrides.targets, suite.targets);
 }
 
+std::vector<std::string> PlanHubModels(const Suite& suite, const PlanOverrides& overrides) {
+  std::vector<std::string> hub;
+  for (const std::string& m : overrides.models.empty() ? suite.models : overrides.models) {
+    if (IsHubId(m) && std::find(hub.begin(), hub.end(), m) == hub.end()) hub.push_back(m);
+  }
+  return hub;
+}
+
 bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides) {
   if (overrides.checkpoint.has_value()) return false;
-  return suite.all_models || !suite.models.empty() || !overrides.models.empty();
+  if (suite.all_models && overrides.models.empty()) return true;
+  const std::vector<std::string>& models =
+      overrides.models.empty() ? suite.models : overrides.models;
+  return std::any_of(models.begin(), models.end(),
+                     [](const std::string& m) { return !IsHubId(m); });
 }
 
 absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
@@ -177,8 +228,10 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   std::vector<ModelChoice> models;
   if (overrides.checkpoint.has_value()) {
     models.push_back({absl::StrCat("ckpt:", overrides.checkpoint_hash),
-                      overrides.checkpoint->model_type, overrides.checkpoint->head_class,
-                      overrides.checkpoint_dir});
+                      overrides.checkpoint->model_type,
+                      overrides.checkpoint->head_class,
+                      overrides.checkpoint_dir,
+                      {}});
   } else {
     std::vector<std::string> types = overrides.models.empty() ? suite.models : overrides.models;
     if (overrides.models.empty() && suite.all_models) {
@@ -187,15 +240,54 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
       for (const auto& [type, entry] : catalog->models) types.push_back(type);
     }
     for (const std::string& type : types) {
+      if (IsHubId(type)) {
+        if (absl::Status s = CheckHubId(type); !s.ok()) return s;
+        auto hub = overrides.hub_models.find(type);
+        if (hub == overrides.hub_models.end()) {
+          return absl::InternalError(absl::StrCat("the Hub model ", type, " was not resolved"));
+        }
+        // A repo that cannot be had is planned too: its tests fail_to_load with the reason.
+        models.push_back({hub->second.model_id, hub->second.model_type,
+                          hub->second.error.empty() ? hub->second.head_class : "", "",
+                          hub->second.head_classes});
+        continue;
+      }
       if (catalog == nullptr) return absl::InternalError("the model catalog is needed");
       auto it = catalog->models.find(type);
       if (it == catalog->models.end()) {
+        const std::string hint =
+            type.find('/') != std::string::npos
+                ? absl::StrCat("; a Hub model is hub:", type, ": --models hub:", type)
+                : "";
         return absl::InvalidArgumentError(
             absl::StrCat("unknown model type '", type, "' (transformers ",
                          catalog->transformers_version, " registers ", catalog->models.size(),
-                         " types; `compatlab suites hf-all` lists them)"));
+                         " types; `compatlab suites hf-all` lists them", hint, ")"));
       }
-      models.push_back({absl::StrCat("hf:", type), type, it->second.head_class, ""});
+      models.push_back(
+          {absl::StrCat("hf:", type), type, it->second.head_class, "", it->second.head_classes});
+    }
+  }
+  if (absl::StatusOr<std::vector<ModelChoice>> expanded = ExpandHeads(models, overrides.heads);
+      expanded.ok()) {
+    models = *std::move(expanded);
+  } else {
+    return expanded.status();
+  }
+  if (!overrides.size.empty() && overrides.size != "reduced" && overrides.size != "full") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--size ", overrides.size, ": not reduced or full"));
+  }
+  if ((overrides.size == "full" || overrides.weights) && overrides.checkpoint.has_value()) {
+    return absl::InvalidArgumentError(
+        "--size and --weights apply to hf: and hub: models; a checkpoint runs as stored");
+  }
+  if (overrides.weights) {
+    for (const ModelChoice& m : models) {
+      if (!IsHubId(m.model_id)) {
+        return absl::InvalidArgumentError(absl::StrCat("--weights loads a Hub repo's own weights; ",
+                                                       m.model_id, " is not a hub: model"));
+      }
     }
   }
   std::vector<std::string> kinds = overrides.kinds.empty() ? suite.kinds : overrides.kinds;
@@ -226,7 +318,8 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   double timeout = overrides.timeout_s.value_or(suite.timeout_s);
   std::set<std::string> seen_types;
   for (const ModelChoice& m : models) {
-    if (!seen_types.insert(m.model_id).second) continue;  // --models llama,llama
+    // --models llama,llama
+    if (!seen_types.insert(absl::StrCat(m.model_id, " ", m.model_class)).second) continue;
     for (const std::string& target : targets) {
       for (const std::string& mode : modes) {
         for (const std::string& kind : kinds) {
@@ -247,6 +340,8 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
                   }
                   s.kind = kind;
                   s.kind_params = params;
+                  if (overrides.size == "full") s.kind_params["size"] = "full";
+                  if (overrides.weights) s.kind_params["weights"] = "pretrained";
                   s.dtype = dtype;
                   s.batch_size = batch;
                   s.seq_len = seq;

@@ -11,14 +11,16 @@
 #include "absl/status/statusor.h"
 #include "core/records.h"
 #include "plan/catalog.h"
+#include "plan/hub.h"
 #include "plan/suite.h"
 #include "plan/target.h"
 
 namespace compatlab {
 
 struct PlanOverrides {
-  std::vector<std::string> models;  // model types replacing the suite's list
-  std::vector<std::string> kinds;   // model kinds replacing the suite's list
+  // Model types and hub:ORG/NAME[@REVISION] ids replacing the suite's list.
+  std::vector<std::string> models;
+  std::vector<std::string> kinds;  // model kinds replacing the suite's list
   // Each, when not empty, replaces the suite's list.
   std::vector<std::string> targets;
   std::vector<std::string> modes;
@@ -41,6 +43,15 @@ struct PlanOverrides {
   std::string checkpoint_dir;
   std::string checkpoint_hash;
   std::optional<CheckpointInfo> checkpoint;
+  // What the Hub resolver answered for each hub: entry of the plan's models.
+  std::map<std::string, HubModelInfo> hub_models;
+  // --size: "" or "reduced" (the default), or "full" (kind_params size=full);
+  // --weights: the Hub repo's own weights (kind_params weights=pretrained).
+  std::string size;
+  bool weights = false;
+  // --heads: empty or {"rule"} (the head rule's class), {"all"} (every head class the type
+  // registers, each its own test), or class names.
+  std::vector<std::string> heads;
 };
 
 inline constexpr int64_t kDefaultNewTokens = 16;
@@ -66,6 +77,9 @@ bool IsLoadOffline(const TestSpec& spec);
 
 // The target names of the plan, in order (overrides first, else the suite's).
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides);
+
+// The hub: entries of the plan's models (overrides first, else the suite's), in order.
+std::vector<std::string> PlanHubModels(const Suite& suite, const PlanOverrides& overrides);
 
 // True when planning `suite` with `overrides` needs the model catalog.
 bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides);

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "runner/protocol.h"
@@ -67,6 +68,14 @@ absl::Status ZygoteLauncher::Spawn() {
   env["COMPATLAB_CONTROL_FD"] = "3";
   env["COMPATLAB_SUPERVISOR_PID"] = std::to_string(getpid());
   env["OPENBLAS_NUM_THREADS"] = "1";
+  // The zygote never reaches the Hub; a test child of a hub: model may, for its own files,
+  // unless the sweep itself is offline (doc/model-factory.md, "Hub models").
+  const char* offline = std::getenv("HF_HUB_OFFLINE");
+  const std::string hub_offline = offline == nullptr ? "" : absl::AsciiStrToLower(offline);
+  env["COMPATLAB_HUB_OFFLINE"] =
+      hub_offline == "1" || hub_offline == "true" || hub_offline == "yes" || hub_offline == "on"
+          ? "1"
+          : "0";
   env["HF_HUB_OFFLINE"] = "1";
   env["TRANSFORMERS_OFFLINE"] = "1";
   env["TOKENIZERS_PARALLELISM"] = "false";

@@ -9,6 +9,7 @@
 #include "query/diff.h"
 #include "query/errors_report.h"
 #include "query/matrix.h"
+#include "query/search_hint.h"
 #include "repro/repro.h"
 #include "store/record_json.h"
 #include "store/schema.h"
@@ -230,6 +231,11 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, HttpResponse& r
   if (!table.ok()) return FromStatus(table.status());
   ordered_json next = nullptr;
   if (page.has_more && !page.rowids.empty()) next = std::to_string(page.rowids.back());
+  ordered_json hint = nullptr;  // a search that found nothing: what the store has, what to run
+  if (page.total == 0 && *cursor == 0 && !query->filter.model.empty()) {
+    hint = EmptySearchHint(query->filter.model,
+                           index_.ModelCounts(RelatedModelStem(query->filter.model)));
+  }
   SendJson(res, 200,
            {{"fields", std::move((*table)["fields"])},
             {"rows", std::move((*table)["rows"])},
@@ -238,7 +244,8 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, HttpResponse& r
             {"total", page.total},
             {"total_capped", page.total_capped},
             {"has_more", page.has_more},
-            {"next_cursor", next}});
+            {"next_cursor", next},
+            {"hint", hint}});
   return std::nullopt;
 }
 

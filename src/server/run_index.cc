@@ -4,11 +4,14 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "plan/hub.h"
 #include "query/errors_report.h"
 #include "store/schema.h"
 
@@ -116,7 +119,8 @@ absl::Status RunIndex::Refresh(Store& store) {
   for (const std::string& m : metric_names_) fields.push_back(m);
   const size_t first_metric = 3 + kColumns;
   const size_t first_matrix = first_metric + metric_names_.size();
-  for (const char* f : {"batch_size", "kind_params", "finished_at", "dtype", "kind"}) {
+  for (const char* f :
+       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path"}) {
     fields.push_back(f);
   }
   // New rows are collected apart, then appended under the exclusive lock.
@@ -144,7 +148,12 @@ absl::Status RunIndex::Refresh(Store& store) {
     if (model == model_types_.size()) {
       const std::string model_type = Text(n.values[1]);
       model_types_.push_back(model_type);
-      model_search_.push_back(absl::AsciiStrToLower(model_id + "\n" + model_type));
+      // A checkpoint is found by its directory's name too (ckpt: ids are content hashes).
+      const std::string path = Text(n.values[first_matrix + 5]);
+      const std::string dir_name =
+          path.empty() ? "" : std::filesystem::path(path).filename().string();
+      model_search_.push_back(
+          absl::AsciiStrToLower(absl::StrCat(model_id, "\n", model_type, "\n", dir_name)));
       model_rows_.emplace_back();
     }
     const auto* seq = std::get_if<int64_t>(&n.values[2]);
@@ -400,9 +409,18 @@ std::vector<int64_t> RunIndex::ModelRuns(const std::string& model_id, size_t lim
   std::shared_lock lock(mu_);
   std::vector<int64_t> rowids;
   *truncated = false;
-  const uint32_t id = models_.Find(model_id);
-  if (id == kNone) return rowids;
-  const std::vector<uint32_t>& positions = model_rows_[id];
+  std::vector<uint32_t> positions;
+  if (IsHubId(model_id) && model_id.find('@') == std::string::npos) {
+    // hub:ORG/NAME: the runs of every commit, one group.
+    for (size_t m = 0; m < models_.values.size(); ++m) {
+      if (HubIdMatches(model_id, models_.values[m])) {
+        positions.insert(positions.end(), model_rows_[m].begin(), model_rows_[m].end());
+      }
+    }
+    std::sort(positions.begin(), positions.end());
+  } else if (const uint32_t id = models_.Find(model_id); id != kNone) {
+    positions = model_rows_[id];
+  }
   for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
     if (rowids.size() == limit) {
       *truncated = true;
@@ -411,6 +429,20 @@ std::vector<int64_t> RunIndex::ModelRuns(const std::string& model_id, size_t lim
     rowids.push_back(rows_[*it].rowid);
   }
   return rowids;
+}
+
+std::vector<std::pair<std::string, int64_t>> RunIndex::ModelCounts(
+    const std::string& substring) const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  if (substring.empty()) return out;
+  std::shared_lock lock(mu_);
+  std::shared_ptr<const std::vector<uint8_t>> match = MatchModels(substring);
+  for (size_t m = 0; m < match->size(); ++m) {
+    if ((*match)[m]) {
+      out.emplace_back(models_.values[m], static_cast<int64_t>(model_rows_[m].size()));
+    }
+  }
+  return out;
 }
 
 std::string RunIndex::ModelType(const std::string& model_id) const {

@@ -32,7 +32,8 @@ namespace compatlab {
 
 // Which runs a search selects, newest first.
 struct IndexQuery {
-  // Uses sweep_id, model (substring of model_id or model_type, any case),
+  // Uses sweep_id, model (substring of model_id, model_type or a checkpoint's directory
+  // name, any case),
   // status, kind, mode, target, dtype, torch_version, transformers_version.
   // test_id, run_id, limit and sort are not used.
   RunFilter filter;
@@ -125,8 +126,12 @@ class RunIndex {
   absl::Status Refresh(Store& store);
 
   IndexPage Search(const IndexQuery& query) const;
-  // Every run of one model, newest first, at most `limit`; `truncated` when more.
+  // Every run of one model, newest first, at most `limit`; `truncated` when more. A hub id
+  // without @COMMIT (hub:ORG/NAME) is the runs of every commit of that repo.
   std::vector<int64_t> ModelRuns(const std::string& model_id, size_t limit, bool* truncated) const;
+  // (model_id, runs) of every model whose id, type or checkpoint directory name holds
+  // `substring` (any case); empty for an empty substring.
+  std::vector<std::pair<std::string, int64_t>> ModelCounts(const std::string& substring) const;
   // model_type of `model_id`, or "" when unknown.
   std::string ModelType(const std::string& model_id) const;
   Summary Summarize(const IndexQuery& query, size_t max_points) const;

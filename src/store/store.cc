@@ -125,9 +125,9 @@ Where BuildWhere(const RunFilter& filter) {
   if (filter.status.has_value()) equals("status", std::string(TestStatusName(*filter.status)));
   if (!filter.model.empty()) {
     conditions.push_back(
-        "(instr(lower(model_id), lower(?)) > 0 OR instr(lower(model_type), lower(?)) > 0)");
-    where.params.emplace_back(filter.model);
-    where.params.emplace_back(filter.model);
+        "(instr(lower(model_id), lower(?)) > 0 OR instr(lower(model_type), lower(?)) > 0 OR "
+        "instr(lower(model_path), lower(?)) > 0)");
+    for (int i = 0; i < 3; ++i) where.params.emplace_back(filter.model);
   }
   if (!conditions.empty()) where.sql = fmt::format(" WHERE {}", fmt::join(conditions, " AND "));
   return where;

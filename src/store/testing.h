@@ -165,6 +165,12 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_rate_multiple = 0.9;
   r.load_base_source = "offline_row";
   r.load_base_run_id = "0123456789abcdef";
+  r.model_source = "hub";
+  r.hub_repo_id = "Qwen/Qwen3-0.6B";
+  r.hub_commit = "c1899de289a04d12100db370d81485cdf75e47ca";
+  r.config_hash = "9f2c";
+  r.reduced = 1;
+  r.reduction = "hidden_size 1024->64, num_hidden_layers 28->2";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

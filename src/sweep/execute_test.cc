@@ -100,7 +100,7 @@ std::vector<ResolvedTest> FileProfilePlan(const fs::path& profile_path, bool war
   suite.modes = {"compile"};
   suite.seq_lens = {16, 32};
   ModelCatalog catalog;
-  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
+  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text", {}};
   TestExecution base;
   base.warm = warm;
   auto plan = ResolvePlan(suite, {}, base, &catalog, *profiles);

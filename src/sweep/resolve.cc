@@ -90,8 +90,30 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
     return Distinct<std::string>(
         plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
   };
+  // --models: model types against the stored hf: tests' types, hub: ids against the stored
+  // hub: tests' ids (hub:ORG/NAME matches every commit).
+  Strings given_types, stored_types;
+  for (const std::string& m : f.models) {
+    if (!IsHubId(m)) {
+      given_types.push_back(m);
+      continue;
+    }
+    const bool found = std::any_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
+      return HubIdMatches(m, t.spec.model_id) ||
+             (IsHubId(t.spec.model_id) && HubIdMatches(t.spec.model_id, m));
+    });
+    if (!found) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--resume: --models ", m, " is not in the stored plan"));
+    }
+  }
+  for (const ResolvedTest& t : plan) {
+    if (!t.spec.IsHarness() && !IsHubId(t.spec.model_id)) stored_types.push_back(t.spec.model_type);
+  }
+  std::sort(stored_types.begin(), stored_types.end());
+  stored_types.erase(std::unique(stored_types.begin(), stored_types.end()), stored_types.end());
   std::vector<std::pair<std::string, std::pair<Strings, Strings>>> text_flags = {
-      {"--models", {f.models, spec_field(&TestSpec::model_type)}},
+      {"--models", {given_types, stored_types}},
       {"--kinds", {f.kinds, spec_field(&TestSpec::kind)}},
       {"--modes", {f.modes, spec_field(&TestSpec::mode)}},
       {"--dtypes", {f.dtypes, spec_field(&TestSpec::dtype)}},
@@ -140,6 +162,22 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
                           std::optional<std::string> v = KindParam(t, "generate", "new_tokens");
                           return v ? v : KindParam(t, "load", "new_tokens");
                         }));
+  }
+  if (!f.size.empty() || f.weights) {
+    auto of = [](const ResolvedTest& t, const std::string& key,
+                 const std::string& absent) -> std::optional<std::string> {
+      if (t.spec.IsHarness()) return std::nullopt;
+      auto it = t.spec.kind_params.find(key);
+      return it == t.spec.kind_params.end() ? absent : it->second;
+    };
+    if (!f.size.empty()) {
+      checks.emplace_back("--size", one(f.size),
+                          field([&](const ResolvedTest& t) { return of(t, "size", "reduced"); }));
+    }
+    if (f.weights) {
+      checks.emplace_back("--weights", one("pretrained"),
+                          field([&](const ResolvedTest& t) { return of(t, "weights", "random"); }));
+    }
   }
   if (f.train_steps) {
     checks.emplace_back("--train-steps", one(std::to_string(*f.train_steps)),
@@ -247,6 +285,15 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
     if (absl::Status s = CheckCompileBackend(probe, overrides.backend, pythonpath); !s.ok()) {
       return s;
     }
+  }
+  if (const std::vector<std::string> hub = PlanHubModels(*suite, overrides); !hub.empty()) {
+    for (const std::string& id : hub) {
+      if (absl::Status s = CheckHubId(id); !s.ok()) return s;
+    }
+    absl::StatusOr<std::map<std::string, HubModelInfo>> resolved =
+        ResolveHubModels(probe, hub, overrides.weights);
+    if (!resolved.ok()) return resolved.status();
+    overrides.hub_models = *std::move(resolved);
   }
   std::optional<ModelCatalog> catalog;
   if (PlanNeedsCatalog(*suite, overrides)) {

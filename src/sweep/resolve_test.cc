@@ -8,8 +8,8 @@ namespace {
 ModelCatalog Catalog() {
   ModelCatalog catalog;
   catalog.transformers_version = "5.x";
-  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
-  catalog.models["bert"] = {"BertConfig", "BertForMaskedLM", "masked_lm", "text"};
+  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text", {}};
+  catalog.models["bert"] = {"BertConfig", "BertForMaskedLM", "masked_lm", "text", {}};
   return catalog;
 }
 

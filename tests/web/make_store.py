@@ -1,6 +1,10 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub]  -> prints the store's path.
+
+With `hub`: a store of its own for the search by Hub id: one Hub model
+(hub:testorg/tiny-encoder, forward, eager) read offline from a Hub cache written in
+huggingface_hub's layout (probe/tests/hubfake.py), and the architecture's own hf:bert.
 
 With `load`: a store of its own for the model page's load plots: kind load on a tiny
 llama (single_stream, offline, server at 0.5x and 1.5x; 6 requests each), nothing planted.
@@ -52,11 +56,32 @@ def load_store(binary, work):
     return db
 
 
+def hub_store(binary, work):
+    import os
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "probe" / "tests"))
+    import hubfake
+
+    cache = work / "hubcache"
+    hubfake.write_cache(str(cache), "testorg/tiny-encoder", hubfake.repo_files(hubfake.ENCODER))
+    db = work / "hub.db"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(cache))
+    proc = subprocess.run([str(binary), "sweep", "--db", str(db), "--models", "hub:testorg/tiny-encoder,bert",
+                           "--modes", "eager", "--kinds", "forward"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"make_store.py: the hub sweep failed: {proc.stderr}")
+    return db
+
+
 def main():
     binary, work = sys.argv[1], pathlib.Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
     if sys.argv[3:] == ["load"]:
         print(load_store(binary, work))
+        return
+    if sys.argv[3:] == ["hub"]:
+        print(hub_store(binary, work))
         return
     db = work / "web.db"
     suite = work / "web-suite.json"

@@ -10,13 +10,16 @@ copy, and steady-state timing of a compiled and an eager callable in alternating
 from __future__ import annotations
 
 import copy
+import dataclasses
+import hashlib
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .. import factory, heads
+from .. import factory, heads, hub
 from ..inputs import make_inputs
 from ..measure import percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
@@ -135,23 +138,41 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     seq_len + new tokens). Sets result.model_class and metrics build_s and param_count.
     """
     batch, seq_len, seed = request.batch_size, request.seq_len, request.kind_params.seed
+    size, pretrained = request.kind_params.size, request.kind_params.weights == "pretrained"
+    start = time.perf_counter()
+    source = model_source(request, result, pretrained)
+    if source.request is not None:
+        request = source.request
     model_type, model_path = request.model_type, request.model_path
     overrides = factory.model_overrides(model_type) if model_type and not model_path else {}
     cls, head_kind = resolve_class(request, result)
     needed = int(positions_needed or seq_len)
 
     def make_config():
-        config = factory.reduce_config(model_type, overrides)
+        if source.config is not None:  # a Hub model's own configuration
+            config = source.config if size == "full" or pretrained else \
+                factory.reduce_given_config(source.config, overrides)
+        elif size == "full":
+            from transformers import CONFIG_MAPPING
+
+            config = CONFIG_MAPPING[model_type]()
+        else:
+            config = factory.reduce_config(model_type, overrides)
         return config, factory.fit_positions(config, needed, overrides)
 
-    start = time.perf_counter()
     config, changes = (None, {}) if model_path else stage(result, "build", "fail_to_load", make_config)
     if isinstance(changes, str):  # the reducer cannot give the architecture that many positions
         skip(result, changes)
+    record_size(result, source, config, size, pretrained)
 
     def build():
         if model_path:
             model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype).eval()
+        elif pretrained:
+            model = cls.from_pretrained(source.snapshot_dir, config=config, local_files_only=True,
+                                        dtype=dtype).eval()
+        elif size == "full":
+            model = factory.build_full_model(cls, config, dtype, seed)
         else:
             model = factory.build_model(cls, config, dtype, seed)
         inputs = make_inputs(model, model.config, head_kind, batch, seq_len, seed, overrides.get("inputs"))
@@ -175,6 +196,73 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes)
+
+
+class Source:
+    """Where a request's model comes from: its Hub configuration, if any (model_source)."""
+
+    def __init__(self, request: TestRequest | None = None, config: Any = None, snapshot_dir: str = ""):
+        self.request = request        # the request with the Hub config's model_type, or None
+        self.config = config          # the Hub model's own configuration, or None
+        self.snapshot_dir = snapshot_dir
+
+
+def model_source(request: TestRequest, result: Result, pretrained: bool) -> Source:
+    """Metrics model_source (and for Hub models hub_repo_id, hub_commit, config_hash); for a
+    `hub:` model its config through huggingface_hub (stage import, fail_to_load with the
+    reason: missing repo, gated repo, no network) and, with `pretrained`, its weights (else
+    skipped with the reason)."""
+    if request.model_path:
+        result.metrics["model_source"] = "ckpt"
+        path = os.path.join(request.model_path, "config.json")
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                result.metrics["config_hash"] = hashlib.sha256(f.read()).hexdigest()
+        return Source()
+    if not request.model_id.startswith(hub.HUB_PREFIX):
+        result.metrics["model_source"] = "hf"
+        return Source()
+    result.metrics["model_source"] = "hub"
+    try:
+        repo, revision = hub.parse_hub_id(request.model_id)
+        result.metrics["hub_repo_id"] = repo
+        with hub.network(hub.child_online()):
+            found = hub.fetch(repo, revision)
+    except hub.HubError as exc:
+        result.fail("fail_to_load", "import", exc, detail=str(exc))
+        raise StageFailed() from exc
+    result.metrics.update(hub_commit=found.commit, config_hash=found.config_hash)
+    if pretrained:
+        try:
+            with hub.network(hub.child_online()):
+                hub.fetch_weights(repo, found.commit)
+        except hub.HubError as exc:
+            skip(result, f"--weights: {exc}")
+
+    def read():
+        from transformers import AutoConfig
+
+        return AutoConfig.from_pretrained(found.snapshot_dir, local_files_only=True)
+
+    config = stage(result, "import", "fail_to_load", read)
+    return Source(request=dataclasses.replace(request, model_type=config.model_type), config=config,
+                  snapshot_dir=found.snapshot_dir)
+
+
+def record_size(result: Result, source: Source, config: Any, size: str, pretrained: bool) -> None:
+    """Metrics reduced (1 or 0) and reduction (how, in words)."""
+    if config is None:  # a local checkpoint, as stored
+        result.metrics.update(reduced=0, reduction="checkpoint as stored (its own weights)")
+    elif pretrained:
+        result.metrics.update(reduced=0, reduction="full size, the repo's own weights (from_pretrained)")
+    elif size == "full":
+        origin = "the repo's config" if source.config is not None else "the architecture's default config"
+        result.metrics.update(reduced=0, reduction=f"full size ({origin}), random weights, init skipped")
+    elif source.config is not None:
+        result.metrics.update(reduced=1, reduction="the repo's config reduced, features kept: "
+                              + factory.describe_reduction(source.config, config))
+    else:
+        result.metrics.update(reduced=1, reduction="the architecture's default config reduced by the factory rules")
 
 
 def cpu_copy(model: Any, dtype: Any = None) -> Any:

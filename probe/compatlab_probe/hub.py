@@ -1,0 +1,232 @@
+"""Hub models: `hub:ORG/NAME[@REVISION]` through huggingface_hub's own download and cache code.
+
+`python -m compatlab_probe.hub resolve [--weights] SPEC...` (the sweep's plan, once):
+  {"models": {SPEC: {"model_id": "hub:ORG/NAME@COMMIT", "repo_id", "commit", "config_hash",
+                     "model_type", "head_class", "head_kind", "head_classes": [...]}
+                 | {"model_id": "hub:ORG/NAME@REVISION", "repo_id", "error": REASON}}}
+  Downloads config.json (and generation_config.json where the repo has one; with --weights
+  the weight files) into the Hub cache, or finds them there; honours HF_HUB_OFFLINE,
+  HF_HUB_CACHE/HF_HOME and HF_ENDPOINT as huggingface_hub reads them. A failure is an
+  answer ({"error": ...}), never an exit: the test child meets it again as fail_to_load.
+`python -m compatlab_probe.hub list --task T --sort downloads|trending --limit N`:
+  {"models": ["ORG/NAME", ...]} from huggingface_hub's list API; {"error": ...} and exit 1
+  when the Hub cannot be reached.
+
+The test child (`fetch`, from kinds/common.py) reads the same files again through
+`hf_hub_download`: from the cache when the plan found them; the zygote runs offline, and a
+child goes to the network only when the sweep itself was not offline (COMPATLAB_HUB_OFFLINE,
+set by the supervisor from the sweep's HF_HUB_OFFLINE). See doc/model-factory.md, "Hub models".
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+HUB_PREFIX = "hub:"
+# ORG/NAME as the Hub spells repo ids; a revision is a branch, tag or commit.
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+WEIGHT_INDEX = "model.safetensors.index.json"
+WEIGHT_FILE = "model.safetensors"
+LIST_SORTS = {"downloads": "downloads", "trending": "trending_score"}
+
+
+class HubError(Exception):
+    """A Hub model that cannot be had; str() is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class HubModel:
+    repo_id: str
+    commit: str
+    snapshot_dir: str   # the cache's snapshots/<commit> directory
+    config_hash: str    # SHA-256 of config.json's bytes
+    has_generation_config: bool
+
+
+def parse_hub_id(model_id: str) -> tuple[str, str]:
+    """(repo id, revision or "") of "hub:ORG/NAME[@REVISION]"; HubError when malformed."""
+    if not model_id.startswith(HUB_PREFIX):
+        raise HubError(f"{model_id!r} is not a hub:ORG/NAME[@REVISION] id")
+    repo, _, revision = model_id[len(HUB_PREFIX):].partition("@")
+    if not _REPO.match(repo) or ".." in repo:
+        raise HubError(f"{model_id!r}: the repo id is not ORG/NAME")
+    if revision and (not _REVISION.match(revision) or ".." in revision):
+        raise HubError(f"{model_id!r}: bad revision {revision!r}")
+    return repo, revision
+
+
+def child_online() -> bool:
+    """Whether a test child may reach the Hub: the sweep itself was not offline."""
+    return os.environ.get("COMPATLAB_HUB_OFFLINE", "1") not in ("1", "true", "TRUE", "yes", "ON", "on")
+
+
+@contextlib.contextmanager
+def network(online: bool | None) -> Iterator[None]:
+    """huggingface_hub's offline switch for the calls inside (None: leave it as the env set it)."""
+    from huggingface_hub import constants
+
+    saved = constants.HF_HUB_OFFLINE
+    if online is not None:
+        constants.HF_HUB_OFFLINE = not online
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = saved
+
+
+def reason(exc: BaseException, repo: str, revision: str) -> str:
+    """The one-line reason a Hub download failed, by huggingface_hub's error classes."""
+    from huggingface_hub import constants, errors
+
+    rev = revision or "main"
+    if isinstance(exc, errors.GatedRepoError):
+        return f"gated repo {repo}: access not granted (accept its terms on the Hub and log in)"
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return f"revision {rev} not found in {repo}"
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        return f"repo {repo} not found on the Hub (or private)"
+    if isinstance(exc, errors.RemoteEntryNotFoundError):
+        return f"{repo}@{rev} has no config.json"
+    if isinstance(exc, (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled)):
+        if constants.HF_HUB_OFFLINE:
+            return f"{repo}@{rev} is not in the Hub cache and the Hub is offline (HF_HUB_OFFLINE=1)"
+        return f"no network: the Hub ({constants.ENDPOINT}) is unreachable and {repo}@{rev} is not in the Hub cache"
+    return f"{repo}@{rev}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def _download(repo: str, filename: str, revision: str) -> str:
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(repo, filename, revision=revision or None)
+
+
+def _optional(repo: str, filename: str, revision: str) -> str | None:
+    """A file the repo may lack: its cache path, or None."""
+    from huggingface_hub import errors
+
+    try:
+        return _download(repo, filename, revision)
+    except (errors.EntryNotFoundError, errors.LocalEntryNotFoundError):
+        return None
+
+
+def fetch(repo: str, revision: str = "", weights: bool = False) -> HubModel:
+    """config.json (and generation_config.json, and with `weights` the safetensors files) of
+    `repo` at `revision` through hf_hub_download; HubError with the reason when it fails."""
+    try:
+        config_path = _download(repo, "config.json", revision)
+    except Exception as exc:  # every failure of the download is a reason, never a crash
+        raise HubError(reason(exc, repo, revision)) from exc
+    snapshot = os.path.dirname(config_path)
+    commit = os.path.basename(snapshot)  # the cache's layout: snapshots/<commit>/<file>
+    with open(config_path, "rb") as f:
+        config_hash = hashlib.sha256(f.read()).hexdigest()
+    generation = _optional(repo, "generation_config.json", commit)
+    if weights:
+        fetch_weights(repo, commit)
+    return HubModel(repo_id=repo, commit=commit, snapshot_dir=snapshot, config_hash=config_hash,
+                    has_generation_config=generation is not None)
+
+
+def fetch_weights(repo: str, commit: str) -> list[str]:
+    """The safetensors weight files of `repo` at `commit` (an index and its shards, or one
+    file); HubError naming why when there are none to be had."""
+    try:
+        index = _optional(repo, WEIGHT_INDEX, commit)
+        if index is None:
+            return [_download(repo, WEIGHT_FILE, commit)]
+        with open(index) as f:
+            shards = sorted(set(json.load(f).get("weight_map", {}).values()))
+        return [_download(repo, shard, commit) for shard in shards]
+    except HubError:
+        raise
+    except Exception as exc:
+        raise HubError(f"no weights: {reason(exc, repo, commit).replace('config.json', WEIGHT_FILE)}") from exc
+
+
+def describe(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:
+    """The `resolve` answer for one model."""
+    try:
+        model = fetch(repo, revision, weights)
+    except HubError as exc:
+        return {"model_id": f"{HUB_PREFIX}{repo}@{revision or 'main'}", "repo_id": repo, "error": str(exc)}
+    from . import heads  # imports torch (transformers' auto tables): only once a config is there
+
+    with open(os.path.join(model.snapshot_dir, "config.json")) as f:
+        config = json.load(f)
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    out = {"model_id": f"{HUB_PREFIX}{repo}@{model.commit}", "repo_id": repo, "commit": model.commit,
+           "config_hash": model.config_hash, "model_type": model_type or ""}
+    if not isinstance(model_type, str) or model_type not in heads.registered_model_types():
+        out["error"] = f"{repo}@{model.commit}: config.json's model_type {model_type!r} is not registered by " \
+                       "the installed transformers"
+        return out
+    head_class, head_kind = heads.head_for(model_type)
+    for name in config.get("architectures") or []:
+        kind = heads.head_kind_of_class(model_type, name) if isinstance(name, str) else None
+        if kind:
+            head_class, head_kind = name, kind
+            break
+    out.update(head_class=head_class or "", head_kind=head_kind or "",
+               head_classes=heads.head_classes(model_type))
+    return out
+
+
+def list_models(task: str, sort: str, limit: int) -> list[str]:
+    """Hub ids from huggingface_hub's list API (pipeline tag `task`, most first by `sort`)."""
+    from huggingface_hub import HfApi
+
+    return [m.id for m in HfApi().list_models(pipeline_tag=task or None, sort=LIST_SORTS[sort], limit=limit)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    resolve = sub.add_parser("resolve")
+    resolve.add_argument("--weights", action="store_true")
+    resolve.add_argument("specs", nargs="+")
+    listing = sub.add_parser("list")
+    listing.add_argument("--task", default="")
+    listing.add_argument("--sort", choices=sorted(LIST_SORTS), default="downloads")
+    listing.add_argument("--limit", type=int, default=20)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.command == "list":
+        try:
+            out = {"models": list_models(args.task, args.sort, args.limit)}
+        except Exception as exc:
+            from huggingface_hub import constants
+
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            json.dump({"error": f"the Hub ({constants.ENDPOINT}) cannot be reached: {first}"}, sys.stdout)
+            sys.stdout.write("\n")
+            return 1
+    else:
+        models = {}
+        for spec in args.specs:
+            try:
+                repo, revision = parse_hub_id(spec)
+            except HubError as exc:
+                json.dump({"error": str(exc)}, sys.stdout)
+                sys.stdout.write("\n")
+                return 2
+            models[spec] = describe(repo, revision, args.weights)
+        out = {"models": models}
+    json.dump(out, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

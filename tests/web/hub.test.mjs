@@ -1,0 +1,79 @@
+// Browser test of the search by Hub id (doc/api.md, "Search"): a store of one Hub model
+// read from a Hub cache (make_store.py hub), served by the real binary.
+//   node --test tests/web/hub.test.mjs
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const bin = process.env.COMPATLAB_BIN || path.join(repo, "build/compatlab");
+const python = process.env.COMPATLAB_PYTHON || path.join(repo, ".venv/bin/python");
+const work = mkdtempSync(path.join(tmpdir(), "compatlab-web-hub-"));
+let server, browser, base;
+
+before(async () => {
+  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work, "hub"],
+    { encoding: "utf8" }).trim();
+  server = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  base = await new Promise((resolve, reject) => {
+    let err = "";
+    server.stderr.on("data", (d) => {
+      err += d;
+      const m = err.match(/on (http:\/\/127\.0\.0\.1:\d+)\//);
+      if (m) resolve(m[1]);
+    });
+    server.on("exit", (code) => reject(new Error(`compatlab serve exited ${code}: ${err}`)));
+  });
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGTERM");
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function until(page, fn, arg, timeout = 20000) {
+  const end = Date.now() + timeout;
+  while (!(await page.evaluate(fn, arg))) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("search by Hub id finds every commit; an empty search says what there is and what to run", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${base}/runs.html?model=${encodeURIComponent("hub:testorg/TINY-encoder")}`);
+  await until(page, () => document.querySelectorAll("#results tbody tr").length === 1);
+  const link = page.locator("#results tbody tr td.model a");
+  assert.match(await link.textContent(), /^hub:testorg\/tiny-encoder@[0-9a-f]{40}$/);
+  // The model page of the id without a commit groups every commit, with source and size.
+  await page.goto(`${base}/model.html?${new URLSearchParams({ model_id: "hub:testorg/tiny-encoder" })}`);
+  await until(page, () => /reduced/.test(document.getElementById("summary").textContent));
+  const summary = await page.locator("#summary").textContent();
+  assert.match(summary, /Hub testorg\/tiny-encoder at [0-9a-f]{12}, [\d,]+ parameters, reduced/);
+
+  await page.goto(`${base}/runs.html?model=${encodeURIComponent("testorg/tiny-encoder-v2")}`);
+  await until(page, () => /no results for/.test(document.getElementById("count").textContent));
+  const id = await hubId(page);
+  assert.equal(await page.locator("#count").textContent(),
+    `no results for testorg/tiny-encoder-v2; ${id} has 1 result; ` +
+    "run `compatlab sweep --models hub:testorg/tiny-encoder-v2`");
+  assert.deepEqual(errors, []);
+});
+
+// The Hub model's stored id (with its commit), from the API itself.
+async function hubId(page) {
+  return page.evaluate(async () => {
+    const t = await (await fetch("/api/search?model=hub:testorg/tiny-encoder")).json();
+    return t.rows[0][t.fields.indexOf("model_id")];
+  });
+}
