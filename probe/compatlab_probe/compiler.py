@@ -213,10 +213,18 @@ def options_of(request: TestRequest, target: Target) -> dict[str, Any]:
 
 
 def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) -> Any:
-    """torch.compile(fn_or_module) with the request's backend and options."""
+    """torch.compile(fn_or_module) with the request's backend and options; a backend a stack's
+    package registers (openvino) has that package imported first."""
+    import importlib
+
     import torch
 
-    return torch.compile(fn_or_module, backend=backend_of(request, target), **options_of(request, target))
+    from .lowering import COMPILE_BACKEND_MODULES
+
+    backend = backend_of(request, target)
+    if isinstance(backend, str) and backend in COMPILE_BACKEND_MODULES:
+        importlib.import_module(COMPILE_BACKEND_MODULES[backend])
+    return torch.compile(fn_or_module, backend=backend, **options_of(request, target))
 
 
 def reset_dynamo() -> None:

@@ -158,6 +158,13 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_ttft_dist = "[0.009,0.011,0.072]";
   r.load_itl_dist = "[0.003,0.004,0.009]";
   r.load_e2e_dist = "[0.05,0.075,0.19]";
+  r.export_strict = 1;
+  r.export_s = 1.25;
+  r.lower_s = 9.5;
+  r.load_s = 0.125;
+  r.artifact_bytes = 1132347;
+  r.unconverted_ops = R"(["aten::logcumsumexp"])";
+  r.stack_versions = R"({"onnxruntime":"1.32.0"})";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";
