@@ -219,12 +219,16 @@ def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) ->
 
     import torch
 
-    from .lowering import COMPILE_BACKEND_MODULES
+    from .lowering import COMPILE_BACKEND_MODULES, OPENVINO_CONFIG
 
     backend = backend_of(request, target)
+    options = options_of(request, target)
     if isinstance(backend, str) and backend in COMPILE_BACKEND_MODULES:
         importlib.import_module(COMPILE_BACKEND_MODULES[backend])
-    return torch.compile(fn_or_module, backend=backend, **options_of(request, target))
+    if backend == "openvino" and "options" not in options:
+        # The probe's own settings for the backend (never a profile's strings): the CPU plugin in float32.
+        options["options"] = {"device": "CPU", "config": dict(OPENVINO_CONFIG)}
+    return torch.compile(fn_or_module, backend=backend, **options)
 
 
 def reset_dynamo() -> None:

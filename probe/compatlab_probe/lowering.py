@@ -248,6 +248,10 @@ def _edge_op_name(target: Any) -> str:
             return text if not overload or overload == "default" or "." in text else f"{text}.{overload}"
         except Exception:  # noqa: BLE001 - fall back to the str form
             pass
+    # An op without an overload packet (scalar_tensor): the first op name in its str form.
+    match = _OP_NAME.search(str(target))
+    if match:
+        return op_names(match.group(0))[0]
     return getattr(target, "__name__", None) or str(target)
 
 
