@@ -213,10 +213,22 @@ def options_of(request: TestRequest, target: Target) -> dict[str, Any]:
 
 
 def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) -> Any:
-    """torch.compile(fn_or_module) with the request's backend and options."""
+    """torch.compile(fn_or_module) with the request's backend and options; a backend a stack's
+    package registers (openvino) has that package imported first."""
+    import importlib
+
     import torch
 
-    return torch.compile(fn_or_module, backend=backend_of(request, target), **options_of(request, target))
+    from .lowering import COMPILE_BACKEND_MODULES, OPENVINO_CONFIG
+
+    backend = backend_of(request, target)
+    options = options_of(request, target)
+    if isinstance(backend, str) and backend in COMPILE_BACKEND_MODULES:
+        importlib.import_module(COMPILE_BACKEND_MODULES[backend])
+    if backend == "openvino" and "options" not in options:
+        # The probe's own settings for the backend (never a profile's strings): the CPU plugin in float32.
+        options["options"] = {"device": "CPU", "config": dict(OPENVINO_CONFIG)}
+    return torch.compile(fn_or_module, backend=backend, **options)
 
 
 def reset_dynamo() -> None:

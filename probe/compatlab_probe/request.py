@@ -122,6 +122,8 @@ class TargetProfile:
     fallback_counts: str = ""
     reset_fallback_counts: str = ""
     compile: CompileSpec = field(default_factory=CompileSpec)
+    lowering: str = ""             # mode export: the lowering's key (lowering.py); "": the exported program
+    modes: tuple[str, ...] = MODES  # the modes the target takes; the others are skipped
 
 
 # The built-in profile of a request without target_profile (targets/cpu.json says the same).
@@ -333,7 +335,8 @@ def parse_target_profile(raw: Any) -> TargetProfile:
         available=f.string("available", d.available), synchronize=f.string("synchronize", d.synchronize),
         memory=memory, dispatch_key=f.string("dispatch_key", d.dispatch_key),
         fallback_counts=f.string("fallback_counts", d.fallback_counts),
-        reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec)
+        reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec,
+        lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes)
 
 
 def parse_request(raw: Any) -> TestRequest:

@@ -12,7 +12,7 @@ CHILD_STATUSES = (
     "pass", "fail_accuracy", "fail_to_load", "fail_to_compile", "fail_to_run",
     "oom", "skipped", "harness_error",
 )
-STAGES = ("import", "build", "compile", "prepare", "steady", "run", "compare", "harness")
+STAGES = ("import", "build", "compile", "export", "lower", "load", "prepare", "steady", "run", "compare", "harness")
 TRACEBACK_LIMIT = 8 * 1024
 
 

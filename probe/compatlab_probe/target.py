@@ -90,6 +90,8 @@ class Target:
         self.verified = profile.verified
         self.compile_backend = profile.compile.backend
         self.compile_options = dict(profile.compile.options)
+        self.lowering = profile.lowering
+        self.modes = profile.modes
         self._device = None
         self._sync = None
         self._reset_peak = None

@@ -35,9 +35,13 @@ def test_raise_is_fail_to_run_with_traceback():
     assert "Traceback" in result["error_traceback"] and "raise" in result["error_traceback"]
 
 
-def test_later_modes_and_unavailable_targets_are_skipped_with_reason():
-    result = forward("llama", mode="export")
-    assert result["status"] == "skipped" and "export" in result["status_detail"]
+def test_modes_a_target_or_kind_does_not_take_and_unavailable_targets_are_skipped_with_reason():
+    from compatlab_probe.target import load_profile
+
+    result = forward("llama", target="onnxruntime", target_profile=load_profile("onnxruntime"))
+    assert result["status"] == "skipped" and result["status_detail"] == "export-only target"
+    result = forward("llama", mode="export", kind="generate")
+    assert result["status"] == "skipped" and "mode export takes kind forward only" in result["status_detail"]
     result = forward("llama", target="no-such-device")
     assert result["status"] == "skipped" and "no-such-device" in result["status_detail"]
 

@@ -120,7 +120,7 @@ int RunCli(int argc, char** argv) {
                    "target profiles by name (targets/NAME.json) or file, overriding the "
                    "suite's")
       ->delimiter(',');
-  sweep_cmd->add_option("--modes", sweep.plan.modes, "eager, compile")->delimiter(',');
+  sweep_cmd->add_option("--modes", sweep.plan.modes, "eager, compile, export")->delimiter(',');
   sweep_cmd->add_option("--backend", sweep.plan.backend,
                         "compile backend instead of the profile's (inductor, aot_eager, "
                         "or module:function)");

@@ -106,20 +106,28 @@ std::vector<FieldDef> MakeResultFields() {
   const std::vector<std::string_view> all_kinds = {"forward", "generate", "train", "load"};
   const std::vector<std::string_view> all_modes = {kModeEager, kModeCompile};
   const std::vector<std::string_view> compile = {kModeCompile};
+  const std::vector<std::string_view> export_mode = {kModeExport};
   const std::vector<std::string_view> forward = {"forward"};
   const std::vector<std::string_view> generate = {"generate"};
   const std::vector<std::string_view> train = {"train"};
   const std::vector<std::string_view> load = {"load"};
-  const std::vector<FillRule> every_pass = {{all_kinds, all_modes, {}}};
+  // Mode export takes kind forward only.
+  const FillRule forward_export = {forward, export_mode, {}};
+  const std::vector<FillRule> every_pass = {{all_kinds, all_modes, {}}, forward_export};
   // Steady-state figures: train's are steps 2..K, so only with more than one step.
   const std::vector<FillRule> steady = {{{"forward", "generate"}, all_modes, {}},
-                                        {train, all_modes, {FillWhen::kMultiStep}}};
+                                        {train, all_modes, {FillWhen::kMultiStep}},
+                                        forward_export};
   const std::vector<FillRule> steady_compile = {{{"forward", "generate"}, compile, {}},
-                                                {train, compile, {FillWhen::kMultiStep}}};
+                                                {train, compile, {FillWhen::kMultiStep}},
+                                                forward_export};
   const std::vector<FillRule> every_compile = {{all_kinds, compile, {}}};
+  // A forward rule holds in mode export too.
   auto only = [&](const std::vector<std::string_view>& kinds,
                   std::vector<FillWhen> when = {}) -> std::vector<FillRule> {
-    return {{kinds, all_modes, std::move(when)}};
+    std::vector<FillRule> rules = {{kinds, all_modes, when}};
+    if (kinds == forward) rules.push_back({forward, export_mode, std::move(when)});
+    return rules;
   };
   std::vector<FieldDef> fields;
   FieldGroup group = FieldGroup::kRow;
@@ -152,7 +160,9 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(spec.model_path)));
   add(Member("target", "", "Target profile the test ran on (cpu, cuda, neuron).",
              COMPATLAB_MEMBER(spec.target)));
-  add(Member("mode", "", "eager, or compile (torch.compile with the profile's backend).",
+  add(Member("mode", "",
+             "eager, compile (torch.compile with the profile's backend) or export (torch.export, "
+             "then the profile's lowering and runtime).",
              COMPATLAB_MEMBER(spec.mode)));
   add(Member("backend", "", "Compile backend; empty in eager mode.",
              COMPATLAB_MEMBER(spec.backend)),
@@ -333,6 +343,7 @@ std::vector<FieldDef> MakeResultFields() {
           COMPATLAB_MEMBER(result.tokens_per_s))),
       {{generate, all_modes, {}},
        {forward, all_modes, {FillWhen::kTokenInputs}},
+       {forward, export_mode, {FillWhen::kTokenInputs}},
        {train, all_modes, {FillWhen::kTokenInputs, FillWhen::kMultiStep}}});
   add(Metric(
           Member("device_peak_bytes", kBytes,
@@ -450,8 +461,9 @@ std::vector<FieldDef> MakeResultFields() {
       only(train, {FillWhen::kCompared}));
   add(Metric(Member(
           "fallback_audit", "",
-          "CPU-fallback audit: audited, not_applicable (cpu target), or unavailable: REASON; "
-          "empty when no model ran.",
+          "CPU-fallback audit: audited, not_applicable (cpu target), partitioner (mode export "
+          "on executorch: fallback_ops from its partitioner), or unavailable: REASON; empty "
+          "when no model ran.",
           COMPATLAB_MEMBER(result.fallback_audit))),
       every_pass);
   add(Metric(Member("ops_executed", "", "Distinct operator overloads the audited call executed.",
@@ -460,7 +472,8 @@ std::vector<FieldDef> MakeResultFields() {
   add(Metric(Member(
           "fallback_ops", "",
           "Executed operators with no kernel for the target's dispatch key (they ran through "
-          "the CPU fallback) as a JSON object of op name to calls.",
+          "the CPU fallback) as a JSON object of op name to calls; executorch: op nodes left "
+          "outside the XNNPACK partitions (portable kernels), op name to nodes.",
           COMPATLAB_MEMBER(result.fallback_ops))),
       {{all_kinds, all_modes, {FillWhen::kAudited}}});
   add(Metric(Member("backend_fallback_counts", "",
@@ -706,6 +719,44 @@ std::vector<FieldDef> MakeResultFields() {
                     "full size with random weights (init skipped) or the repo's own weights.",
                     COMPATLAB_MEMBER(result.reduction))),
       every_pass);
+
+  // Version 9, mode export: torch.export, then a deployment stack's lowering and runtime.
+  version = 9;
+  const std::vector<FillRule> exported = {forward_export};
+  add(Metric(Member("export_strict", "",
+                    "Mode export: 1 when torch.export needed strict mode (non-strict failed), "
+                    "else 0.",
+                    COMPATLAB_MEMBER(result.export_strict))),
+      exported);
+  add(Metric(Member("export_s", kSeconds, "Mode export: torch.export of the model.",
+                    COMPATLAB_MEMBER(result.export_s))),
+      exported);
+  add(Metric(Member("lower_s", kSeconds,
+                    "Mode export: the target's lowering (converter, partitioner or AOT "
+                    "compile) down to its artifact.",
+                    COMPATLAB_MEMBER(result.lower_s))),
+      exported);
+  add(Metric(Member("load_s", kSeconds,
+                    "Mode export: the target's runtime loading the artifact; prepare_s is "
+                    "export_s + lower_s + load_s.",
+                    COMPATLAB_MEMBER(result.load_s))),
+      exported);
+  add(Metric(Member("artifact_bytes", kBytes,
+                    "Mode export: size of the lowered artifact on disk (.pt2, .onnx, OpenVINO "
+                    ".xml and .bin, .pte).",
+                    COMPATLAB_MEMBER(result.artifact_bytes))),
+      exported);
+  add(Metric(Member("unconverted_ops", "",
+                    "Mode export: op names the target's converter reported it cannot convert "
+                    "(JSON array; status fail_to_compile at stage lower); empty otherwise.",
+                    COMPATLAB_MEMBER(result.unconverted_ops))));
+  add(Child(ChildSection::kStack,
+            Member("stack_versions", "",
+                   "Mode export: versions of the target stack's packages as a JSON object "
+                   "(onnxruntime, onnxscript, onnx, openvino, executorch, ...); part of the "
+                   "stack beside torch and transformers; empty in other modes.",
+                   COMPATLAB_MEMBER(result.stack_versions))),
+      exported);
   return fields;
 }
 

@@ -43,7 +43,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };
@@ -93,7 +93,7 @@ const std::vector<FillWhen>& AllFillWhens();
 // field (not NULL; not empty for text).
 struct FillRule {
   std::vector<std::string_view> kinds;  // "forward", "generate", "train", "load"
-  std::vector<std::string_view> modes;  // "eager", "compile"
+  std::vector<std::string_view> modes;  // "eager", "compile", "export"
   std::vector<FillWhen> when;           // empty: always
 };
 

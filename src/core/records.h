@@ -42,6 +42,8 @@ const std::vector<TestStatus>& AllTestStatuses();
 // The modes a test runs in (TestSpec::mode; doc/results-schema.md).
 inline constexpr std::string_view kModeEager = "eager";
 inline constexpr std::string_view kModeCompile = "compile";
+// torch.export, then the target profile's lowering and runtime (doc/targets.md).
+inline constexpr std::string_view kModeExport = "export";
 // The model_id of harness kinds (noop, faults): they build no model.
 inline constexpr std::string_view kHarnessModelId = "none";
 // RunResult::warm_state besides "" (no warm rerun): the rerun passed with cache
@@ -230,6 +232,15 @@ struct RunResult {
   std::string config_hash;         // SHA-256 of config.json (hub, ckpt)
   std::optional<int64_t> reduced;  // 1 reduced, 0 full size
   std::string reduction;           // how (the reduced fields, or full size and its weights)
+
+  // --- Schema version 9: mode export and the deployment stacks (doc/targets.md). ---
+  std::optional<int64_t> export_strict;  // 1: torch.export needed strict mode
+  std::optional<double> export_s;
+  std::optional<double> lower_s;
+  std::optional<double> load_s;
+  std::optional<int64_t> artifact_bytes;
+  std::string unconverted_ops;  // JSON array text of op names a converter refused
+  std::string stack_versions;   // JSON object text {package: version} of the lowering's stack
 };
 
 // One stored row: a test, where and when it ran, and what happened.

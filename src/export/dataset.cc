@@ -87,17 +87,23 @@ std::string SafePathComponent(std::string_view version) {
   return safe;
 }
 
-fs::path StackFilePath(const std::string& torch_version, const std::string& transformers_version) {
+fs::path StackFilePath(const std::string& torch_version, const std::string& transformers_version,
+                       const std::string& stack_versions) {
+  std::string stack;
+  if (!stack_versions.empty() && stack_versions != "{}") {
+    stack = "-stack-" + Sha256Hex(stack_versions).substr(0, 16);
+  }
   return fs::path("torch-" + SafePathComponent(torch_version)) /
-         ("transformers-" + SafePathComponent(transformers_version) + ".parquet");
+         ("transformers-" + SafePathComponent(transformers_version) + stack + ".parquet");
 }
 
 absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord>& runs,
                                                      const fs::path& dir) {
   std::map<fs::path, std::vector<RunRecord>> by_file;
   for (const RunRecord& run : runs) {
-    by_file[StackFilePath(run.result.torch_version, run.result.transformers_version)].push_back(
-        run);
+    by_file[StackFilePath(run.result.torch_version, run.result.transformers_version,
+                          run.result.stack_versions)]
+        .push_back(run);
   }
   // Everything is encoded before the first file is written.
   std::vector<std::pair<fs::path, std::string>> contents;

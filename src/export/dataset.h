@@ -24,9 +24,13 @@ namespace compatlab {
 std::string SafePathComponent(std::string_view version);
 
 // Path of a stack's file, relative to the export directory:
-// "torch-<torch>/transformers-<transformers>.parquet", each version made safe.
+// "torch-<torch>/transformers-<transformers>.parquet", each version made safe;
+// runs with stack_versions (mode export: a deployment stack's packages, a JSON
+// object other than "{}") go to "transformers-<transformers>-stack-<16 hex of
+// its SHA-256>.parquet" beside it, one file per target stack.
 std::filesystem::path StackFilePath(const std::string& torch_version,
-                                    const std::string& transformers_version);
+                                    const std::string& transformers_version,
+                                    const std::string& stack_versions = "");
 
 struct ExportedFile {
   std::filesystem::path path;  // under the export directory

@@ -44,6 +44,7 @@ std::vector<RunRecord> SampleRuns() {
       RunOn("s1", "llama", "2.13.0+cpu", "5.23.0"), RunOn("s1", "gpt2", "2.13.0+cpu", "5.23.0"),
       RunOn("s1", "bert", "", ""), RunOn("s2", "llama", "2.12.0", "5.23.0"), FullRun("s2")};
   runs.back().result.torch_version = "2.12.0";
+  runs.back().result.stack_versions = "";  // a target stack's own file: StackFilePath's test
   return runs;
 }
 
@@ -114,6 +115,12 @@ TEST(ExportTest, SafePathComponents) {
   EXPECT_EQ(SafePathComponent("a b/c\\d"), "a_b_c_d");
   EXPECT_EQ(StackFilePath("2.13.0+cpu", "5.23.0"),
             fs::path("torch-2.13.0+cpu/transformers-5.23.0.parquet"));
+  EXPECT_EQ(StackFilePath("2.13.0+cpu", "5.23.0", "{}"),
+            fs::path("torch-2.13.0+cpu/transformers-5.23.0.parquet"));
+  const fs::path ort = StackFilePath("2.13.0+cpu", "5.23.0", R"({"onnxruntime":"1.32.0"})");
+  EXPECT_EQ(ort.parent_path(), fs::path("torch-2.13.0+cpu"));
+  EXPECT_TRUE(ort.filename().string().starts_with("transformers-5.23.0-stack-")) << ort;
+  EXPECT_NE(ort, StackFilePath("2.13.0+cpu", "5.23.0", R"({"onnxruntime":"1.33.0"})"));
 }
 
 TEST(ExportTest, WritesOneFilePerStack) {

@@ -56,7 +56,8 @@ absl::StatusOr<std::vector<ModelChoice>> ExpandHeads(const std::vector<ModelChoi
   return out;
 }
 
-const std::set<std::string> kModes = {std::string(kModeEager), std::string(kModeCompile)};
+const std::set<std::string> kModes = {std::string(kModeEager), std::string(kModeCompile),
+                                      std::string(kModeExport)};
 const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "float64"};
 
 template <typename T>
@@ -203,7 +204,8 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
   }
   for (const std::string& m : modes) {
     if (!kModes.count(m)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown mode '", m, "' (eager, compile)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown mode '", m, "' (eager, compile, export)"));
     }
   }
   for (const std::string& d : dtypes) {

@@ -153,8 +153,10 @@ TEST(PlanTest, RefusesUnknownModesDtypesAndShapes) {
   suite.models = {"llama"};
   ModelCatalog catalog = TestCatalog();
   PlanOverrides o;
-  o.modes = {"export"};
+  o.modes = {"jit"};
   EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+  o.modes = {"export"};
+  EXPECT_TRUE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
   o = {};
   o.dtypes = {"int8"};
   EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());

@@ -1,10 +1,12 @@
 #include "plan/target.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/records.h"
 #include "nlohmann/json.hpp"
 #include "plan/strict_json.h"
 #include "util/fs.h"
@@ -53,7 +55,9 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
                                               "dispatch_key",
                                               "fallback_counts",
                                               "reset_fallback_counts",
-                                              "compile"};
+                                              "compile",
+                                              "lowering",
+                                              "modes"};
   TargetProfile p;
   for (const auto& [key, value] : j.items()) {
     if (!kKeys.count(key)) {
@@ -99,6 +103,21 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
           return Bad(origin, where, "is not a known key (reset_peak, peak, method)");
         }
       }
+    } else if (key == "lowering") {
+      if (!value.is_string()) return Bad(origin, key, "must be a string");
+      const std::string& v = value.get_ref<const std::string&>();
+      if (!std::all_of(v.begin(), v.end(),
+                       [](unsigned char c) { return std::islower(c) != 0 || c == '_'; })) {
+        return Bad(origin, key, "must be a lowering key of lower-case letters (doc/targets.md)");
+      }
+    } else if (key == "modes") {
+      if (!value.is_array() || value.empty()) return Bad(origin, key, "must be a list of modes");
+      for (const json& v : value) {
+        const std::string mode = v.is_string() ? v.get<std::string>() : "";
+        if (mode != kModeEager && mode != kModeCompile && mode != kModeExport) {
+          return Bad(origin, key, "must list modes from eager, compile, export");
+        }
+      }
     } else if (key == "compile") {
       if (!value.is_object()) return Bad(origin, key, "must be an object");
       for (const auto& [ck, cv] : value.items()) {
@@ -114,15 +133,27 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
       if (!value.contains("backend")) return Bad(origin, "compile.backend", "is missing");
     }
   }
-  for (const char* k : {"name", "device", "compile"}) {
+  p.modes =
+      j.value("modes", std::vector<std::string>{std::string(kModeEager), std::string(kModeCompile),
+                                                std::string(kModeExport)});
+  const bool compiles = std::find(p.modes.begin(), p.modes.end(), kModeCompile) != p.modes.end();
+  for (const char* k : {"name", "device"}) {
     if (!j.contains(k)) return Bad(origin, k, "is missing");
+  }
+  if (compiles && !j.contains("compile")) {
+    return Bad(origin, "compile", "is missing (a profile that takes mode compile needs it)");
   }
   p.name = j["name"].get<std::string>();
   p.description = j.value("description", "");
   p.verified = j.value("verified", false);
   p.device = j["device"].get<std::string>();
-  p.backend = j["compile"]["backend"].get<std::string>();
-  p.compile_options_json = Dump(j["compile"].value("options", json::object()));
+  if (j.contains("compile")) {
+    p.backend = j["compile"]["backend"].get<std::string>();
+    p.compile_options_json = Dump(j["compile"].value("options", json::object()));
+  } else {
+    p.compile_options_json = "{}";
+  }
+  p.lowering = j.value("lowering", "");
   p.pythonpath = j.value("pythonpath", std::vector<std::string>{});
   p.json = Dump(j);
   return p;

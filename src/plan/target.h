@@ -19,7 +19,11 @@ struct TargetProfile {
   std::string description;
   bool verified = false;                // false: shipped but never run on the real device
   std::string device;                   // torch device string
-  std::string backend;                  // default torch.compile backend (compile.backend)
+  std::string backend;                  // default torch.compile backend (compile.backend); "" for
+                                        // a profile that takes no compile mode
+  std::string lowering;                 // mode export: the probe's lowering key; "": the
+                                        // exported program itself
+  std::vector<std::string> modes;       // the modes the target takes (default all)
   std::string compile_options_json;     // compile.options as canonical JSON object text
   std::vector<std::string> pythonpath;  // entries the child puts first on sys.path (relative: to
                                         // the repository root)

@@ -28,6 +28,30 @@ TEST(TargetTest, ParsesAProfile) {
   EXPECT_EQ(WithStaticShapes(p->compile_options_json), R"({"dynamic":false,"fullgraph":false})");
 }
 
+TEST(TargetTest, AnExportOnlyProfileNamesItsLoweringAndNeedsNoCompile) {
+  auto p = ParseTargetProfile(
+      R"({"name":"onnxruntime","device":"cpu","pythonpath":[],"import":[],"setup":"",
+          "modes":["export"],"lowering":"onnxruntime"})",
+      "onnxruntime.json");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->lowering, "onnxruntime");
+  EXPECT_EQ(p->modes, std::vector<std::string>{"export"});
+  EXPECT_EQ(p->backend, "");
+  EXPECT_EQ(p->compile_options_json, "{}");
+  auto cpu = ParseTargetProfile(R"({"name":"c","device":"cpu","compile":{"backend":"inductor"}})",
+                                "c.json");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ(cpu->lowering, "");
+  EXPECT_EQ(cpu->modes, (std::vector<std::string>{"eager", "compile", "export"}));
+  for (const char* bad : {R"({"name":"x","device":"x","modes":["export","jit"]})",
+                          R"({"name":"x","device":"x","modes":[]})",
+                          R"({"name":"x","device":"x","modes":["export"],"lowering":"os.system"})",
+                          R"({"name":"x","device":"x","modes":["compile"]})"}) {
+    auto refused = ParseTargetProfile(bad, "x.json");
+    EXPECT_FALSE(refused.ok()) << bad;
+  }
+}
+
 TEST(TargetTest, RefusesBadProfilesNamingTheKey) {
   struct Case {
     const char* text;

@@ -15,8 +15,8 @@ namespace {
 constexpr ChangeKind kAllKinds[] = {
     ChangeKind::kNewlyFailing,     ChangeKind::kNewlyPassing, ChangeKind::kStatusChanged,
     ChangeKind::kSignatureChanged, ChangeKind::kSlowerSteady, ChangeKind::kSlowerPrepare,
-    ChangeKind::kMoreMemory,       ChangeKind::kDifferentCpu, ChangeKind::kOnlyInBase,
-    ChangeKind::kOnlyInHead,
+    ChangeKind::kMoreMemory,       ChangeKind::kDifferentCpu, ChangeKind::kDifferentStack,
+    ChangeKind::kOnlyInBase,       ChangeKind::kOnlyInHead,
 };
 
 std::string StatusText(const RunRecord& run) {
@@ -100,6 +100,14 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
         {ChangeKind::kDifferentCpu, -1, -1,
          fmt::format("{} -> {}", base.cpu_model.empty() ? "(unknown)" : base.cpu_model,
                      head.cpu_model.empty() ? "(unknown)" : head.cpu_model)});
+    return changes;
+  }
+  if (base.result.stack_versions != head.result.stack_versions) {
+    changes.push_back(
+        {ChangeKind::kDifferentStack, -1, -1,
+         fmt::format("{} -> {}",
+                     base.result.stack_versions.empty() ? "(none)" : base.result.stack_versions,
+                     head.result.stack_versions.empty() ? "(none)" : head.result.stack_versions)});
     return changes;
   }
   if (b != h) return changes;
@@ -194,6 +202,8 @@ std::string_view ChangeKindName(ChangeKind kind) {
       return "more memory";
     case ChangeKind::kDifferentCpu:
       return "different cpu";
+    case ChangeKind::kDifferentStack:
+      return "different stack";
     case ChangeKind::kOnlyInBase:
       return "only in base";
     case ChangeKind::kOnlyInHead:

@@ -51,6 +51,7 @@ enum class ChangeKind {
   kSlowerPrepare,     // prepare_s beyond threshold (a regression)
   kMoreMemory,        // host_peak_rss_bytes beyond threshold (a regression)
   kDifferentCpu,      // cpu_model differs: timings and memory not compared
+  kDifferentStack,    // stack_versions differ (mode export): timings and memory not compared
   kOnlyInBase,        // no run of the test in head
   kOnlyInHead,        // no run of the test in base
 };
@@ -84,7 +85,8 @@ struct DiffReport {
 //     present on both sides regressed when head > base * (1 + threshold) and,
 //     for steady_median_s, the increase also exceeds the run-to-run spread
 //     (steady_p90_s - steady_median_s) of each side.
-//   - a different cpu_model is flagged (kDifferentCpu), its metrics not compared.
+//   - a different cpu_model is flagged (kDifferentCpu), its metrics not compared;
+//     so are different stack_versions (kDifferentStack: the target stack's packages).
 DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> head_runs,
                     const DiffThresholds& thresholds = {});
 

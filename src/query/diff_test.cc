@@ -137,6 +137,19 @@ TEST(DiffTest, DifferentCpuIsFlaggedNotCompared) {
   EXPECT_EQ(report.Regressions(), 0);
 }
 
+TEST(DiffTest, DifferentTargetStackIsFlaggedNotCompared) {
+  std::vector<RunRecord> base = Sweep("s1");
+  Find(base, "llama").result.stack_versions = R"({"onnxruntime":"1.32.0"})";
+  std::vector<RunRecord> head = Sweep("s2");
+  RunRecord& llama = Find(head, "llama");
+  llama.result.stack_versions = R"({"onnxruntime":"1.33.0"})";
+  llama.result.steady_median_s = 1.0;  // 10x slower, on another stack
+  DiffReport report = DiffRuns(Recorded(base), Recorded(head));
+  EXPECT_EQ(KindsOf(report), std::vector<std::string>{"different stack llama"});
+  EXPECT_EQ(report.Regressions(), 0);
+  EXPECT_NE(FormatDiffReport(report, "a", "b").find("1.32.0"), std::string::npos);
+}
+
 TEST(DiffTest, TestsOnOneSideOnlyAndLatestRunWins) {
   std::vector<RunRecord> base = Sweep("s1");
   std::vector<RunRecord> head = Sweep("s2");

@@ -116,6 +116,7 @@ ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_cha
           {"finished_at", run.finished_at},
           {"torch_version", r.torch_version},
           {"transformers_version", r.transformers_version},
+          {"stack_versions", r.stack_versions},
           {"backend", run.spec.backend},
           {"prepare_s", OptionalJson(r.prepare_s)},
           {"steady_median_s", OptionalJson(r.steady_median_s)},

@@ -46,7 +46,7 @@ TEST(SchemaTest, NamesAreUniqueAndFollowUnitConventions) {
 
 TEST(SchemaTest, FillRulesNameModelKindsModesAndConditions) {
   const std::set<std::string_view> kinds = {"forward", "generate", "train", "load"};
-  const std::set<std::string_view> modes = {"eager", "compile"};
+  const std::set<std::string_view> modes = {"eager", "compile", "export"};
   std::set<std::string_view> conditions;
   for (FillWhen when : AllFillWhens()) EXPECT_TRUE(conditions.insert(FillWhenName(when)).second);
   for (const FieldDef& f : ResultFields()) {

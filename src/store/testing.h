@@ -171,6 +171,13 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.config_hash = "9f2c";
   r.reduced = 1;
   r.reduction = "hidden_size 1024->64, num_hidden_layers 28->2";
+  r.export_strict = 1;
+  r.export_s = 1.25;
+  r.lower_s = 9.5;
+  r.load_s = 0.125;
+  r.artifact_bytes = 1132347;
+  r.unconverted_ops = R"(["aten::logcumsumexp"])";
+  r.stack_versions = R"({"onnxruntime":"1.32.0"})";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

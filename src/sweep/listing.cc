@@ -1,6 +1,9 @@
 #include "sweep/listing.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/records.h"
 #include "nlohmann/json.hpp"
 #include "plan/suite.h"
 #include "plan/target.h"
@@ -15,13 +18,21 @@ absl::StatusOr<std::string> TargetsTable(const std::filesystem::path& home) {
                    {"device", TextTable::kLeft},
                    {"backend", TextTable::kLeft},
                    {"compile options", TextTable::kLeft},
+                   {"modes", TextTable::kLeft},
+                   {"lowering", TextTable::kLeft},
                    {"verified", TextTable::kLeft},
                    {"description", TextTable::kLeft}});
   for (const std::string& name : ListTargetNames(dir)) {
     absl::StatusOr<TargetProfile> profile = LoadTargetProfile(name, dir);
     if (!profile.ok()) return absl::InvalidArgumentError(profile.status().message());
-    table.AddRow({profile->name, profile->device, profile->backend, profile->compile_options_json,
-                  profile->verified ? "yes" : "no", profile->description});
+    const std::string lowering =
+        absl::c_linear_search(profile->modes, kModeExport)
+            ? (profile->lowering.empty() ? "torch.export" : profile->lowering)
+            : "-";
+    table.AddRow({profile->name, profile->device, profile->backend.empty() ? "-" : profile->backend,
+                  profile->backend.empty() ? "-" : profile->compile_options_json,
+                  absl::StrJoin(profile->modes, ","), lowering, profile->verified ? "yes" : "no",
+                  profile->description});
   }
   return table.Render();
 }

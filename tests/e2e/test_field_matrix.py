@@ -4,7 +4,8 @@
 kinds x modes of passing runs, plus conditions that are facts of the stored row. One
 sweep runs every model kind in every mode once on a tiny llama through the real binary
 (kind load at one rate: its single_stream, offline and server rows, 8 requests each;
-tests/e2e/test_load_rates.py runs several rates);
+tests/e2e/test_load_rates.py runs several rates; mode export runs kind forward, exported and
+run on target cpu, and skips the others);
 a rule whose kind, mode and conditions hold for a passing row and whose field is null
 (or empty text) there fails the test. A field added to the table with a rule is checked
 here with no change to this file; a new condition needs its line in CONDITIONS.
@@ -19,7 +20,8 @@ from .conftest import Compatlab
 MODEL = "llama"
 KINDS = ("forward", "generate", "train", "load")
 LOAD_RATES = {"1.5x": 1.5}  # past saturation: the server row queues
-MODES = ("eager", "compile")
+MODES = ("eager", "compile", "export")
+EXPORT_KINDS = ("forward",)  # mode export takes kind forward; the others are skipped with the reason
 TOKEN_MODELS = {"llama"}  # models of this test whose inputs are token ids
 
 
@@ -57,7 +59,11 @@ def rows(compatlab_bin, tmp_path_factory):
     cli.sweep("--models", MODEL, "--kinds", ",".join(KINDS), "--modes", ",".join(MODES),
               "--backend", "aot_eager", "--seq-lens", "16", "--rates", ",".join(LOAD_RATES), "--load-requests", "8",
               "--jobs", "2", "--db", db, timeout=900)
-    return cli.runs(db)
+    rows = cli.runs(db)
+    for row in rows:
+        if row["mode"] == "export" and row["kind"] not in EXPORT_KINDS:
+            assert row["status"] == "skipped" and "mode export takes kind forward only" in row["status_detail"]
+    return [r for r in rows if r["mode"] != "export" or r["kind"] in EXPORT_KINDS]
 
 
 def _filled(value):
@@ -82,7 +88,8 @@ def test_fields_lists_the_field_table_with_known_kinds_modes_and_conditions(comp
 def test_every_field_a_passing_run_must_fill_is_filled(table, rows):
     cells = sorted((r["kind"], r["mode"], json.loads(r["kind_params"]).get("scenario", "")) for r in rows)
     scenarios = {"load": ("offline", "server", "single_stream")}
-    assert cells == sorted((k, m, s) for k in KINDS for m in MODES for s in scenarios.get(k, ("",)))
+    assert cells == sorted((k, m, s) for k in KINDS for m in MODES for s in scenarios.get(k, ("",))
+                           if m != "export" or k in EXPORT_KINDS)
     for row in rows:
         assert row["status"] == "pass", (row["kind"], row["mode"], row["status_detail"], row["error_message"])
     missing = []
@@ -100,7 +107,7 @@ def test_every_field_a_passing_run_must_fill_is_filled(table, rows):
 
 def test_the_server_row_of_each_mode_multiplies_its_offline_rows_throughput(rows):
     load = [r for r in rows if r["kind"] == "load"]
-    for mode in MODES:
+    for mode in (m for m in MODES if m != "export"):  # mode export takes no kind load
         offline = [r for r in load if r["mode"] == mode and json.loads(r["kind_params"])["scenario"] == "offline"]
         servers = [r for r in load if r["mode"] == mode and json.loads(r["kind_params"])["scenario"] == "server"]
         assert len(offline) == 1 and len(servers) == len(LOAD_RATES), mode

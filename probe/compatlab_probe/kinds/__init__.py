@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import lowering
 from ..request import TestRequest
 from ..result import Result
 from . import faults, forward, generate, load, train
@@ -37,7 +38,9 @@ KINDS: dict[str, Kind] = {
 LATER_KINDS: set[str] = set()
 # Kinds that build a model and so care about mode, target and dtype.
 MODEL_KINDS = {"forward", "generate", "train", "load"}
-LATER_MODES = {"export"}
+LATER_MODES: set[str] = set()
+# Kinds mode export takes (the exported program of a forward call).
+EXPORT_KINDS = {"forward"}
 
 
 def check_request(request: TestRequest) -> tuple[str, str] | None:
@@ -51,6 +54,15 @@ def check_request(request: TestRequest) -> tuple[str, str] | None:
         return None
     if request.mode in LATER_MODES:
         return "skipped", f"mode {request.mode} is not supported by the probe yet"
+    profile = request.target_profile
+    if profile is not None and request.mode not in profile.modes:
+        if tuple(profile.modes) == ("export",):
+            return "skipped", "export-only target"
+        return "skipped", f"target {profile.name} takes modes {', '.join(profile.modes)}, not {request.mode}"
+    if request.mode == "export" and kind not in EXPORT_KINDS:
+        return "skipped", f"mode export takes kind forward only (kind {kind} has no exported form)"
+    if request.mode == "export" and profile is not None and profile.lowering not in lowering.LOWERINGS:
+        return "harness_error", f"target {profile.name}: unknown lowering {profile.lowering!r}"
     # A hub: model the plan could not resolve has no model_type yet: the child meets its reason.
     if not request.model_type and not request.model_path and not request.model_id.startswith("hub:"):
         return "harness_error", f"a {kind} test needs model_type, model_path or a hub: model_id"

@@ -1,8 +1,10 @@
 """Kind `forward`: build a model on the target, call it once (prepare), measure steady-state
 calls, audit CPU fallbacks, and compare the output with a CPU float64 reference.
 
-Modes: `eager`, and `compile` (torch.compile with the request's backend and
-options; the eager model's calls are timed in blocks alternating with the compiled ones).
+Modes: `eager`, `compile` (torch.compile with the request's backend and
+options; the eager model's calls are timed in blocks alternating with the compiled ones),
+and `export` (torch.export, then the profile's lowering and runtime: lowering.py; the
+stack's calls are timed in blocks alternating with eager ones).
 
 Stages and statuses:
   import   resolving and importing the modelling class          -> fail_to_load
@@ -14,6 +16,12 @@ Stages and statuses:
            dynamo capturing no graph: harness_error at compile)
   steady   warm-up and measured calls                            -> fail_to_run
   compare  the output against the reference                      -> fail_accuracy
+Mode export's own stages (after build and the eager first call at prepare):
+  export   torch.export, non-strict then strict                  -> fail_to_compile
+  lower    the stack's converter or partitioner                  -> fail_to_compile
+           (ops its report names: unconverted_ops)
+  load     the stack's runtime loading the artifact              -> fail_to_run
+  run      the first call on the stack                           -> fail_to_run
 A MemoryError anywhere (an allocation refused under an rlimit) -> oom. Skipped:
 a target that cannot run here, a configuration-only model type, a seq_len the
 architecture cannot take, a seq_len other than 32 for inputs without a sequence.
@@ -27,15 +35,20 @@ audit and the reference, so neither distorts them.
 
 from __future__ import annotations
 
+import copy
+import json
+import shutil
+import tempfile
+import time
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .. import accuracy, compiler
+from .. import accuracy, compiler, lowering
 from ..measure import steady_state
 from ..request import TestRequest
 from ..result import Result
-from .common import Built, alternating_steady, cpu_copy, reference_inputs, stage
+from .common import Built, alternating_steady, cpu_copy, recorded, reference_inputs, stage
 from .phases import ModelTest, per_second
 
 __all__ = ["run"]
@@ -47,7 +60,12 @@ if TYPE_CHECKING:
 def run(request: TestRequest, result: Result, context: Context | None = None) -> None:
     """The kind: fills `result`; a failed phase ends it with StageFailed (child.run_test)."""
     test = ModelTest(request, result)
+    if request.mode == "export":
+        result.stack["stack_versions"] = json.dumps(lowering.stack_versions(test.target.lowering), sort_keys=True)
     built = test.build()
+    if request.mode == "export":
+        _export(test, built)
+        return
     model, inputs, target = built.model, built.inputs, test.target
     grad_off = torch.no_grad if test.compiling else torch.inference_mode
 
@@ -107,6 +125,71 @@ def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_
     with test.steady():
         result.metrics.update(alternating_steady(compiled_call, eager_call, test.request.measure, target.sync))
     return outputs, eager_outputs
+
+
+def _export(test: ModelTest, built: Built) -> None:
+    """Mode export: eager first call (the baseline), then export, lower, load, run; steady
+    in alternating blocks of stack and eager calls; the audit; compare. The artifact lives
+    in a temporary directory (under the compile cache directory when there is one)."""
+    result, request, target = test.result, test.request, test.target
+    key = target.lowering
+    module = lowering.LogitsModule.wrap(built.model)
+    inputs = built.inputs
+
+    def eager_call():
+        with torch.inference_mode():
+            return module(**inputs)
+
+    eager_outputs = accuracy.as_vector(stage(result, "prepare", "fail_to_run", eager_call))
+    if key == "aoti":
+        stage(result, "compile", "harness_error", lambda: compiler.configure_cache(request))
+    workdir = tempfile.mkdtemp(prefix="compatlab-export-", dir=request.compile.cache_dir or None)
+    try:
+        start = time.perf_counter()
+        program, strict = stage(result, "export", "fail_to_compile",
+                                lambda: lowering.export_program(module, inputs))
+        export_s = time.perf_counter() - start
+        result.metrics.update(export_s=export_s, export_strict=int(strict))
+
+        def lower_failed(exc: Exception) -> None:
+            result.fail("fail_to_compile", "lower", exc)
+            if isinstance(exc, lowering.LoweringFailed):
+                result.metrics["unconverted_ops"] = json.dumps(exc.ops)
+
+        start = time.perf_counter()
+        with recorded(result, "lower", handle=lower_failed):
+            lowered = lowering.lower(key, program, inputs, workdir)
+        lower_s = time.perf_counter() - start
+        result.metrics.update(lower_s=lower_s, artifact_bytes=lowered.artifact_bytes)
+        start = time.perf_counter()
+        call = stage(result, "load", "fail_to_run", lowered.load)
+        load_s = time.perf_counter() - start
+        result.metrics.update(load_s=load_s, prepare_s=export_s + lower_s + load_s)
+
+        def stack_call():
+            with torch.no_grad():
+                return call(inputs)
+
+        outputs = accuracy.as_vector(stage(result, "run", "fail_to_run", stack_call))
+        with test.steady():
+            result.metrics.update(alternating_steady(stack_call, eager_call, request.measure, target.sync))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, result.metrics.get("steady_median_s"))
+    test.read_memory()
+    test.audit(eager_call)
+    if lowered.fallback_ops is not None:
+        result.metrics.update(fallback_audit="partitioner", ops_executed=None,
+                              fallback_ops=lowering.fallback_ops_json(lowered.fallback_ops))
+    again = stage(result, "steady", "fail_to_run", lambda: accuracy.as_vector(eager_call()))
+    if not accuracy.repeatable(eager_outputs, again, built.dtype, "forward"):
+        accuracy.not_comparable(result, eager_outputs, again)
+        return
+    exported = copy.copy(built)
+    exported.model = module
+    _compare(test, exported, outputs, eager_outputs)
+    if lowered.detail and result.status == "pass":
+        result.set_status("pass", lowered.detail)
 
 
 def _compare(test: ModelTest, built: Built, outputs: Any, eager_outputs: Any) -> None:
