@@ -74,9 +74,11 @@ export function text(v) {
   return v == null || v === "" ? DASH : String(v);
 }
 
-// Peak memory: the device's when the result has it, else the host's.
+// Peak memory: the device's when the result has it, else the test's own host memory
+// (doc/results-schema.md, "Host memory"), else (older rows) the host process's peak.
 export function memory(run) {
   if (isNum(run.device_peak_bytes)) return `${bytes(run.device_peak_bytes)} device`;
+  if (isNum(run.host_mem_bytes)) return `${bytes(run.host_mem_bytes)} host`;
   if (isNum(run.host_peak_rss_bytes)) return `${bytes(run.host_peak_rss_bytes)} host`;
   return DASH;
 }

@@ -37,9 +37,11 @@ std::string FallbackCell(const RunResult& result) {
   return count ? fmt::format("{}", *count) : "?";
 }
 
-// Device memory where the target has statistics, else the host's peak RSS.
+// Device memory where the target has statistics, else the test's own host memory
+// (doc/results-schema.md, "Host memory"), else (older rows) the host's peak RSS.
 std::optional<double> RunPeakMemory(const RunResult& r) {
   if (r.device_peak_bytes) return static_cast<double>(*r.device_peak_bytes);
+  if (r.host_mem_bytes) return static_cast<double>(*r.host_mem_bytes);
   if (r.host_peak_rss_bytes) return static_cast<double>(*r.host_peak_rss_bytes);
   return std::nullopt;
 }
