@@ -121,6 +121,11 @@ export function devices(run) {
 export function statusBadge(run) {
   const label = run.status_detail && run.status !== "pass"
     ? `${run.status} (${run.status_detail})` : run.status;
+  // A failure blamed on compatlab (its reference, the harness: core/blame.h) is not the model's.
+  if (run.blame && run.blame !== "model") {
+    return el("span", { class: `status status-${run.status}`, title: label },
+      `compatlab could not test this (${run.blame}): ${label}`);
+  }
   return el("span", { class: `status status-${run.status}` }, label);
 }
 

@@ -679,6 +679,11 @@ std::vector<FieldDef> MakeResultFields() {
                     "it was forked with: interpreter, torch, transformers).",
                     COMPATLAB_MEMBER(result.host_rss_baseline_bytes))),
       every_pass);
+  add(Member("blame", "",
+             "Whose failure it is (doc/results-schema.md, \"Blame\"): model (the default, passes "
+             "included), reference (the CPU reference failed) or harness (harness_error); a pass "
+             "rate counts only the runs blamed on the model.",
+             COMPATLAB_MEMBER(result.blame)));
   return fields;
 }
 

@@ -222,6 +222,8 @@ struct RunResult {
   std::optional<int64_t> host_mem_bytes;
   std::optional<int64_t> host_mem_build_bytes;     // the build's share
   std::optional<int64_t> host_rss_baseline_bytes;  // RSS after target set-up, before the build
+  // Whose failure it is (core/blame.h): model, reduction, reference, harness.
+  std::string blame;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

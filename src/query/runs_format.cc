@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "core/blame.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "query/text_table.h"
@@ -167,8 +168,15 @@ namespace {
 // Figures of the passing runs of one summary row.
 struct PassFigures {
   std::vector<double> prepare_s, steady_s, speedups;
+  int64_t model_runs = 0, model_passes = 0, not_model = 0;
   void Add(const RunResult& r) {
+    if (!BlamedOnModel(r)) {
+      ++not_model;
+      return;
+    }
+    ++model_runs;
     if (r.status != TestStatus::kPass) return;
+    ++model_passes;
     if (r.prepare_s) prepare_s.push_back(*r.prepare_s);
     if (r.steady_median_s) steady_s.push_back(*r.steady_median_s);
     if (r.speedup && *r.speedup > 0) speedups.push_back(*r.speedup);
@@ -213,6 +221,9 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
     columns.push_back({std::string(TestStatusName(status)), TextTable::kRight});
   }
   columns.push_back({"total", TextTable::kRight});
+  // Runs blamed on compatlab (core/blame.h) and passes over the runs blamed on the model.
+  columns.push_back({"not_model", TextTable::kRight});
+  columns.push_back({"pass_rate", TextTable::kRight});
   // Of the passing runs: median prepare and steady times, geometric-mean speedup.
   columns.push_back({"prepare_s", TextTable::kRight});
   columns.push_back({"steady_ms", TextTable::kRight});
@@ -230,6 +241,11 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
       total += n;
     }
     cells.push_back(std::to_string(total));
+    cells.push_back(f.not_model == 0 ? "." : std::to_string(f.not_model));
+    cells.push_back(f.model_runs == 0
+                        ? "-"
+                        : fmt::format("{:.1f}%", 100.0 * static_cast<double>(f.model_passes) /
+                                                     static_cast<double>(f.model_runs)));
     cells.push_back(Number(Median(f.prepare_s), 3));
     cells.push_back(Number(Median(f.steady_s), 3, 1000.0));
     cells.push_back(Number(Geomean(f.speedups), 2));
