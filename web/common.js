@@ -74,9 +74,11 @@ export function text(v) {
   return v == null || v === "" ? DASH : String(v);
 }
 
-// Peak memory: the device's when the result has it, else the host's.
+// Peak memory: the device's when the result has it, else the test's own host memory
+// (doc/results-schema.md, "Host memory"), else (older rows) the host process's peak.
 export function memory(run) {
   if (isNum(run.device_peak_bytes)) return `${bytes(run.device_peak_bytes)} device`;
+  if (isNum(run.host_mem_bytes)) return `${bytes(run.host_mem_bytes)} host`;
   if (isNum(run.host_peak_rss_bytes)) return `${bytes(run.host_peak_rss_bytes)} host`;
   return DASH;
 }
@@ -119,6 +121,11 @@ export function devices(run) {
 export function statusBadge(run) {
   const label = run.status_detail && run.status !== "pass"
     ? `${run.status} (${run.status_detail})` : run.status;
+  // A failure blamed on compatlab (its reference, the harness: core/blame.h) is not the model's.
+  if (run.blame && run.blame !== "model") {
+    return el("span", { class: `status status-${run.status}`, title: label },
+      `compatlab could not test this (${run.blame}): ${label}`);
+  }
   return el("span", { class: `status status-${run.status}` }, label);
 }
 

@@ -37,6 +37,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .result import is_out_of_memory
+
 if TYPE_CHECKING:
     from .result import Result
 
@@ -258,10 +260,8 @@ def reference_with_fallback(run_at: Callable[[Any], Any], bad_count: Callable[[A
             return out
         try:
             value = run_at(dtype)
-        except MemoryError:
-            raise
         except Exception as exc:
-            if dtype == torch.float32:
+            if dtype == torch.float32 or is_out_of_memory(exc):
                 raise
             out["fallback"] = f"float64 raised {type(exc).__name__}: {str(exc)[:200]}"
             continue

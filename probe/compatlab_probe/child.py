@@ -7,12 +7,10 @@ thread count), then `run_test` (the kind). It always returns one result object (
 
 from __future__ import annotations
 
-import os
-import resource
 from collections.abc import Mapping
 from typing import Any
 
-from . import kinds
+from . import kinds, memlimit
 from .request import BadRequest, MemoryLimit, TestRequest, parse_request
 from .result import Result
 from .runtime import stack_info
@@ -25,13 +23,11 @@ class Context:
         self.zygote_pid = zygote_pid
 
 
-def apply_memory_limit(limit: MemoryLimit) -> None:
-    """Applies the memory limit (no method: nothing); raises OSError when it cannot."""
-    if limit.method in ("cgroup_v1", "cgroup_v2"):
-        with open(limit.cgroup_procs, "w") as f:
-            f.write(str(os.getpid()))
-    elif limit.method == "rlimit":
-        resource.setrlimit(resource.RLIMIT_AS, (limit.bytes, limit.bytes))
+def apply_memory_limit(limit: MemoryLimit, model_kind: bool = False) -> None:
+    """Applies the memory limit (memlimit.apply; no method: nothing); raises OSError when it
+    cannot. A model kind (re)bases it at its memory baseline (memlimit.rebase); its rlimit
+    waits for that."""
+    memlimit.apply(limit, at_start_rlimit=not model_kind)
 
 
 def prepare_process(request: TestRequest) -> dict[str, Any] | None:
@@ -40,7 +36,7 @@ def prepare_process(request: TestRequest) -> dict[str, Any] | None:
     Returns None, or a result dict (harness_error) when the limits cannot be applied.
     """
     try:
-        apply_memory_limit(request.memory_limit)
+        apply_memory_limit(request.memory_limit, request.kind in kinds.MODEL_KINDS)
         if request.torch_num_threads > 0:
             import torch
 

@@ -48,13 +48,41 @@ def percentiles(times: list[float]) -> tuple[float, float]:
 
 
 class PeakRss:
-    """Host peak RSS over a phase: the kernel high-water mark, reset at start()."""
+    """The test's own host memory (doc/results-schema.md, "Host memory").
+
+        peak.start()       # baseline: VmRSS after the target's set-up, before the build;
+                           # the high-water mark (VmHWM) is reset to it
+        ...build...
+        peak.end_build()   # the build's peak; the mark is reset again
+        ...prepare, steady...
+        peak.read()        # {host_peak_rss_bytes, host_mem_bytes, host_mem_build_bytes,
+                           #  host_rss_baseline_bytes}
+
+    host_mem_bytes = max(build peak, later peak) - baseline: what the test itself made
+    resident, not the interpreter, torch and transformers it was forked with.
+    """
 
     def __init__(self) -> None:
         self.method = ""
+        self.baseline: int | None = None
+        self.build_peak: int | None = None
 
     def start(self) -> None:
-        self.method = "vmhwm_after_clear_refs" if osutil.reset_peak_rss() else "vmhwm_since_process_start"
+        resets = osutil.reset_peak_rss()
+        self.baseline = osutil.rss_bytes()
+        self.method = "vmhwm_minus_baseline_rss" if resets else "vmhwm_since_process_start_minus_baseline_rss"
 
-    def read(self) -> int | None:
-        return osutil.peak_rss_bytes()
+    def end_build(self) -> None:
+        self.build_peak = osutil.peak_rss_bytes()
+        osutil.reset_peak_rss()
+
+    def read(self) -> dict[str, int | None]:
+        later = osutil.peak_rss_bytes()
+        peaks = [p for p in (self.build_peak, later) if p is not None]
+        peak = max(peaks) if peaks else None
+
+        def above(value):
+            return None if value is None or self.baseline is None else max(0, value - self.baseline)
+
+        return {"host_peak_rss_bytes": peak, "host_mem_bytes": above(peak),
+                "host_mem_build_bytes": above(self.build_peak), "host_rss_baseline_bytes": self.baseline}

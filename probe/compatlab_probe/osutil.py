@@ -63,13 +63,28 @@ def reset_peak_rss() -> bool:
         return False
 
 
-def peak_rss_bytes() -> int | None:
-    """VmHWM of this process in bytes, or None when /proc does not say."""
+def _status_bytes(key: str) -> int | None:
+    """A kB line of /proc/self/status (VmHWM, VmRSS, VmSize) in bytes, or None."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def peak_rss_bytes() -> int | None:
+    """VmHWM of this process in bytes, or None when /proc does not say."""
+    return _status_bytes("VmHWM")
+
+
+def rss_bytes() -> int | None:
+    """VmRSS (resident now) of this process in bytes, or None."""
+    return _status_bytes("VmRSS")
+
+
+def address_space_bytes() -> int | None:
+    """VmSize (the whole virtual address space, what RLIMIT_AS bounds) in bytes, or None."""
+    return _status_bytes("VmSize")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import Any
 
@@ -23,6 +24,21 @@ def bounded_traceback(exc: BaseException) -> str:
     if len(data) > TRACEBACK_LIMIT:
         data = data[-TRACEBACK_LIMIT:]
     return data.decode("utf-8", "ignore")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """An allocation refused: Python's MemoryError, torch's OutOfMemoryError (a
+    RuntimeError of a refused device allocator), or torch's CPU allocator refused by the
+    kernel (as under RLIMIT_AS)."""
+    if isinstance(exc, MemoryError):
+        return True
+    torch = sys.modules.get("torch")
+    oom = getattr(torch, "OutOfMemoryError", None) if torch is not None else None
+    if oom is not None and isinstance(exc, oom):
+        return True
+    # torch's CPU allocator refused by the kernel (ENOMEM under RLIMIT_AS) raises a plain
+    # RuntimeError from c10's enforce with this text.
+    return isinstance(exc, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(exc)
 
 
 class Result:

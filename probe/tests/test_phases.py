@@ -8,8 +8,9 @@ from compatlab_probe.kinds import forward, phases
 
 
 @pytest.mark.parametrize("kind", ["forward", "generate", "train"])
-def test_every_kind_starts_its_memory_peaks_once_right_after_the_build(kind, monkeypatch):
-    """host_peak_rss_bytes means the measured phases after the build (store/schema.cc), in every kind."""
+def test_every_kind_takes_its_memory_baseline_once_right_before_the_build(kind, monkeypatch):
+    """host_mem_bytes is the peak over build, prepare and steady minus the RSS right before the
+    build (doc/results-schema.md, "Host memory"), in every kind."""
     events = []
     real_build, real_start = factory.build_model, measure.PeakRss.start
     monkeypatch.setattr(factory, "build_model", lambda *a, **kw: (events.append("build"), real_build(*a, **kw))[1])
@@ -23,10 +24,11 @@ def test_every_kind_starts_its_memory_peaks_once_right_after_the_build(kind, mon
     monkeypatch.setattr(phases.ModelTest, "first_call", first_call)
     result = run_kind(kind, "llama", kind_params={"new_tokens": 2, "steps": 2})
     assert_pass(result)
-    assert events[:3] == ["build", "peak", "first call"], events
+    assert events[:3] == ["peak", "build", "first call"], events
     assert events.count("peak") == 1
-    assert result["metrics"]["memory_method"].startswith("vmhwm")
-    assert result["metrics"]["host_peak_rss_bytes"] > 0
+    assert result["metrics"]["memory_method"] == "vmhwm_minus_baseline_rss"
+    m = result["metrics"]
+    assert m["host_peak_rss_bytes"] > 0 and m["host_mem_bytes"] >= m["host_mem_build_bytes"] >= 0
 
 
 def test_a_failing_reference_leaves_the_verdict_unknown(monkeypatch):

@@ -244,16 +244,17 @@ std::vector<FieldDef> MakeResultFields() {
       every_pass);
   add(Metric(Member(
           "host_peak_rss_bytes", kBytes,
-          "Peak resident set size of the test process on the host during the measured phases "
-          "(after the build: first call, steady state, and the kind's own steps).",
+          "Peak resident set size of the whole test process on the host over build, first call, "
+          "steady state and the kind's own steps (interpreter, torch and transformers included).",
           COMPATLAB_MEMBER(result.host_peak_rss_bytes))),
       every_pass);
-  add(Metric(
-          Member("memory_method", "",
-                 "How host_peak_rss_bytes was measured: vmhwm_after_clear_refs (the kernel's "
-                 "high-water mark reset after the build), else vmhwm_since_process_start; empty if "
-                 "not measured.",
-                 COMPATLAB_MEMBER(result.memory_method))),
+  add(Metric(Member(
+          "memory_method", "",
+          "How host_mem_bytes was measured: vmhwm_minus_baseline_rss (the kernel's high-water "
+          "mark, reset at the baseline and after the build, minus the baseline RSS), else "
+          "vmhwm_since_process_start_minus_baseline_rss; older rows: vmhwm_after_clear_refs; "
+          "empty if not measured.",
+          COMPATLAB_MEMBER(result.memory_method))),
       every_pass);
   add(Metric(Member("torch_num_threads", "", "torch intra-op threads in the test process.",
                     COMPATLAB_MEMBER(result.torch_num_threads))),
@@ -681,10 +682,11 @@ std::vector<FieldDef> MakeResultFields() {
                     "reference_equals_target, reference_failed, random_output, sizes_differ or "
                     "no_float_output; empty when it was (or the test never got that far).",
                     COMPATLAB_MEMBER(result.acc_not_measured))));
-  add(Metric(Member("acc_ref_fallback", "",
-                    "Why the float64 reference was not used (it raised, or was non-finite where the "
-                    "target is finite, with the count); empty when it was.",
-                    COMPATLAB_MEMBER(result.acc_ref_fallback))));
+  add(Metric(
+      Member("acc_ref_fallback", "",
+             "Why the float64 reference was not used (it raised, or was non-finite where the "
+             "target is finite, with the count); empty when it was.",
+             COMPATLAB_MEMBER(result.acc_ref_fallback))));
   add(Metric(Member("acc_nonfinite", "",
                     "forward: output values non-finite where the reference is not (any fails).",
                     COMPATLAB_MEMBER(result.acc_nonfinite))),
@@ -693,6 +695,27 @@ std::vector<FieldDef> MakeResultFields() {
                     "CPU eager rows (acc_rule baseline): 1 when the test's precision against "
                     "float64 fails the kind's rule (doc/accuracy.md), else 0.",
                     COMPATLAB_MEMBER(result.ill_conditioned))));
+  add(Metric(Member("host_mem_bytes", kBytes,
+                    "The test's own host memory (doc/results-schema.md, \"Host memory\"): the RSS "
+                    "peak over build, first call and steady state minus host_rss_baseline_bytes; "
+                    "what --mem-limit bounds.",
+                    COMPATLAB_MEMBER(result.host_mem_bytes))),
+      every_pass);
+  add(Metric(Member("host_mem_build_bytes", kBytes,
+                    "The build's share of host_mem_bytes: the RSS peak while building the model "
+                    "and inputs minus host_rss_baseline_bytes.",
+                    COMPATLAB_MEMBER(result.host_mem_build_bytes))),
+      every_pass);
+  add(Metric(Member("host_rss_baseline_bytes", kBytes,
+                    "The test child's RSS after the target's set-up, right before the build (what "
+                    "it was forked with: interpreter, torch, transformers).",
+                    COMPATLAB_MEMBER(result.host_rss_baseline_bytes))),
+      every_pass);
+  add(Member("blame", "",
+             "Whose failure it is (doc/results-schema.md, \"Blame\"): model (the default, passes "
+             "included), reference (the CPU reference failed) or harness (harness_error); a pass "
+             "rate counts only the runs blamed on the model.",
+             COMPATLAB_MEMBER(result.blame)));
 
   // Version 8, hub: where the model came from (a Hub repo at a commit) and at what size.
   version = 8;

@@ -224,6 +224,12 @@ struct RunResult {
   std::string acc_ref_fallback;  // why float64 was not the reference; "" if it was
   std::optional<int64_t> acc_nonfinite;    // forward: target non-finite where reference is not
   std::optional<int64_t> ill_conditioned;  // CPU eager baseline rows: 1 when the gap fails the rule
+  // The test's own host memory: peak RSS over build..steady minus the baseline RSS.
+  std::optional<int64_t> host_mem_bytes;
+  std::optional<int64_t> host_mem_build_bytes;     // the build's share
+  std::optional<int64_t> host_rss_baseline_bytes;  // RSS after target set-up, before the build
+  // Whose failure it is (core/blame.h): model, reduction, reference, harness.
+  std::string blame;
 
   // --- Schema version 8: where the model came from and at what size. ---
   std::string model_source;        // hf, hub, ckpt

@@ -62,6 +62,9 @@ std::optional<Change> MetricRegression(ChangeKind kind, std::optional<double> ba
   return change;
 }
 
+// Below this, a change of host_mem_bytes is not compared (doc/dataset.md, "diff").
+constexpr double kMemoryFloorBytes = 4.0 * 1024 * 1024;
+
 double SteadySpread(const RunResult& r) {
   if (!r.steady_median_s || !r.steady_p90_s) return 0;
   return std::max(0.0, *r.steady_p90_s - *r.steady_median_s);
@@ -121,8 +124,14 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
                                 thresholds.prepare, 0, 0, false)) {
     changes.push_back(*std::move(c));
   }
-  if (auto c = MetricRegression(ChangeKind::kMoreMemory, AsDouble(br.host_peak_rss_bytes),
-                                AsDouble(hr.host_peak_rss_bytes), thresholds.memory, 0, 0, true)) {
+  // The test's own memory when both sides measured it (schema 6), else the process peak; a
+  // change within kMemoryFloorBytes is page and allocator noise, never a regression.
+  const bool own = br.host_mem_bytes.has_value() && hr.host_mem_bytes.has_value();
+  const double floor = own ? kMemoryFloorBytes : 0;
+  if (auto c = MetricRegression(ChangeKind::kMoreMemory,
+                                AsDouble(own ? br.host_mem_bytes : br.host_peak_rss_bytes),
+                                AsDouble(own ? hr.host_mem_bytes : hr.host_peak_rss_bytes),
+                                thresholds.memory, floor, floor, true)) {
     changes.push_back(*std::move(c));
   }
   return changes;

@@ -1,9 +1,12 @@
 #include "query/runs_format.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "core/blame.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "query/text_table.h"
@@ -37,9 +40,11 @@ std::string FallbackCell(const RunResult& result) {
   return count ? fmt::format("{}", *count) : "?";
 }
 
-// Device memory where the target has statistics, else the host's peak RSS.
+// Device memory where the target has statistics, else the test's own host memory
+// (doc/results-schema.md, "Host memory"), else (older rows) the host's peak RSS.
 std::optional<double> RunPeakMemory(const RunResult& r) {
   if (r.device_peak_bytes) return static_cast<double>(*r.device_peak_bytes);
+  if (r.host_mem_bytes) return static_cast<double>(*r.host_mem_bytes);
   if (r.host_peak_rss_bytes) return static_cast<double>(*r.host_peak_rss_bytes);
   return std::nullopt;
 }
@@ -169,13 +174,53 @@ std::string FormatRunsCsv(const std::vector<RunRecord>& runs) {
   return out;
 }
 
+namespace {
+
+// Figures of the passing runs of one summary row.
+struct PassFigures {
+  std::vector<double> prepare_s, steady_s, speedups;
+  int64_t model_runs = 0, model_passes = 0, not_model = 0;
+  void Add(const RunResult& r) {
+    if (!BlamedOnModel(r)) {
+      ++not_model;
+      return;
+    }
+    ++model_runs;
+    if (r.status != TestStatus::kPass) return;
+    ++model_passes;
+    if (r.prepare_s) prepare_s.push_back(*r.prepare_s);
+    if (r.steady_median_s) steady_s.push_back(*r.steady_median_s);
+    if (r.speedup && *r.speedup > 0) speedups.push_back(*r.speedup);
+  }
+};
+
+std::optional<double> Median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::optional<double> Geomean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double logs = 0;
+  for (double v : values) logs += std::log(v);
+  return std::exp(logs / static_cast<double>(values.size()));
+}
+
+}  // namespace
+
 std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
   if (runs.empty()) return "no runs\n";
   std::map<std::string, std::map<TestStatus, int64_t>> counts;  // model type -> status -> n
+  std::map<std::string, PassFigures> figures;                   // model type -> passing figures
+  PassFigures all_figures;
   std::set<TestStatus> present;
   for (const RunRecord& run : runs) {
     const std::string& type = run.spec.model_type.empty() ? run.spec.model_id : run.spec.model_type;
     ++counts[type][run.result.status];
+    figures[type].Add(run.result);
+    all_figures.Add(run.result);
     present.insert(run.result.status);
   }
   std::vector<TestStatus> statuses;
@@ -187,9 +232,17 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
     columns.push_back({std::string(TestStatusName(status)), TextTable::kRight});
   }
   columns.push_back({"total", TextTable::kRight});
+  // Runs blamed on compatlab (core/blame.h) and passes over the runs blamed on the model.
+  columns.push_back({"not_model", TextTable::kRight});
+  columns.push_back({"pass_rate", TextTable::kRight});
+  // Of the passing runs: median prepare and steady times, geometric-mean speedup.
+  columns.push_back({"prepare_s", TextTable::kRight});
+  columns.push_back({"steady_ms", TextTable::kRight});
+  columns.push_back({"speedup", TextTable::kRight});
   TextTable table(std::move(columns));
   std::map<TestStatus, int64_t> totals;
-  auto add_row = [&](const std::string& name, const std::map<TestStatus, int64_t>& by_status) {
+  auto add_row = [&](const std::string& name, const std::map<TestStatus, int64_t>& by_status,
+                     const PassFigures& f) {
     std::vector<std::string> cells = {name};
     int64_t total = 0;
     for (TestStatus status : statuses) {
@@ -199,14 +252,22 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
       total += n;
     }
     cells.push_back(std::to_string(total));
+    cells.push_back(f.not_model == 0 ? "." : std::to_string(f.not_model));
+    cells.push_back(f.model_runs == 0
+                        ? "-"
+                        : fmt::format("{:.1f}%", 100.0 * static_cast<double>(f.model_passes) /
+                                                     static_cast<double>(f.model_runs)));
+    cells.push_back(Number(Median(f.prepare_s), 3));
+    cells.push_back(Number(Median(f.steady_s), 3, 1000.0));
+    cells.push_back(Number(Geomean(f.speedups), 2));
     table.AddRow(std::move(cells));
   };
   for (const auto& [type, by_status] : counts) {
-    add_row(type, by_status);
+    add_row(type, by_status, figures[type]);
     for (const auto& [status, n] : by_status) totals[status] += n;
   }
   table.AddSeparator();
-  add_row("total", totals);
+  add_row("total", totals, all_figures);
   return table.Render();
 }
 

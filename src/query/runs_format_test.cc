@@ -115,27 +115,36 @@ TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {
 }
 
 TEST(RunsFormatTest, SweepSummaryCountsModelTypeByStatus) {
-  const std::vector<RunRecord> runs = {
+  std::vector<RunRecord> runs = {
       MakeRun("s1", MakeSpec("llama")),
       MakeRun("s1", MakeSpec("llama", "train"), TestStatus::kOom),
       MakeRun("s1", MakeSpec("gpt2"), TestStatus::kCrash),
       MakeRun("s1", MakeSpec("gpt2", "train")),
       MakeRun("s1", MakeSpec("gpt2", "generate")),
   };
+  // Figures of passing runs only: the oom row's are left out.
+  for (RunRecord* r : {&runs[0], &runs[1], &runs[3], &runs[4]}) r->result.prepare_s = 2.0;
+  runs[1].result.prepare_s = 99.0;
+  runs[3].result.prepare_s = 1.0;
+  runs[3].result.steady_median_s = 0.004;
+  runs[3].result.speedup = 2.0;
+  runs[4].result.speedup = 8.0;
+  runs[2].result.blame = "harness";  // compatlab's failure: not in gpt2's pass rate
   TestSpec noop;
   noop.model_id = "none";
   noop.kind = "noop";
   const RunRecord harness = MakeRun("s1", noop);
   std::vector<RunRecord> all = runs;
   all.push_back(harness);
-  EXPECT_EQ(FormatSweepSummary(all),
-            "model_type  pass  crash  oom  total\n"
-            "-----------------------------------\n"
-            "gpt2           2      1    .      3\n"
-            "llama          1      .    1      2\n"
-            "none           1      .    .      1\n"
-            "-----------------------------------\n"
-            "total          4      1    1      6\n");
+  EXPECT_EQ(
+      FormatSweepSummary(all),
+      "model_type  pass  crash  oom  total  not_model  pass_rate  prepare_s  steady_ms  speedup\n"
+      "----------------------------------------------------------------------------------------\n"
+      "gpt2           2      1    .      3          1     100.0%      1.500      4.000     4.00\n"
+      "llama          1      .    1      2          .      50.0%      2.000          -        -\n"
+      "none           1      .    .      1          .     100.0%          -          -        -\n"
+      "----------------------------------------------------------------------------------------\n"
+      "total          4      1    1      6          1      80.0%      2.000      4.000     4.00\n");
   EXPECT_EQ(FormatSweepSummary({}), "no runs\n");
 }
 

@@ -157,6 +157,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.acc_ref_fallback = "float64 non-finite at 3 value(s) where the target is finite";
   r.acc_nonfinite = 2;
   r.ill_conditioned = 1;
+  r.host_mem_bytes = int64_t{11} << 20;
+  r.host_mem_build_bytes = int64_t{3} << 20;
+  r.host_rss_baseline_bytes = int64_t{300} << 20;
+  r.blame = "reference";
   r.load_max_concurrency = 9;
   r.load_recompiles = 3;
   r.load_ttft_dist = "[0.009,0.011,0.072]";

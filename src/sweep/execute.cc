@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "core/blame.h"
 #include "core/error_signature.h"
 #include "plan/plan.h"
 #include "runner/decide_status.h"
@@ -277,6 +278,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
+  rec.result.blame = Blame(rec.result);                       // whose failure (core/blame.h)
   if (rec.spec.IsCompiled() && rec.spec.backend == "inductor") {
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }

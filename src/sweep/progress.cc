@@ -13,20 +13,33 @@ std::string TestLabel(const TestSpec& spec) {
   }
   std::string model = spec.model_type.empty() ? spec.model_id : spec.model_type;
   if (spec.model_id.starts_with("ckpt:")) model = spec.model_id.substr(0, 17);
-  return absl::StrCat(model, " ", spec.kind, " ", spec.mode, " ", spec.target, " ", spec.dtype, " ",
-                      spec.batch_size, "x", spec.seq_len);
+  const std::string mode =
+      spec.backend.empty() ? spec.mode : absl::StrCat(spec.mode, ":", spec.backend);
+  std::string label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ",
+                                   spec.dtype, " ", spec.batch_size, "x", spec.seq_len);
+  for (const auto& [key, value] : spec.kind_params) absl::StrAppend(&label, " ", key, "=", value);
+  return label;
 }
 
-Progress::Progress(FILE* out, bool live, int64_t total, int64_t already_done)
-    : out_(out), live_(live), total_(total), done_(already_done), start_(MonotonicSeconds()) {}
+Progress::Progress(FILE* out, bool live, int64_t total, int64_t already_done,
+                   std::function<double()> clock)
+    : out_(out),
+      live_(live),
+      total_(total),
+      done_(already_done),
+      clock_(std::move(clock)),
+      start_(clock_()) {}
 
 void Progress::Started(const std::string& run_id, const TestSpec& spec) {
   current_[run_id] = TestLabel(spec);
+  started_at_[run_id] = clock_();
   if (live_) Draw();
 }
 
 void Progress::Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result) {
   current_.erase(run_id);
+  started_at_.erase(run_id);
+  noted_long_.erase(run_id);
   ++done_;
   ++done_here_;
   if (result.status == TestStatus::kPass) ++passed_;
@@ -53,14 +66,26 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
   std::fflush(out_);
 }
 
-void Progress::ResetClock() { start_ = MonotonicSeconds(); }
+void Progress::ResetClock() { start_ = clock_(); }
 
 void Progress::Tick() {
-  if (live_) Draw();
+  if (live_) {
+    Draw();
+    return;
+  }
+  const double now = clock_();
+  for (const auto& [id, label] : current_) {
+    const double running = now - started_at_[id];
+    if (running < kLongTestS || noted_long_.contains(id)) continue;
+    noted_long_.insert(id);
+    std::fprintf(out_, "[%lld/%lld] %-13s %s  %.0f s so far\n", static_cast<long long>(done_),
+                 static_cast<long long>(total_), "running", label.c_str(), running);
+    std::fflush(out_);
+  }
 }
 
 void Progress::Draw() {
-  double elapsed = MonotonicSeconds() - start_;
+  double elapsed = clock_() - start_;
   std::string eta = "?";
   if (done_here_ > 0 && done_ < total_) {
     eta = HumanDuration(elapsed / static_cast<double>(done_here_) *

@@ -1,21 +1,30 @@
 // Sweep progress for people: on a terminal, one live line (done/total,
 // passes and failures, elapsed, ETA, current tests); when piped, one plain
-// line per finished test.
+// line per finished test, and one when a test has run for kLongTestS without
+// finishing (so a log shows what a long sweep is doing).
 #ifndef COMPATLAB_SWEEP_PROGRESS_H_
 #define COMPATLAB_SWEEP_PROGRESS_H_
 
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/records.h"
+#include "util/time.h"
 
 namespace compatlab {
 
+// Seconds after which a piped progress prints that a test is still running.
+inline constexpr double kLongTestS = 30.0;
+
 class Progress {
  public:
-  // `out` is not owned. `live` selects the terminal form.
-  Progress(FILE* out, bool live, int64_t total, int64_t already_done);
+  // `out` is not owned. `live` selects the terminal form. `clock` gives
+  // monotonic seconds (tests pass their own).
+  Progress(FILE* out, bool live, int64_t total, int64_t already_done,
+           std::function<double()> clock = MonotonicSeconds);
 
   void Started(const std::string& run_id, const TestSpec& spec);
   void Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result);
@@ -39,11 +48,16 @@ class Progress {
   int64_t done_here_ = 0;
   int64_t passed_ = 0;
   int64_t skipped_ = 0;
+  std::function<double()> clock_;
   double start_;
   std::map<std::string, std::string> current_;  // run_id -> label
+  std::map<std::string, double> started_at_;    // run_id -> clock_() at its start
+  std::set<std::string> noted_long_;            // run_ids whose long-test line was printed
 };
 
-// "hf:llama forward eager cpu float32 1x32" or "noop #3".
+// "llama forward eager cpu float32 1x32", with every other setting of the test
+// that can differ: the compile backend ("compile:aot_eager") and each kind
+// parameter ("new_tokens=16", "steps=3"); "noop #3" for harness kinds.
 std::string TestLabel(const TestSpec& spec);
 
 }  // namespace compatlab

@@ -231,7 +231,8 @@ absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides
   if (!specs.ok()) return specs.status();
   const bool static_shapes = HasSeveralShapes(*specs);
   ResolvedPlan plan;
-  plan.suite = suite.name;
+  // --models replaces the suite's models: the stored name and the banner say so.
+  plan.suite = overrides.models.empty() ? suite.name : suite.name + std::string(kModelsSuffix);
   plan.tests.reserve(specs->size());
   for (TestSpec& spec : *specs) {
     TestExecution execution = base;
@@ -306,7 +307,9 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
 
 absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                               const std::vector<ResolvedTest>& plan) {
-  if (!flags.suite.empty() && fs::path(flags.suite).stem().string() != suite) {
+  std::string_view stored = suite;
+  if (stored.ends_with(kModelsSuffix)) stored.remove_suffix(kModelsSuffix.size());
+  if (!flags.suite.empty() && fs::path(flags.suite).stem().string() != stored) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--resume: --suite ", flags.suite, " differs from the stored plan (--suite ", suite, ")"));
   }

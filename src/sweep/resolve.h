@@ -22,7 +22,7 @@
 namespace compatlab {
 
 struct ResolvedPlan {
-  std::string suite;  // the suite's name
+  std::string suite;  // the suite's name, + kModelsSuffix when --models replaced its models
   std::vector<ResolvedTest> tests;
 };
 
@@ -34,6 +34,10 @@ struct ResolvedPlan {
 // compiled test gets "dynamic": false (each shape compiles on its own).
 // Harness tests get neither profile nor compile options. Errors: those of
 // ExpandPlan.
+// Appended to the stored suite name when --models replaced the suite's models
+// ("smoke+models"): the sweep did not run the suite's own models.
+inline constexpr std::string_view kModelsSuffix = "+models";
+
 absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides& overrides,
                                          const TestExecution& base, const ModelCatalog* catalog,
                                          const std::map<std::string, TargetProfile>& profiles);

@@ -9,9 +9,14 @@
 namespace compatlab {
 
 std::string SweepStartLine(const std::string& sweep_id, const std::string& suite, int64_t planned,
-                           int jobs, const std::string& db) {
-  return absl::StrFormat("compatlab: sweep %s: suite %s, %d tests, --jobs %d, store %s\n", sweep_id,
-                         suite, planned, jobs, db);
+                           int jobs, const std::string& db,
+                           const std::vector<std::string>& models) {
+  const std::string what = models.empty()
+                               ? absl::StrCat("suite ", suite)
+                               : absl::StrCat("--models ", absl::StrJoin(models, ","), " (suite ",
+                                              suite, ": the suite's other settings)");
+  return absl::StrFormat("compatlab: sweep %s: %s, %d tests, --jobs %d, store %s\n", sweep_id, what,
+                         planned, jobs, db);
 }
 
 std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned) {

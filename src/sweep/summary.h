@@ -13,9 +13,11 @@
 
 namespace compatlab {
 
-// "compatlab: sweep ID: suite S, N tests, --jobs J, store DB\n"
+// "compatlab: sweep ID: suite S, N tests, --jobs J, store DB\n"; with `models`
+// (--models): "... sweep ID: --models a,b (suite S+models: the suite's other settings), ..."
 std::string SweepStartLine(const std::string& sweep_id, const std::string& suite, int64_t planned,
-                           int jobs, const std::string& db);
+                           int jobs, const std::string& db,
+                           const std::vector<std::string>& models = {});
 
 // "compatlab: resuming sweep ID: L of N tests left\n"
 std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned);

@@ -131,7 +131,8 @@ absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure
   }
   p.planned = static_cast<int64_t>(plan->tests.size());
   p.pending = std::move(plan->tests);
-  std::cerr << SweepStartLine(p.sweep_id, plan->suite, p.planned, p.jobs, o.db);
+  std::cerr << SweepStartLine(p.sweep_id, plan->suite, p.planned, p.jobs, o.db,
+                              o.request.overrides.models);
   return p;
 }
 

@@ -23,7 +23,7 @@ from .. import factory, heads, hub
 from ..inputs import make_inputs
 from ..measure import percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
-from ..result import Result
+from ..result import Result, is_out_of_memory
 
 _INPUT_WORDS = {"pixel_values": "image", "pixel_values_videos": "video", "input_features": "audio feature",
                 "input_values": "audio", "hidden_states": "image patch"}
@@ -44,16 +44,17 @@ class StageFailed(Exception):
 def recorded(result: Result, name: str, status: str = "",
              handle: Callable[[Exception], None] | None = None) -> Iterator[None]:
     """A stage as a context manager: an exception in it is recorded in `result` as `status`
-    at stage `name` (or by `handle(exc)`, which then says how), MemoryError as oom at `name`;
+    at stage `name` (or by `handle(exc)`, which then says how), a refused allocation
+    (MemoryError, torch's OutOfMemoryError: result.is_out_of_memory) as oom at `name`;
     either way the kind ends (StageFailed)."""
     try:
         yield
     except StageFailed:
         raise
-    except MemoryError as exc:
-        result.fail("oom", name, exc)
-        raise StageFailed() from exc
     except Exception as exc:
+        if is_out_of_memory(exc):
+            result.fail("oom", name, exc)
+            raise StageFailed() from exc
         if handle is not None:
             handle(exc)
         else:

@@ -17,10 +17,11 @@ Each phase records its own failure in the result (stage, status) and ends the ki
 raising StageFailed; a kind keeps only what is its own (generate's prefill/decode
 split, train's steps and losses, forward's compiled/eager steady in alternating blocks).
 
-Memory (the meaning of store/schema.cc's host_peak_rss_bytes): the host RSS
-high-water mark and the device allocator's peak are reset right after the build,
-so both peaks cover the measured phases (first call, steady state, and the kind's
-own steps), including what is still resident from the build.
+Memory (doc/results-schema.md, "Host memory"): the baseline is the child's RSS after
+the target's set-up, right before the build (the memory limit is re-based there too:
+memlimit.rebase); host_mem_bytes is the RSS peak over build, first call and steady state
+minus that baseline, host_mem_build_bytes the build's share. The device allocator's peak
+is reset right after the build and covers the measured phases.
 """
 
 from __future__ import annotations
@@ -68,15 +69,19 @@ class ModelTest:
 
     def build(self, positions_needed: int | None = None) -> Built:
         """Compile mode: the compile caches first (harness_error at compile when they cannot be
-        set). Then the model and inputs (common.build_model_and_inputs); then the measured
-        phases start: device peak and host peak-RSS mark reset, memory_method set."""
+        set). Then the host memory baseline (and the memory limit re-based on it: harness_error
+        when it cannot be), the model and inputs (common.build_model_and_inputs), the build's
+        peak; then the measured phases start: device peak reset, memory_method set."""
         from ..compiler import configure_cache
+        from ..memlimit import rebase
 
         if self.compiling:
             stage(self.result, "compile", "harness_error", lambda: configure_cache(self.request))
-        built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
-        self.target.reset_peak_memory()
         self.peak.start()
+        stage(self.result, "build", "harness_error", lambda: rebase(self.request.memory_limit))
+        built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
+        self.peak.end_build()
+        self.target.reset_peak_memory()
         self.result.metrics["memory_method"] = self.peak.method
         return built
 
@@ -123,8 +128,9 @@ class ModelTest:
             self.result.metrics.update(self._stats.delta())
 
     def read_memory(self) -> None:
-        """host_peak_rss_bytes, device_peak_bytes and device_memory_method since build()."""
-        self.result.metrics["host_peak_rss_bytes"] = self.peak.read()
+        """host_mem_bytes (its build share, baseline, the process peak: PeakRss.read) and
+        device_peak_bytes and device_memory_method since build()."""
+        self.result.metrics.update(self.peak.read())
         self.result.metrics["device_peak_bytes"] = self.target.peak_memory()
         self.result.metrics["device_memory_method"] = self.target.memory_method
 

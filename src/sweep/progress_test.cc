@@ -1,0 +1,79 @@
+#include "sweep/progress.h"
+
+#include <cstdio>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace compatlab {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TestSpec Spec(const std::string& kind) {
+  TestSpec spec;
+  spec.model_id = "hf:llama";
+  spec.model_type = "llama";
+  spec.kind = kind;
+  return spec;
+}
+
+// What a Progress wrote to its FILE, read back.
+class Captured {
+ public:
+  Captured() : file_(std::tmpfile()) {}
+  ~Captured() { std::fclose(file_); }
+  FILE* file() { return file_; }
+  std::string Text() {
+    std::fflush(file_);
+    std::rewind(file_);
+    std::string text;
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) text.append(buf, n);
+    return text;
+  }
+
+ private:
+  FILE* file_;
+};
+
+TEST(ProgressTest, PipedOutputNamesATestStillRunningAfterTheLongTestTimeOnce) {
+  Captured out;
+  double now = 100.0;
+  Progress progress(out.file(), /*live=*/false, 2, 0, [&now] { return now; });
+  progress.Started("r1", Spec("train"));
+  now += kLongTestS - 1;
+  progress.Tick();
+  EXPECT_EQ(out.Text(), "");
+  now += 2;
+  progress.Tick();
+  progress.Tick();
+  const std::string text = out.Text();
+  EXPECT_THAT(text, HasSubstr("running       llama train eager cpu float32 1x32  31 s so far"));
+  EXPECT_EQ(text.find("running"), text.rfind("running"));  // once
+  RunResult pass;
+  pass.status = TestStatus::kPass;
+  progress.Finished("r1", Spec("train"), pass);
+  EXPECT_THAT(out.Text(), HasSubstr("[1/2] pass"));
+}
+
+TEST(ProgressTest, LabelsShowTheBackendAndEveryKindParameter) {
+  TestSpec spec = Spec("generate");
+  spec.mode = "compile";
+  spec.backend = "aot_eager";
+  spec.kind_params = {{"new_tokens", "64"}};
+  EXPECT_EQ(TestLabel(spec), "llama generate compile:aot_eager cpu float32 1x32 new_tokens=64");
+  TestSpec train = Spec("train");
+  train.dtype = "bfloat16";
+  train.batch_size = 2;
+  train.seq_len = 128;
+  train.kind_params = {{"steps", "50"}};
+  EXPECT_EQ(TestLabel(train), "llama train eager cpu bfloat16 2x128 steps=50");
+  EXPECT_THAT(TestLabel(Spec("forward")), Not(HasSubstr("=")));
+}
+
+}  // namespace
+}  // namespace compatlab
