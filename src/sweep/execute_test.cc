@@ -222,7 +222,8 @@ std::vector<ResolvedTest> LoadPlanOf(const std::vector<std::string>& rates,
   o.kinds = {"load"};
   o.load_rates = rates;
   ModelCatalog catalog;
-  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text"};
+  catalog.models["llama"] = {
+      "LlamaConfig", "LlamaForCausalLM", "causal_lm", "text", {"LlamaForCausalLM"}};
   std::map<std::string, TargetProfile> profiles;
   profiles["cpu"].name = "cpu";
   TestExecution base;
