@@ -20,7 +20,7 @@ BAD_COMMANDS = {
     "resume-with-plan-flags": ["sweep", "--resume", "--targets", "cpu"],
     "unknown-target": ["sweep", "--suite", "noop", "--targets", "cpu,tpu9"],
     "malformed-target-file": ["sweep", "--suite", "noop", "--targets", "{suites}/bad-json.json"],
-    "unknown-mode": ["sweep", "--suite", "noop", "--modes", "eager,export"],
+    "unknown-mode": ["sweep", "--suite", "noop", "--modes", "eager,warp"],
     "unknown-dtype": ["sweep", "--suite", "noop", "--dtypes", "int8"],
     "zero-seq-len": ["sweep", "--suite", "noop", "--seq-lens", "128,0"],
     "non-numeric-batch-size": ["sweep", "--suite", "noop", "--batch-sizes", "four"],

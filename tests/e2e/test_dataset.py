@@ -252,7 +252,7 @@ def test_diff_of_a_sweep_against_itself_reports_nothing(cli, store):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == (
         "summary: 4 compared, 0 newly failing, 0 newly passing, 0 status changed, "
-        "0 error changed, 0 slower steady, 0 slower prepare, 0 more memory, 0 different cpu, "
+        "0 error changed, 0 slower steady, 0 slower prepare, 0 more memory, 0 different cpu, 0 different stack, "
         "0 only in base, 0 only in head; 0 regressions")
     assert "(1)" not in proc.stdout
     # By stack versions: the same runs.
