@@ -85,7 +85,7 @@ class Executor {
         callbacks_(callbacks),
         supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {
     for (const ResolvedTest& t : tests) {
-      pending_.push_back(&t);
+      pending_.push_back({&t, LoadBaseTestId(t.spec)});
       if (IsLoadOffline(t.spec)) unfinished_offline_.insert(t.spec.TestId());
     }
   }
@@ -96,9 +96,15 @@ class Executor {
   absl::Status Run();
 
  private:
+  // A test not started yet, with its load group's offline test id (LoadBaseTestId,
+  // computed once: a waiting server row is looked at on every start).
+  struct Pending {
+    const ResolvedTest* test;
+    std::optional<std::string> base;
+  };
   // The first pending test that may start now (a load server row waits for its
-  // group's offline row), removed from pending_; null when none may.
-  const ResolvedTest* TakeStartable();
+  // group's offline row), removed from pending_; nullopt when none may.
+  std::optional<Pending> TakeStartable();
   void NoteLoadBase(const RunRecord& record);
   void StartNext();
   void Start(Entry* entry);
@@ -119,7 +125,7 @@ class Executor {
   std::unordered_map<const TestJob*, Entry*> by_job_;
   std::deque<Entry*> warm_;  // cold runs waiting for their warm rerun
   std::vector<FinishedTest> unstarted_;
-  std::list<const ResolvedTest*> pending_;  // not started yet, in plan order
+  std::list<Pending> pending_;  // not started yet, in plan order
   // Kind load: the offline rows still to record in this run, and the base of
   // each group whose offline row passed (by the offline row's test id).
   std::set<std::string> unfinished_offline_;
@@ -157,9 +163,8 @@ absl::Status Executor::Run() {
 
 absl::Status Executor::ReadStoredLoadBases() {
   std::set<std::string> wanted;
-  for (const ResolvedTest* t : pending_) {
-    std::optional<std::string> base = LoadBaseTestId(t->spec);
-    if (base && !unfinished_offline_.count(*base)) wanted.insert(*base);
+  for (const Pending& p : pending_) {
+    if (p.base && !unfinished_offline_.count(*p.base)) wanted.insert(*p.base);
   }
   for (const std::string& test_id : wanted) {
     RunFilter filter;
@@ -182,15 +187,14 @@ void Executor::NoteLoadBase(const RunRecord& record) {
   }
 }
 
-const ResolvedTest* Executor::TakeStartable() {
+std::optional<Executor::Pending> Executor::TakeStartable() {
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    std::optional<std::string> base = LoadBaseTestId((*it)->spec);
-    if (base && unfinished_offline_.count(*base)) continue;
-    const ResolvedTest* test = *it;
+    if (it->base && unfinished_offline_.count(*it->base)) continue;
+    Pending startable = *it;
     pending_.erase(it);
-    return test;
+    return startable;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Warm reruns first: their cold results wait for them to be reported.
@@ -204,13 +208,13 @@ void Executor::StartNext() {
       Start(entry);
       continue;
     }
-    const ResolvedTest* test = TakeStartable();
-    if (test == nullptr) return;  // load server rows waiting for their offline row
+    const std::optional<Pending> next = TakeStartable();
+    if (!next) return;  // load server rows waiting for their offline row
     auto entry = std::make_unique<Entry>();
-    entry->test = test;
-    entry->job = MakeJob(*test, options_);
-    if (std::optional<std::string> base = LoadBaseTestId(test->spec)) {
-      if (auto it = load_bases_.find(*base); it != load_bases_.end()) {
+    entry->test = next->test;
+    entry->job = MakeJob(*next->test, options_);
+    if (next->base) {
+      if (auto it = load_bases_.find(*next->base); it != load_bases_.end()) {
         entry->job.load_base = it->second;
       }
     }
