@@ -142,9 +142,10 @@ class CgroupLimiter : public MemoryLimiter {
  public:
   CgroupLimiter(bool v2, fs::path parent) : v2_(v2), parent_(std::move(parent)) {}
   std::string Method() const override { return v2_ ? "cgroup_v2" : "cgroup_v1"; }
+  std::string DirFor(const std::string& name) const override { return (parent_ / name).string(); }
   absl::StatusOr<std::unique_ptr<MemoryLimit>> Create(const std::string& name,
                                                       int64_t bytes) override {
-    fs::path dir = parent_ / name;
+    fs::path dir = DirFor(name);
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       return absl::PermissionDeniedError(absl::StrCat("cannot create cgroup ", dir.string()));
     }
@@ -183,6 +184,7 @@ class RlimitLimit : public MemoryLimit {
 class RlimitLimiter : public MemoryLimiter {
  public:
   std::string Method() const override { return "rlimit"; }
+  std::string DirFor(const std::string&) const override { return ""; }
   absl::StatusOr<std::unique_ptr<MemoryLimit>> Create(const std::string&, int64_t bytes) override {
     return std::make_unique<RlimitLimit>(bytes);
   }

@@ -38,6 +38,11 @@ class MemoryLimiter {
  public:
   virtual ~MemoryLimiter() = default;
   virtual std::string Method() const = 0;
+  // The cgroup directory Create(name, ...) makes, "" when limits are not
+  // cgroups. Known before the directory exists, so that the guardian can be
+  // told of it first: a supervisor killed between the mkdir and the telling
+  // must not leave the cgroup behind.
+  virtual std::string DirFor(const std::string& name) const = 0;
   // Creates a fresh limit named `name` (unique per test) of `bytes`.
   virtual absl::StatusOr<std::unique_ptr<MemoryLimit>> Create(const std::string& name,
                                                               int64_t bytes) = 0;

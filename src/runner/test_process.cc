@@ -76,12 +76,18 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                                                                 double now,
                                                                 const ProcessContext& ctx) {
   std::unique_ptr<TestProcess> p(new TestProcess(job, ctx, now));
+  // The guardian hears of the cgroup before it exists and forgets it only
+  // once it is gone (Finish), so no moment leaves it unowned.
+  const std::string cgroup = ctx.limiter->DirFor(limit_name);
+  const bool tracked = ctx.guardian != nullptr && !cgroup.empty();
+  if (tracked) ctx.guardian->TrackCgroup(cgroup);
   absl::StatusOr<std::unique_ptr<MemoryLimit>> limit =
       ctx.limiter->Create(limit_name, job.mem_limit_bytes);
-  if (!limit.ok()) return absl::InternalError(limit.status().message());
+  if (!limit.ok()) {
+    if (tracked) ctx.guardian->UntrackCgroup(cgroup);
+    return absl::InternalError(limit.status().message());
+  }
   p->limit_ = std::move(*limit);
-  const std::string cgroup = p->limit_->Dir();
-  if (ctx.guardian != nullptr && !cgroup.empty()) ctx.guardian->TrackCgroup(cgroup);
   Pipe pipes[3];
   absl::Status made = MakePipes(pipes);
   absl::StatusOr<pid_t> pid = absl::InternalError(made.message());
@@ -101,7 +107,8 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
   }
   if (!pid.ok()) {
     ClosePipes(pipes, true);
-    if (ctx.guardian != nullptr && !cgroup.empty()) ctx.guardian->UntrackCgroup(cgroup);
+    p->limit_.reset();
+    if (tracked) ctx.guardian->UntrackCgroup(cgroup);
     return absl::InternalError(pid.status().message());
   }
   p->pid_ = *pid;
@@ -162,12 +169,6 @@ void TestProcess::Kill() {
   if (limit_) limit_->KillAll();
 }
 
-void TestProcess::Untrack() {
-  if (ctx_.guardian == nullptr) return;
-  ctx_.guardian->UntrackGroup(pid_);
-  if (limit_ && !limit_->Dir().empty()) ctx_.guardian->UntrackCgroup(limit_->Dir());
-}
-
 ExitFacts TestProcess::Finish(double now) {
   Kill();  // whatever the test left in its group or cgroup
   ExitFacts facts;
@@ -177,7 +178,7 @@ ExitFacts TestProcess::Finish(double now) {
   for (int i = 0; i < 3; ++i) {
     if (fds_[i] >= 0) Drain(i);
   }
-  Untrack();
+  if (ctx_.guardian != nullptr) ctx_.guardian->UntrackGroup(pid_);
   facts.timed_out = timed_out_;
   facts.killed = killed_;
   facts.timeout_s = job_->spec.timeout_s;
@@ -188,7 +189,9 @@ ExitFacts TestProcess::Finish(double now) {
   facts.stdout_tail = TakeTail(&tails_[0], ctx_.tail_bytes);
   facts.stderr_tail = TakeTail(&tails_[1], ctx_.tail_bytes);
   facts.stack = ctx_.launcher->Stack();
+  const std::string cgroup = limit_->Dir();
   limit_.reset();  // removes the cgroup
+  if (ctx_.guardian != nullptr && !cgroup.empty()) ctx_.guardian->UntrackCgroup(cgroup);
   return facts;
 }
 

@@ -82,7 +82,6 @@ class TestProcess {
  private:
   TestProcess(const TestJob& job, const ProcessContext& ctx, double now);
   bool Drain(int i);  // false once stream i is closed
-  void Untrack();
 
   const TestJob* job_;
   ProcessContext ctx_;
