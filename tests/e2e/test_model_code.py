@@ -87,8 +87,17 @@ def test_code_model_with_baseline_is_its_own_model_and_compares(cli, db, tmp_pat
         assert t["head"]["baseline_ref_class"] == "LlamaForCausalLM"
         assert t["head"]["baseline_cosine"] < 0.99999
 
-    # Repro: the script runs on the file with the stored hash, and refuses once it changed.
+    # Repro: a code run that came through import is not ours to run.
     run_id = variant[0]["run_id"]
+    exported = cli.run("export", "--db", db, "--parquet", tmp_path / "dataset")
+    assert exported.returncode == 0, exported.stderr
+    other = tmp_path / "other.db"
+    imported = cli.run("import", "--db", other, tmp_path / "dataset")
+    assert imported.returncode == 0, imported.stderr
+    foreign = cli.run("repro", "--db", other, run_id)
+    assert foreign.returncode != 0 and "came through `compatlab import`" in foreign.stderr, foreign.stderr
+
+    # The script of a local run checks the file's stored hash and refuses once it changed.
     script = cli.run("repro", "--db", db, run_id)
     assert script.returncode == 0, script.stderr
     assert "CODE_FILES = " in script.stdout
