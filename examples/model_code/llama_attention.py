@@ -12,10 +12,11 @@ SCALE = 0.5
 
 
 def build():
-    """The model (compatlab seeds torch before the call; inputs are made from its config)."""
+    """The model (compatlab seeds torch before the call; inputs are made from its config).
+    The sizes are those compatlab reduces llama to (hf:llama), so the two compare like for like."""
     config = LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                         num_key_value_heads=4, intermediate_size=128, vocab_size=1000,
-                         max_position_embeddings=256)
+                         num_key_value_heads=4, intermediate_size=128, vocab_size=1024,
+                         max_position_embeddings=2048)
     model = LlamaForCausalLM(config)
     for layer in model.model.layers:
         layer.self_attn.scaling = SCALE * layer.self_attn.head_dim ** -0.5
