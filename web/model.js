@@ -187,6 +187,56 @@ async function loadGroup(group) {
   }
 }
 
+// The compare section (/api/compare, doc/compare.md): this model against another selector,
+// as head (the variant) or as base; one row per paired test, diff's changes in the last column.
+function ratio(v) {
+  return v == null ? DASH : `${number(v, 3)}x`;
+}
+
+function pairText(base, head, format = (v) => text(v)) {
+  const b = format(base);
+  const h = format(head);
+  return b === h ? b : `${b} → ${h}`;
+}
+
+function accText(maxAbs, cosine) {
+  return maxAbs == null && cosine == null ? DASH : `${text(maxAbs)} / cos ${text(cosine)}`;
+}
+
+async function compare(other, asBase) {
+  const note = document.getElementById("compare-note");
+  const table = document.getElementById("compare");
+  if (!other) return;
+  const [base, head] = asBase ? [modelId, other] : [other, modelId];
+  note.textContent = "comparing…";
+  try {
+    const r = await api("/api/compare", { base, head });
+    note.textContent = `base ${r.base}, head ${r.head}: ${r.compared} compared, ${r.only_in_base.length} only in base, `
+      + `${r.only_in_head.length} only in head; ${r.regressions} regressions`;
+    const mib = (v) => (v == null ? DASH : `${(v / 1048576).toFixed(1)} MiB`);
+    table.tBodies[0].replaceChildren(...r.tests.map((t) => el("tr", {},
+      el("td", {}, t.target), el("td", {}, t.mode), el("td", {}, t.kind), el("td", {}, t.dtype),
+      el("td", {}, `${t.batch_size}x${t.seq_len}`), el("td", {}, t.base.status), el("td", {}, t.head.status),
+      el("td", { class: "num" }, accText(t.head.acc_max_abs_err, t.head.acc_cosine)),
+      el("td", { class: "num" }, accText(t.head.baseline_max_abs_err, t.head.baseline_cosine)),
+      el("td", { class: "num" }, ratio(t.prepare_ratio)), el("td", { class: "num" }, ratio(t.steady_ratio)),
+      el("td", { class: "num" }, pairText(t.base.tokens_per_s, t.head.tokens_per_s, (v) => number(v, 4))),
+      el("td", { class: "num" }, pairText(t.base.graph_breaks, t.head.graph_breaks)),
+      el("td", { class: "num" }, pairText(t.base.fallback_op_count, t.head.fallback_op_count)),
+      el("td", { class: "num" }, pairText(t.base.memory_bytes, t.head.memory_bytes, mib)),
+      el("td", { class: "changes" }, t.changes.length ? t.changes.map((c) => `${c.kind} ${c.detail}`.trim()).join("; ") : "none"))));
+    table.hidden = false;
+  } catch (e) {
+    table.hidden = true;
+    showError(note, e);
+  }
+}
+
+document.getElementById("compare-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  compare(document.getElementById("compare-other").value.trim(), document.getElementById("compare-as-base").checked);
+});
+
 // Where the model came from (the newest run that says): source, commit or content hash,
 // parameter count, reduced or full size; each commit of a hub: id when the page groups them.
 function sourceText(runs) {
@@ -195,7 +245,8 @@ function sourceText(runs) {
   const commits = [...new Set(runs.map((r) => r.hub_commit).filter(Boolean))];
   const origin = run.model_source === "hub"
     ? `Hub ${run.hub_repo_id} at ${commits.map((c) => c.slice(0, 12)).join(", ")}`
-    : run.model_source === "ckpt" ? `checkpoint ${run.model_id.slice(0, 17)}` : `hf defaults (${run.model_type})`;
+    : run.model_source === "ckpt" ? `checkpoint ${run.model_id.slice(0, 17)}`
+      : run.model_source === "code" ? `own code ${run.model_path}` : `hf defaults (${run.model_type})`;
   const size = run.reduced === 1 ? "reduced" : run.reduced === 0 ? "full size" : "";
   const params = run.param_count != null ? `${Number(run.param_count).toLocaleString("en")} parameters` : "";
   return "; " + [origin, params, size].filter(Boolean).join(", ");
@@ -210,6 +261,11 @@ api("/api/model", { model_id: modelId }).then((m) => {
     `${m.model_type ? `type ${m.model_type}, ` : ""}${runs.length}${m.truncated ? "+" : ""} results, ${passes} passing`
     + sourceText(runs);
   history(runs);
+  // A variant's natural other side is its architecture's baseline (hf:TYPE); ?compare=SEL asks.
+  const asked = new URLSearchParams(location.search).get("compare");
+  const other = document.getElementById("compare-other");
+  other.value = asked || (m.model_type && !modelId.startsWith("hf:") ? `hf:${m.model_type}` : "");
+  if (asked) compare(asked, false);
   return loadSection(runs);
 }, (e) => showError(document.getElementById("summary"), e));
 

@@ -5,6 +5,11 @@ Prints one JSON object:
    "models": {model_type: {"config_class", "head_class", "head_kind", "head_classes", "modality"}}}
 With --model-path DIR it describes a local checkpoint instead:
   {"checkpoint": {"model_type", "head_class", "head_kind"}}, or {"error": ...} and exit 2.
+  A checkpoint whose config.json has an auto_map (custom code) is refused unless
+  --trust-remote-code is given; then its own code is imported to name its class.
+With --model-code FILE.py:FUNCTION it builds that code model once (code_model.py) and
+describes it: {"code": {"model_type", "model_class", "head_class", "head_kind", "sha256",
+"has_inputs"}}, or {"error": ...} and exit 2.
 With --backend NAME it checks a torch.compile backend instead: {"backend": NAME} when
 torch registers NAME (torch._dynamo.list_backends, every tag) or NAME is "module:function"
 naming a callable that imports; else {"error": ...} and exit 2.
@@ -46,12 +51,23 @@ def catalog() -> dict[str, Any]:
     }
 
 
-def describe_checkpoint(path: str) -> dict[str, Any]:
+def describe_checkpoint(path: str, trust_remote_code: bool = False) -> dict[str, Any]:
     """{"checkpoint": {...}} for a local checkpoint directory; raises on a bad one."""
+    from . import code_model
     from .factory import checkpoint_head
 
-    model_type, head_class, head_kind = checkpoint_head(path)
-    return {"checkpoint": {"model_type": model_type, "head_class": head_class, "head_kind": head_kind}}
+    if code_model.auto_map(path):
+        if not trust_remote_code:
+            raise PermissionError(f"checkpoint {path} names custom code (config.json auto_map: "
+                                  f"{', '.join(sorted(code_model.auto_map(path)))}); "
+                                  "pass --trust-remote-code to run it")
+        model_type, head_class, head_kind = code_model.remote_head(path)
+        return {"checkpoint": {"model_type": model_type, "head_class": head_class, "head_kind": head_kind,
+                               "custom_code": True}}
+    else:
+        model_type, head_class, head_kind = checkpoint_head(path)
+    return {"checkpoint": {"model_type": model_type, "head_class": head_class, "head_kind": head_kind,
+                           "custom_code": bool(code_model.auto_map(path))}}
 
 
 def check_backend(name: str) -> dict[str, Any]:
@@ -80,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-path", help="describe this local checkpoint directory")
     parser.add_argument("--backend", help="check this torch.compile backend")
+    parser.add_argument("--model-code", help="describe this code model (FILE.py:FUNCTION)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="with --model-path: a checkpoint's own code (auto_map) may be imported")
     args = parser.parse_args(argv)
     if args.backend:
         try:
@@ -88,9 +107,21 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"error": str(exc)}, sys.stdout)
             sys.stdout.write("\n")
             return 2
+    elif args.model_code:
+        try:
+            import contextlib
+
+            from .code_model import describe
+
+            with contextlib.redirect_stdout(sys.stderr):  # the code's own prints stay off the answer
+                out = describe(args.model_code)
+        except BaseException as exc:  # the team's code may raise anything, SystemExit included
+            json.dump({"error": f"{args.model_code}: {type(exc).__name__}: {exc}"}, sys.stdout)
+            sys.stdout.write("\n")
+            return 2
     elif args.model_path:
         try:
-            out = describe_checkpoint(args.model_path)
+            out = describe_checkpoint(args.model_path, args.trust_remote_code)
         except Exception as exc:  # any failure to read the checkpoint is reported, not raised
             json.dump({"error": f"{type(exc).__name__}: {exc}"}, sys.stdout)
             sys.stdout.write("\n")

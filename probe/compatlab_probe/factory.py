@@ -627,7 +627,7 @@ def checkpoint_head(path: str) -> tuple[str, str | None, str | None]:
     """(model_type, head class name, head kind) of a local checkpoint directory."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(path, local_files_only=True)
+    config = AutoConfig.from_pretrained(path, local_files_only=True, trust_remote_code=False)
     model_type = config.model_type
     for name in config.architectures or []:
         if import_class_or_none(model_type, name) is not None:

@@ -248,6 +248,7 @@ def _header(request: TestRequest, recorded: Mapping[str, Any], known: Mapping[st
 
 _MAIN = r'''
 import argparse
+import hashlib
 import importlib
 import json
 import os
@@ -325,6 +326,17 @@ def main(argv=None):
     if LEFT_OUT:
         print(f"warning: {LEFT_OUT} untrusted settings of this imported run were left out of REQUEST; "
               "see the WARNING at the top of this script", file=sys.stderr)
+    for path, expected in CODE_FILES:  # a code model reruns only on the code it ran
+        try:
+            with open(path, "rb") as f:
+                actual = hashlib.sha256(f.read()).hexdigest()
+        except OSError as exc:
+            print(f"refused: the model code {path} is not readable ({exc}); this run needs it", file=sys.stderr)
+            return 2
+        if not actual.startswith(expected):
+            print(f"refused: the model code {path} changed since the run (sha256 {actual[:16]}, recorded "
+                  f"{expected[:16]}): it is another model; sweep it again", file=sys.stderr)
+            return 2
     watchdog = None
     if args.timeout > 0:  # the supervisor's deadline, kept here by a watchdog thread
         def expire():
@@ -354,6 +366,25 @@ def main(argv=None):
 '''
 
 
+def code_files(request: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[list[str]]:
+    """[[path, sha256 or its prefix]] of a code model's files (recorded code_files, else the
+    model_path's file with the id's hash prefix); [] for other models."""
+    model_id = request.get("model_id") or ""
+    if not isinstance(model_id, str) or not model_id.startswith("code:"):
+        return []
+    stored = recorded.get("code_files") or ""
+    try:
+        entries = json.loads(stored) if isinstance(stored, str) and stored else []
+    except ValueError:
+        entries = []
+    files = [[e["path"], e["sha256"]] for e in entries
+             if isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)]
+    if not files:
+        path = str(request.get("model_path") or "").rpartition(":")[0]
+        files = [[path, model_id.rpartition("@")[2]]]
+    return files
+
+
 def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None,
            known_error: Mapping[str, Any] | None = None, trusted: bool = False) -> str:
     """The reproduction script (text) of one test request; BadRequest (a ValueError) if it is malformed.
@@ -362,6 +393,10 @@ def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
     untrusted_request() takes out what could run code and the script shows it commented out."""
     request = {k: v for k, v in request.items() if k not in PLUMBING}
     left_out: list[tuple[str, Any]] = []
+    code = code_files(request, recorded or {})
+    if code and not trusted:
+        raise ValueError(f"run of {request.get('model_id')} came through `compatlab import`: its modelling "
+                         "code is not ours to run, so it has no reproduction script")
     if not trusted:
         request, left_out = untrusted_request(request)
     parsed = parse_request(request)
@@ -374,6 +409,8 @@ def script(request: Mapping[str, Any], recorded: Mapping[str, Any] | None = None
         "REQUEST = " + pprint.pformat(request, width=100, sort_dicts=False),
         f"TIMEOUT_S = {parsed.timeout_s!r}  # the test's deadline (REQUEST's timeout_s)",
         f"LEFT_OUT = {len(left_out)}  # untrusted settings left out of REQUEST (see the warning above)",
+        "# A code: model's files and their SHA-256 (or its prefix): checked before the run.",
+        "CODE_FILES = " + pprint.pformat(code, width=100),
         "",
         "# What the store recorded for this run.",
         "RECORDED = " + pprint.pformat(recorded or {}, width=100, sort_dicts=True),

@@ -75,6 +75,7 @@ class KindParams:
     scenario: str = "offline"     # load: single_stream, offline or server (rate, slo: kinds/load.py)
     size: str = "reduced"         # model kinds: reduced or full (doc/model-factory.md, "Sizes")
     weights: str = ""             # model kinds: "" (random) or pretrained (the Hub repo's own)
+    trust_remote_code: bool = False  # checkpoints: their auto_map code may be imported (--trust-remote-code)
     given: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -308,11 +309,14 @@ def _kind_params(raw: Any) -> KindParams:
         raise f.bad("size", "not reduced or full")
     if given.get("weights", d.weights) not in ("", "pretrained"):
         raise f.bad("weights", "not pretrained")
+    if given.get("trust_remote_code", "false") not in ("true", "false"):
+        raise f.bad("trust_remote_code", "not true or false")
     return KindParams(size=given.get("size", d.size), weights=given.get("weights", d.weights),
                       seed=integer("seed", d.seed, None), new_tokens=integer("new_tokens", d.new_tokens, 1),
                       steps=integer("steps", d.steps, 1), bytes=integer("bytes", d.bytes, 0),
                       pid=integer("pid", d.pid, 0), requests=integer("requests", d.requests, 1),
-                      scenario=given.get("scenario", d.scenario), given=given)
+                      scenario=given.get("scenario", d.scenario),
+                      trust_remote_code=given.get("trust_remote_code") == "true", given=given)
 
 
 def parse_target_profile(raw: Any) -> TargetProfile:

@@ -56,7 +56,7 @@ def test_catalog_describes_a_checkpoint(checkpoint):
     proc = run_module("compatlab_probe.catalog", "--model-path", checkpoint)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"checkpoint": {"model_type": "llama", "head_class": "LlamaForCausalLM",
-                                                      "head_kind": "causal_lm"}}
+                                                      "head_kind": "causal_lm", "custom_code": False}}
 
 
 def test_checkpoint_runs_through_model_path_with_run_one(checkpoint):

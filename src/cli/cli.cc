@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "cli/compare.h"
 #include "cli/diff.h"
 #include "cli/errors.h"
 #include "cli/fields.h"
@@ -113,6 +114,18 @@ int RunCli(int argc, char** argv) {
                       "hub: models with the repo's own weights (from the Hub cache or fetched)");
   sweep_cmd->add_option("--model-path", sweep.plan.model_path,
                         "a local checkpoint directory as the model");
+  sweep_cmd->add_option("--model-code", sweep.plan.model_code,
+                        "FILE.py:FUNCTION, your own modelling code as the model (a function "
+                        "returning a model, or (model, inputs); or a PreTrainedModel subclass "
+                        "built from its config): model id code:NAME@HASH");
+  sweep_cmd->add_flag("--trust-remote-code", sweep.plan.trust_remote_code,
+                      "let a --model-path checkpoint whose config.json names custom code "
+                      "(auto_map) import and run it");
+  sweep_cmd
+      ->add_option("--baseline", sweep.plan.baseline,
+                   "models (types or hub: ids) run beside the variant with the same targets, "
+                   "modes, kinds, dtypes and shapes (then: compatlab compare)")
+      ->delimiter(',');
   sweep_cmd->add_option("--kinds", sweep.plan.kinds, "test kinds (forward, generate, train, load)")
       ->delimiter(',');
   sweep_cmd
@@ -239,6 +252,30 @@ int RunCli(int argc, char** argv) {
                    "relative host_peak_rss_bytes increase that regresses")
       ->capture_default_str();
 
+  CompareFlags compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "A variant against its baseline, test by test (doc/compare.md)");
+  compare_cmd->add_option("--db", compare.db, "SQLite store")->capture_default_str();
+  compare_cmd
+      ->add_option("--base", compare.base,
+                   "the baseline: a model id (hf:llama), a sweep id, stack versions "
+                   "(torch=V[,transformers=W]), or key=value pairs with model=ID")
+      ->required();
+  compare_cmd->add_option("--head", compare.head, "the same, for the variant")->required();
+  compare_cmd->add_option("--format", compare.format, "table or json")->capture_default_str();
+  compare_cmd
+      ->add_option("--steady-threshold", compare.thresholds.steady,
+                   "as diff's: relative steady_median_s increase that regresses")
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--prepare-threshold", compare.thresholds.prepare,
+                   "as diff's: relative prepare_s increase that regresses")
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--memory-threshold", compare.thresholds.memory,
+                   "as diff's: relative memory increase that regresses")
+      ->capture_default_str();
+
   ErrorsFlags errors;
   CLI::App* errors_cmd = app.add_subcommand(
       "errors", "Failures grouped by error signature, with the knowledge base's explanations");
@@ -323,6 +360,7 @@ int RunCli(int argc, char** argv) {
   if (*serve_cmd) return RunServe(serve);
 #endif
   if (*diff_cmd) return RunDiff(diff);
+  if (*compare_cmd) return RunCompareCommand(compare);
   if (*errors_cmd) return RunErrors(errors);
   if (*repro_cmd) return RunRepro(repro);
   return kExitBadInput;

@@ -31,6 +31,9 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.heads = f.heads;
   r.overrides.timeout_s = flags.timeout_s;
   r.model_path = f.model_path;
+  r.model_code = f.model_code;
+  r.overrides.trust_remote_code = f.trust_remote_code;
+  r.overrides.baseline = f.baseline;
   ProbeEnv probe = ResolveProbeEnv(f.python);
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;

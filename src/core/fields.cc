@@ -721,7 +721,8 @@ std::vector<FieldDef> MakeResultFields() {
   version = 8;
   add(Metric(Member("model_source", "",
                     "Where the model came from: hf (an architecture's default config), hub (a Hub "
-                    "repo's own config.json through huggingface_hub) or ckpt (a local checkpoint).",
+                    "repo's own config.json through huggingface_hub), ckpt (a local checkpoint) "
+                    "or code (a team's own modelling code, --model-code).",
                     COMPATLAB_MEMBER(result.model_source))),
       every_pass);
   add(Metric(Member("hub_repo_id", "", "hub: the repo id (ORG/NAME).",
@@ -780,6 +781,28 @@ std::vector<FieldDef> MakeResultFields() {
                    "stack beside torch and transformers; empty in other modes.",
                    COMPATLAB_MEMBER(result.stack_versions))),
       exported);
+
+  // Version 10, own code: a code:NAME@HASH model's files and their hashes.
+  version = 10;
+  add(Metric(Member("code_files", "",
+                    "code: models: the modelling code's files as a JSON array of {path, sha256} "
+                    "(the hashes the child read at build time; repro checks them); empty "
+                    "otherwise.",
+                    COMPATLAB_MEMBER(result.code_files))));
+  add(Metric(Member("baseline_ref_class", "",
+                    "code: models, kind forward: the stock class the variant was compared with "
+                    "(transformers' own class for its architecture, built from the variant's "
+                    "config with its weights); none: or failed: with the reason.",
+                    COMPATLAB_MEMBER(result.baseline_ref_class))));
+  add(Metric(Member("baseline_max_abs_err", "",
+                    "code: models, kind forward: largest absolute difference between the "
+                    "variant's output and the baseline reference's (baseline_ref_class on the "
+                    "same weights and inputs, CPU float64).",
+                    COMPATLAB_MEMBER(result.baseline_max_abs_err))));
+  add(Metric(Member("baseline_cosine", "",
+                    "code: models, kind forward: cosine similarity of the variant's output and "
+                    "the baseline reference's.",
+                    COMPATLAB_MEMBER(result.baseline_cosine))));
   return fields;
 }
 

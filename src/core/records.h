@@ -55,10 +55,14 @@ inline constexpr std::string_view kWarmStateFailedPrefix = "failed: ";
 // One test = model x target x mode x kind x shape x dtype (+ kind parameters).
 // Everything here is part of the test's identity (test_id) except timeout_s.
 struct TestSpec {
-  std::string model_id;  // "hf:llama", "hub:ORG/NAME@COMMIT", "ckpt:<sha256>", or kHarnessModelId.
+  // "hf:llama", "hub:ORG/NAME@COMMIT", "ckpt:<sha256>", "code:NAME@<sha256 prefix>", or
+  // kHarnessModelId.
+  std::string model_id;
   std::string model_type;   // transformers model type ("llama"), "" for harness kinds.
   std::string model_class;  // head class chosen at plan time ("LlamaForCausalLM"), may be "".
-  std::string model_path;   // local checkpoint directory; not part of the identity.
+  // Local checkpoint directory, or a code model's "FILE.py:FUNCTION" (absolute FILE); not
+  // part of the identity (a code model's id holds its file's hash).
+  std::string model_path;
   std::string target = "cpu";
   std::string mode{kModeEager};
   std::string backend;  // compile backend; "" in eager mode.
@@ -232,7 +236,7 @@ struct RunResult {
   std::string blame;
 
   // --- Schema version 8: where the model came from and at what size. ---
-  std::string model_source;        // hf, hub, ckpt
+  std::string model_source;        // hf, hub, ckpt, code
   std::string hub_repo_id;         // hub: ORG/NAME
   std::string hub_commit;          // hub: the commit the revision resolved to
   std::string config_hash;         // SHA-256 of config.json (hub, ckpt)
@@ -247,6 +251,13 @@ struct RunResult {
   std::optional<int64_t> artifact_bytes;
   std::string unconverted_ops;  // JSON array text of op names a converter refused
   std::string stack_versions;   // JSON object text {package: version} of the lowering's stack
+
+  // --- Schema version 10: own modelling code (code:NAME@HASH models). ---
+  std::string code_files;  // JSON array text of {path, sha256}; "" for other models
+  // The variant against its baseline's reference (stock class, same weights and inputs).
+  std::string baseline_ref_class;
+  std::optional<double> baseline_max_abs_err;
+  std::optional<double> baseline_cosine;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -15,6 +15,22 @@ std::string Str(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// The last non-empty line of `text` (the probe's answer comes last; code may print before).
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return text.substr(start, end + 1 - start);
+}
+
+std::string Tail(const std::string& text, size_t bytes) {
+  size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  std::string t = text.substr(0, end + 1);
+  return t.size() > bytes ? "..." + t.substr(t.size() - bytes) : t;
+}
+
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
   std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};
@@ -31,15 +47,13 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
         absl::StrCat("cannot run the probe with ", env.python, ": ", r.status().message()));
   }
   if (r->exit_code != 0) {
-    json err = json::parse(r->stdout_text, nullptr, false);
+    json err = json::parse(LastLine(r->stdout_text), nullptr, false);
     if (!err.is_discarded() && err.is_object() && err.contains("error")) {
       return absl::InvalidArgumentError(Str(err, "error"));
     }
-    std::string tail = r->stderr_text.size() > 400
-                           ? r->stderr_text.substr(r->stderr_text.size() - 400)
-                           : r->stderr_text;
     return absl::FailedPreconditionError(
-        absl::StrCat("the probe's catalog failed (exit ", r->exit_code, "): ", tail));
+        absl::StrCat("the probe's catalog failed (exit ", r->exit_code,
+                     "): ", ProbeFailureText(r->stdout_text, r->stderr_text)));
   }
   return r->stdout_text;
 }
@@ -75,9 +89,34 @@ absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text)
     return absl::InvalidArgumentError("the probe's checkpoint answer is malformed");
   }
   const json& c = j["checkpoint"];
-  CheckpointInfo info{Str(c, "model_type"), Str(c, "head_class"), Str(c, "head_kind")};
+  CheckpointInfo info{
+      Str(c, "model_type"), Str(c, "head_class"), Str(c, "head_kind"),
+      c.contains("custom_code") && c["custom_code"].is_boolean() && c["custom_code"].get<bool>()};
   if (info.model_type.empty()) return absl::InvalidArgumentError("checkpoint has no model_type");
   return info;
+}
+
+absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
+  json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded()) j = json::parse(LastLine(json_text), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("code") || !j["code"].is_object()) {
+    return absl::InvalidArgumentError("the probe's code model answer is malformed");
+  }
+  const json& c = j["code"];
+  CodeModelInfo info{Str(c, "model_type"), Str(c, "model_class"), Str(c, "head_class"),
+                     Str(c, "head_kind"), Str(c, "sha256")};
+  if (info.model_class.empty() || info.sha256.size() != 64) {
+    return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
+  }
+  return info;
+}
+
+std::string ProbeFailureText(const std::string& stdout_text, const std::string& stderr_text) {
+  json err = json::parse(LastLine(stdout_text), nullptr, false);
+  if (!err.is_discarded() && err.is_object() && err.contains("error")) return Str(err, "error");
+  if (std::string t = Tail(stderr_text, 4000); !t.empty()) return t;
+  if (std::string t = Tail(stdout_text, 4000); !t.empty()) return t;
+  return "(no output)";
 }
 
 absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env) {
@@ -91,10 +130,19 @@ absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend
   return RunProbe(env, {"--backend", backend}, pythonpath).status();
 }
 
-absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir) {
-  absl::StatusOr<std::string> out = RunProbe(env, {"--model-path", dir});
+absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir,
+                                                 bool trust_remote_code) {
+  std::vector<std::string> args = {"--model-path", dir};
+  if (trust_remote_code) args.push_back("--trust-remote-code");
+  absl::StatusOr<std::string> out = RunProbe(env, args);
   if (!out.ok()) return out.status();
   return ParseCheckpointInfo(*out);
+}
+
+absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::string& spec) {
+  absl::StatusOr<std::string> out = RunProbe(env, {"--model-code", spec});
+  if (!out.ok()) return out.status();
+  return ParseCodeModelInfo(*out);
 }
 
 }  // namespace compatlab

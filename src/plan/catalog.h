@@ -30,6 +30,18 @@ struct CheckpointInfo {
   std::string model_type;
   std::string head_class;
   std::string head_kind;
+  // config.json names custom code (auto_map): its tests load it with trust_remote_code,
+  // planned only under --trust-remote-code.
+  bool custom_code = false;
+};
+
+// A code model (--model-code FILE.py:FUNCTION) as the probe described it once it built it.
+struct CodeModelInfo {
+  std::string model_type;   // the model's config.model_type ("" when it has none)
+  std::string model_class;  // the class the function returned (or the class named)
+  std::string head_class;   // the first class of its MRO transformers registers for the type
+  std::string head_kind;
+  std::string sha256;  // of FILE, as the probe read it
 };
 
 // Where the probe lives and which interpreter runs it.
@@ -40,6 +52,7 @@ struct ProbeEnv {
 
 absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text);
 absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text);
+absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text);
 
 // Runs the probe's catalog command.
 absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
@@ -49,8 +62,18 @@ absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
 // InvalidArgument naming the registered ones otherwise.
 absl::Status CheckCompileBackend(const ProbeEnv& env, const std::string& backend,
                                  const std::vector<std::string>& pythonpath = {});
-// Reads a local checkpoint directory's config through the probe.
-absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir);
+// Reads a local checkpoint directory's config through the probe; `trust_remote_code` lets
+// it import the checkpoint's own code (auto_map), which it refuses otherwise.
+absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std::string& dir,
+                                                 bool trust_remote_code = false);
+// Builds the code model `spec` ("FILE.py:FUNCTION", FILE absolute) once through the probe
+// and describes it. InvalidArgument with the probe's whole error when the code fails.
+absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::string& spec);
+
+// The error a failed probe command reports, whole: the "error" member of the JSON object
+// on the last non-empty line of its stdout, else its stderr's last 4000 bytes, else its
+// stdout's; "(no output)" when it wrote nothing.
+std::string ProbeFailureText(const std::string& stdout_text, const std::string& stderr_text);
 
 }  // namespace compatlab
 

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
+#include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -158,6 +161,13 @@ bool IsLoadScenario(const TestSpec& spec, std::string_view scenario) {
          it->second == scenario;
 }
 
+// The plan's own models before --baseline: --models, else the suite's (none for a
+// checkpoint or code model, which replace them).
+std::vector<std::string> VariantModels(const Suite& suite, const PlanOverrides& overrides) {
+  if (overrides.checkpoint.has_value() || overrides.code_model.has_value()) return {};
+  return overrides.models.empty() ? suite.models : overrides.models;
+}
+
 }  // namespace
 
 std::optional<std::string> LoadBaseTestId(const TestSpec& spec) {
@@ -174,19 +184,45 @@ std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& ov
   return Either(overrides.targets, suite.targets);
 }
 
+std::string CodeModelId(const std::string& file, const std::string& function,
+                        const std::string& sha256) {
+  return absl::StrCat("code:", std::filesystem::path(file).stem().string(), ".", function, "@",
+                      sha256.substr(0, kCodeIdHashChars));
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> SplitModelCode(const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  const std::string file = colon == std::string::npos ? spec : spec.substr(0, colon);
+  const std::string function = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  const bool identifier = !function.empty() && !absl::ascii_isdigit(function[0]) &&
+                          std::all_of(function.begin(), function.end(),
+                                      [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+  if (file.empty() || !file.ends_with(".py") || !identifier) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model-code ", spec,
+                     ": not FILE.py:FUNCTION (a function returning a model, or a "
+                     "PreTrainedModel subclass)"));
+  }
+  return std::make_pair(file, function);
+}
+
+bool IsCodeModelId(const std::string& model_id) { return model_id.starts_with("code:"); }
+
 std::vector<std::string> PlanHubModels(const Suite& suite, const PlanOverrides& overrides) {
   std::vector<std::string> hub;
-  for (const std::string& m : overrides.models.empty() ? suite.models : overrides.models) {
+  std::vector<std::string> models = VariantModels(suite, overrides);
+  models.insert(models.end(), overrides.baseline.begin(), overrides.baseline.end());
+  for (const std::string& m : models) {
     if (IsHubId(m) && std::find(hub.begin(), hub.end(), m) == hub.end()) hub.push_back(m);
   }
   return hub;
 }
 
 bool PlanNeedsCatalog(const Suite& suite, const PlanOverrides& overrides) {
-  if (overrides.checkpoint.has_value()) return false;
-  if (suite.all_models && overrides.models.empty()) return true;
-  const std::vector<std::string>& models =
-      overrides.models.empty() ? suite.models : overrides.models;
+  const bool own = overrides.checkpoint.has_value() || overrides.code_model.has_value();
+  if (!own && suite.all_models && overrides.models.empty()) return true;
+  std::vector<std::string> models = VariantModels(suite, overrides);
+  models.insert(models.end(), overrides.baseline.begin(), overrides.baseline.end());
   return std::any_of(models.begin(), models.end(),
                      [](const std::string& m) { return !IsHubId(m); });
 }
@@ -228,19 +264,35 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
     }
   }
   std::vector<ModelChoice> models;
+  const bool own = overrides.checkpoint.has_value() || overrides.code_model.has_value();
   if (overrides.checkpoint.has_value()) {
+    if (overrides.checkpoint->custom_code && !overrides.trust_remote_code) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model-path ", overrides.checkpoint_dir,
+                       ": its config.json names custom code (auto_map); it runs only with "
+                       "--trust-remote-code"));
+    }
     models.push_back({absl::StrCat("ckpt:", overrides.checkpoint_hash),
                       overrides.checkpoint->model_type,
                       overrides.checkpoint->head_class,
                       overrides.checkpoint_dir,
                       {}});
-  } else {
-    std::vector<std::string> types = overrides.models.empty() ? suite.models : overrides.models;
-    if (overrides.models.empty() && suite.all_models) {
+  } else if (overrides.code_model.has_value()) {
+    models.push_back({overrides.code_model_id,
+                      overrides.code_model->model_type,
+                      overrides.code_model->model_class,
+                      overrides.code_model_spec,
+                      {}});
+  }
+  {
+    std::vector<std::string> types =
+        own ? std::vector<std::string>{} : VariantModels(suite, overrides);
+    if (!own && overrides.models.empty() && suite.all_models) {
       if (catalog == nullptr) return absl::InternalError("the model catalog is needed");
       types.clear();
       for (const auto& [type, entry] : catalog->models) types.push_back(type);
     }
+    types.insert(types.end(), overrides.baseline.begin(), overrides.baseline.end());
     for (const std::string& type : types) {
       if (IsHubId(type)) {
         if (absl::Status s = CheckHubId(type); !s.ok()) return s;
@@ -280,9 +332,10 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
     return absl::InvalidArgumentError(
         absl::StrCat("--size ", overrides.size, ": not reduced or full"));
   }
-  if ((overrides.size == "full" || overrides.weights) && overrides.checkpoint.has_value()) {
+  if ((overrides.size == "full" || overrides.weights) && own) {
     return absl::InvalidArgumentError(
-        "--size and --weights apply to hf: and hub: models; a checkpoint runs as stored");
+        "--size and --weights apply to hf: and hub: models; a checkpoint or code model runs as "
+        "its own files build it");
   }
   if (overrides.weights) {
     for (const ModelChoice& m : models) {
@@ -344,6 +397,10 @@ absl::StatusOr<std::vector<TestSpec>> ExpandPlan(
                   s.kind_params = params;
                   if (overrides.size == "full") s.kind_params["size"] = "full";
                   if (overrides.weights) s.kind_params["weights"] = "pretrained";
+                  if (overrides.checkpoint.has_value() && overrides.checkpoint->custom_code &&
+                      m.model_id.starts_with("ckpt:")) {
+                    s.kind_params["trust_remote_code"] = "true";
+                  }
                   s.dtype = dtype;
                   s.batch_size = batch;
                   s.seq_len = seq;

@@ -43,6 +43,16 @@ struct PlanOverrides {
   std::string checkpoint_dir;
   std::string checkpoint_hash;
   std::optional<CheckpointInfo> checkpoint;
+  // --trust-remote-code: a checkpoint whose config names custom code (auto_map) may run it.
+  bool trust_remote_code = false;
+  // A code model replacing the suite's models (--model-code): its id, its spec
+  // ("ABSOLUTE_FILE.py:FUNCTION", the tests' model_path) and what the probe described.
+  std::string code_model_id;
+  std::string code_model_spec;
+  std::optional<CodeModelInfo> code_model;
+  // --baseline: models (types or hub: ids) planned beside the variant (the checkpoint, the
+  // code model or --models) with the same targets, modes, kinds, dtypes and shapes.
+  std::vector<std::string> baseline;
   // What the Hub resolver answered for each hub: entry of the plan's models.
   std::map<std::string, HubModelInfo> hub_models;
   // --size: "" or "reduced" (the default), or "full" (kind_params size=full);
@@ -74,6 +84,18 @@ absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariant
 std::optional<std::string> LoadBaseTestId(const TestSpec& spec);
 // True for kind load's offline row (the base of its group's server rows).
 bool IsLoadOffline(const TestSpec& spec);
+
+// The model id of a code model: "code:NAME@" + the first 16 hex digits of its file's
+// SHA-256 (a change of the file is a new model). NAME is FILE's stem and FUNCTION,
+// "attn.build".
+inline constexpr size_t kCodeIdHashChars = 16;
+std::string CodeModelId(const std::string& file, const std::string& function,
+                        const std::string& sha256);
+// Splits "FILE.py:FUNCTION" (the last colon); InvalidArgument naming the flag when either
+// part is empty, FILE does not end in .py, or FUNCTION is not an identifier.
+absl::StatusOr<std::pair<std::string, std::string>> SplitModelCode(const std::string& spec);
+// True for code:NAME@HASH ids.
+bool IsCodeModelId(const std::string& model_id);
 
 // The target names of the plan, in order (overrides first, else the suite's).
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides);

@@ -264,3 +264,107 @@ TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {
 
 }  // namespace
 }  // namespace compatlab
+
+namespace compatlab {
+namespace {
+
+PlanOverrides CodeModel() {
+  PlanOverrides o;
+  o.code_model = CodeModelInfo{"llama", "LlamaForCausalLM", "LlamaForCausalLM", "causal_lm",
+                               std::string(64, 'a')};
+  o.code_model_id = CodeModelId("/m/attn.py", "build", std::string(64, 'a'));
+  o.code_model_spec = "/m/attn.py:build";
+  return o;
+}
+
+TEST(CodeModelTest, IdNamesTheFileAndFunctionAndHoldsTheHashPrefix) {
+  EXPECT_EQ(CodeModelId("/m/attn.py", "build", "0123456789abcdef" + std::string(48, '0')),
+            "code:attn.build@0123456789abcdef");
+  EXPECT_TRUE(IsCodeModelId("code:attn.build@0123456789abcdef"));
+  EXPECT_FALSE(IsCodeModelId("hf:llama"));
+}
+
+TEST(CodeModelTest, SplitsFileAndFunctionAndRefusesMalformedSpecs) {
+  auto parts = SplitModelCode("/a:b/attn.py:build_2");
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(parts->first, "/a:b/attn.py");
+  EXPECT_EQ(parts->second, "build_2");
+  for (const char* bad :
+       {"attn.py", "attn.py:", ":build", "attn.txt:build", "attn.py:2x", "attn.py:a-b"}) {
+    EXPECT_FALSE(SplitModelCode(bad).ok()) << bad;
+  }
+}
+
+TEST(CodeModelTest, ReplacesTheSuitesModelsAndPlansTheBaselineBeside) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"bert"};
+  suite.modes = {"eager", "compile"};
+  suite.seq_lens = {16};
+  PlanOverrides o = CodeModel();
+  EXPECT_FALSE(PlanNeedsCatalog(suite, o));
+  auto alone = ExpandPlan(suite, o, nullptr, Profiles());
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  ASSERT_EQ(alone->size(), 2u);
+  EXPECT_EQ((*alone)[0].model_id, "code:attn.build@aaaaaaaaaaaaaaaa");
+  EXPECT_EQ((*alone)[0].model_path, "/m/attn.py:build");
+  EXPECT_EQ((*alone)[0].model_type, "llama");
+
+  o.baseline = {"llama"};
+  EXPECT_TRUE(PlanNeedsCatalog(suite, o));
+  ModelCatalog catalog = TestCatalog();
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 4u);
+  std::multiset<std::string> variant, baseline;
+  for (const TestSpec& s : *plan) {
+    (s.model_id == "hf:llama" ? baseline : variant).insert(s.mode + " " + s.backend);
+    EXPECT_EQ(s.seq_len, 16);
+  }
+  EXPECT_EQ(variant, baseline);
+  EXPECT_EQ(baseline.size(), 2u);
+}
+
+TEST(CodeModelTest, BaselineHubIdsAreResolvedLikeModels) {
+  Suite suite;
+  suite.name = "t";
+  PlanOverrides o = CodeModel();
+  o.baseline = {"hub:org/name"};
+  EXPECT_EQ(PlanHubModels(suite, o), (std::vector<std::string>{"hub:org/name"}));
+  EXPECT_FALSE(PlanNeedsCatalog(suite, o));
+}
+
+TEST(CheckpointTest, CustomCodeRunsOnlyWithTrustRemoteCode) {
+  Suite suite;
+  suite.name = "t";
+  PlanOverrides o;
+  o.checkpoint = CheckpointInfo{"tiny", "TinyForCausalLM", "causal_lm", true};
+  o.checkpoint_dir = "/tmp/ckpt";
+  o.checkpoint_hash = "abc";
+  auto refused = ExpandPlan(suite, o, nullptr, Profiles());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--trust-remote-code"), std::string::npos);
+  o.trust_remote_code = true;
+  auto plan = ExpandPlan(suite, o, nullptr, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ((*plan)[0].kind_params.at("trust_remote_code"), "true");
+}
+
+TEST(CatalogTest, ProbeFailureTextIsTheWholeError) {
+  EXPECT_EQ(ProbeFailureText("noise\n{\"error\": \"PermissionError: custom code\"}\n", ""),
+            "PermissionError: custom code");
+  EXPECT_EQ(ProbeFailureText("", "Traceback\nValueError: bad\n"), "Traceback\nValueError: bad");
+  EXPECT_EQ(ProbeFailureText("Do you wish to run the custom code? [y/N] ", ""),
+            "Do you wish to run the custom code? [y/N]");
+  EXPECT_EQ(ProbeFailureText("", ""), "(no output)");
+  auto info = ParseCodeModelInfo(
+      R"({"code": {"model_type": "llama", "model_class": "MyLlama", "head_class": "LlamaForCausalLM",
+                   "head_kind": "causal_lm", "sha256": ")" +
+      std::string(64, 'b') + "\"}}");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->model_class, "MyLlama");
+  EXPECT_FALSE(ParseCodeModelInfo(R"({"code": {"model_class": "X", "sha256": "short"}})").ok());
+}
+
+}  // namespace
+}  // namespace compatlab

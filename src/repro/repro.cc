@@ -9,6 +9,8 @@
 #include "runner/protocol.h"
 #include "store/record_json.h"
 #include "store/store.h"
+#include "util/fs.h"
+#include "util/hash.h"
 #include "util/status.h"
 #include "util/subprocess.h"
 
@@ -75,11 +77,38 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
   for (const char* field : kRecordedFields) recorded[field] = row.at(field);
   recorded["error_message"] = FirstLine(record.result.error_message);
   recorded["signature"] = record.result.error_signature;
+  recorded["code_files"] = record.result.code_files;
 
   ordered_json input = {
       {"recorded", recorded}, {"known_error", KnownErrorJson(known)}, {"trusted", trusted}};
   return WithRawJsonMember(input.dump(-1, ' ', false, ordered_json::error_handler_t::replace),
                            "request", TestRequestJson(launch, 0));
+}
+
+absl::Status CheckCodeFiles(const RunRecord& run, bool trusted) {
+  if (!run.spec.model_id.starts_with("code:")) return absl::OkStatus();
+  if (!trusted) {
+    return absl::FailedPreconditionError(fmt::format(
+        "run {} of {} came through `compatlab import`: its modelling code is not ours to run, so "
+        "it cannot be reproduced",
+        run.run_id, run.spec.model_id));
+  }
+  const std::string file = run.spec.model_path.substr(0, run.spec.model_path.rfind(':'));
+  const std::string expected = run.spec.model_id.substr(run.spec.model_id.rfind('@') + 1);
+  absl::StatusOr<std::string> text = ReadFile(file);
+  if (!text.ok()) {
+    return absl::FailedPreconditionError(
+        fmt::format("run {} of {}: its model code {} is not readable: {}", run.run_id,
+                    run.spec.model_id, file, std::string(text.status().message())));
+  }
+  const std::string actual = Sha256Hex(*text);
+  if (!actual.starts_with(expected)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "run {} of {}: its model code {} changed since the run (sha256 {}, recorded {}); the "
+        "changed code is another model: sweep it again",
+        run.run_id, run.spec.model_id, file, actual.substr(0, expected.size()), expected));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run) {
@@ -106,6 +135,7 @@ absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const Know
                     "reproduction script",
                     run.run_id, run.spec.kind, run.spec.model_id));
   }
+  if (absl::Status s = CheckCodeFiles(run, trusted); !s.ok()) return s;
   // The run's target profile as this checkout has it (the probe's built-in cpu
   // profile when the file is gone).
   ReproScript out;

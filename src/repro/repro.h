@@ -35,6 +35,12 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
 // `compatlab import` (whose settings are someone else's data).
 absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run);
 
+// OK unless `run` is a code: model (its own modelling code) that cannot be rerun here:
+// FailedPrecondition when it came through import (`trusted` false: its code is not ours
+// to run), or when its file (the model_path's FILE) is gone or no longer has the hash its
+// id holds (the script checks the same before it runs).
+absl::Status CheckCodeFiles(const RunRecord& run, bool trusted);
+
 // True when `run` has a reproduction script: a model test (harness kinds have
 // no model).
 bool HasReproScript(const RunRecord& run);

@@ -11,6 +11,7 @@
 #include "nlohmann/json.hpp"
 #include "store/testing.h"
 #include "util/fs.h"
+#include "util/hash.h"
 
 namespace compatlab {
 namespace {
@@ -187,6 +188,43 @@ TEST_F(ReproTest, StoredRunIsFoundByIdAndErrorsSayWhatIsWrong) {
   ASSERT_EQ(script->warnings.size(), 1u);  // the knowledge file is missing
   EXPECT_THAT(script->warnings[0], HasSubstr("no explanations: "));
   EXPECT_EQ(json::parse(Slurp(Recorded(".stdin")))["request"]["run_id"], run.run_id);
+}
+
+}  // namespace
+}  // namespace compatlab
+
+namespace compatlab {
+namespace {
+
+// A run of a code model whose file is `file` with `content`, its id holding the hash.
+RunRecord CodeRun(const std::filesystem::path& file, const std::string& content) {
+  TestSpec spec = test::MakeSpec("llama");
+  spec.model_id = "code:attn.build@" + Sha256Hex(content).substr(0, 16);
+  spec.model_path = file.string() + ":build";
+  return test::MakeRun("s1", spec);
+}
+
+TEST(CheckCodeFilesTest, ALocalRunNeedsItsUnchangedFile) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "code-files";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "attn.py";
+  ASSERT_TRUE(WriteFileAtomic(file, "def build(): pass\n").ok());
+  const RunRecord run = CodeRun(file, "def build(): pass\n");
+  EXPECT_TRUE(CheckCodeFiles(run, /*trusted=*/true).ok());
+  ASSERT_TRUE(WriteFileAtomic(file, "def build(): return 1\n").ok());
+  absl::Status changed = CheckCodeFiles(run, true);
+  EXPECT_EQ(changed.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(changed.message(), ::testing::HasSubstr("changed since the run"));
+  std::filesystem::remove(file);
+  EXPECT_THAT(CheckCodeFiles(run, true).message(), ::testing::HasSubstr("not readable"));
+}
+
+TEST(CheckCodeFilesTest, AnImportedCodeRunIsNeverReproduced) {
+  const RunRecord run = CodeRun("/nowhere/attn.py", "x");
+  absl::Status s = CheckCodeFiles(run, /*trusted=*/false);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("came through `compatlab import`"));
+  EXPECT_TRUE(CheckCodeFiles(test::MakeRun("s1", test::MakeSpec("gpt2")), false).ok());
 }
 
 }  // namespace

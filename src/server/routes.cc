@@ -10,6 +10,7 @@
 #include "query/errors_report.h"
 #include "query/matrix.h"
 #include "query/search_hint.h"
+#include "query/variant_compare.h"
 #include "repro/repro.h"
 #include "store/record_json.h"
 #include "store/schema.h"
@@ -122,6 +123,7 @@ void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   Route(http, "/api/run", {"run_id"}, &ApiRoutes::Run);
   Route(http, "/api/errors", filters, &ApiRoutes::Errors);
   Route(http, "/api/diff", Allowed({"base", "head"}), &ApiRoutes::Diff);
+  Route(http, "/api/compare", {"base", "head"}, &ApiRoutes::CompareEndpoint);
   Route(http, "/api/summary", filters, &ApiRoutes::SummaryEndpoint);
   Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
   Route(http, "/api/matrix", Allowed({"stack", "offset", "limit"}), &ApiRoutes::MatrixEndpoint);
@@ -362,6 +364,47 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
             {"regressions", report.Regressions()},
             {"counts", counts},
             {"changes", changes}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpResponse& res) {
+  std::vector<RunRecord> sides[2];
+  CompareSide parsed[2];
+  const char* const keys[2] = {"base", "head"};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<CompareSide> side = ParseCompareSide(params.Get(keys[i]));
+    if (!side.ok()) {
+      return HttpError{
+          400, fmt::format("parameter '{}': {}", keys[i], std::string(side.status().message()))};
+    }
+    parsed[i] = *side;
+    IndexQuery query;
+    query.model_id = side->model_id;
+    query.filter.sweep_id = side->runs.sweep_id;
+    query.filter.torch_version = side->runs.torch_version;
+    query.filter.transformers_version = side->runs.transformers_version;
+    query.limit = kMaxDiffRuns;
+    query.count_cap = kMaxDiffRuns;
+    const IndexPage page = index_.Search(query);
+    if (page.has_more) {
+      return HttpError{400, fmt::format("the {} side selects more than {} runs; narrow it with "
+                                        "model=, sweep= or torch=",
+                                        keys[i], kMaxDiffRuns)};
+    }
+    if (page.rowids.empty()) {
+      return HttpError{404,
+                       fmt::format("the {} side {} selects no runs", keys[i], side->Describe())};
+    }
+    absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
+    if (!runs.ok()) return FromStatus(runs.status());
+    sides[i] = *std::move(runs);
+  }
+  // The same report as `compatlab compare --format json`, on diff's engine.
+  VariantReport report = CompareVariant(std::move(sides[0]), std::move(sides[1]),
+                                        parsed[0].model_id != parsed[1].model_id);
+  report.base_name = parsed[0].Describe();
+  report.head_name = parsed[1].Describe();
+  SendJson(res, 200, VariantReportToJson(report));
   return std::nullopt;
 }
 

@@ -182,6 +182,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.artifact_bytes = 1132347;
   r.unconverted_ops = R"(["aten::logcumsumexp"])";
   r.stack_versions = R"({"onnxruntime":"1.32.0"})";
+  r.code_files = R"([{"path":"/m/attn.py","sha256":"ab12"}])";
+  r.baseline_ref_class = "LlamaForCausalLM";
+  r.baseline_max_abs_err = 0.25;
+  r.baseline_cosine = 0.97;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

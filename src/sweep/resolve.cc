@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "util/fs.h"
 #include "util/hash.h"
 
 namespace compatlab {
@@ -33,7 +34,8 @@ absl::Status AddCheckpoint(const std::string& model_path, const ProbeEnv& probe,
   }
   absl::StatusOr<std::string> hash = HashDirectory(dir);
   if (!hash.ok()) return hash.status();
-  absl::StatusOr<CheckpointInfo> info = InspectCheckpoint(probe, dir.string());
+  absl::StatusOr<CheckpointInfo> info =
+      InspectCheckpoint(probe, dir.string(), overrides->trust_remote_code);
   if (!info.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--model-path ", model_path, ": ", info.status().message()));
@@ -41,6 +43,37 @@ absl::Status AddCheckpoint(const std::string& model_path, const ProbeEnv& probe,
   overrides->checkpoint_dir = dir.string();
   overrides->checkpoint_hash = *hash;
   overrides->checkpoint = *info;
+  return absl::OkStatus();
+}
+
+// The code model of `spec` (FILE.py:FUNCTION) into `overrides`: the file hashed here and
+// the model built once by the probe, whose hash must agree.
+absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
+                          PlanOverrides* overrides) {
+  absl::StatusOr<std::pair<std::string, std::string>> parts = SplitModelCode(spec);
+  if (!parts.ok()) return parts.status();
+  std::error_code ec;
+  fs::path file = fs::absolute(parts->first, ec);
+  if (!fs::is_regular_file(file, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model-code ", spec, ": no such file: ", parts->first));
+  }
+  absl::StatusOr<std::string> text = ReadFile(file);
+  if (!text.ok()) return text.status();
+  const std::string full = absl::StrCat(file.string(), ":", parts->second);
+  absl::StatusOr<CodeModelInfo> info = InspectCodeModel(probe, full);
+  if (!info.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model-code ", spec, ": ", info.status().message()));
+  }
+  const std::string sha = Sha256Hex(*text);
+  if (info->sha256 != sha) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model-code ", spec, ": the file changed while it was planned"));
+  }
+  overrides->code_model_id = CodeModelId(file.string(), parts->second, sha);
+  overrides->code_model_spec = full;
+  overrides->code_model = *info;
   return absl::OkStatus();
 }
 
@@ -106,6 +139,15 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
     if (!found) {
       return absl::InvalidArgumentError(
           absl::StrCat("--resume: --models ", m, " is not in the stored plan"));
+    }
+  }
+  for (const std::string& m : f.baseline) {
+    const bool found = std::any_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
+      return IsHubId(m) ? HubIdMatches(m, t.spec.model_id) : t.spec.model_id == "hf:" + m;
+    });
+    if (!found) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--resume: --baseline ", m, " is not in the stored plan"));
     }
   }
   for (const ResolvedTest& t : plan) {
@@ -250,7 +292,20 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
   std::error_code ec;
   checks.emplace_back(
       "--model-path", one(f.model_path.empty() ? "" : fs::absolute(f.model_path, ec).string()),
-      field([](const ResolvedTest& t) { return std::optional(t.spec.model_path); }));
+      field([](const ResolvedTest& t) {
+        return t.spec.model_id.starts_with("ckpt:") ? std::optional(t.spec.model_path)
+                                                    : std::nullopt;
+      }));
+  std::string code;
+  if (!f.model_code.empty()) {
+    absl::StatusOr<std::pair<std::string, std::string>> parts = SplitModelCode(f.model_code);
+    if (!parts.ok()) return parts.status();
+    code = absl::StrCat(fs::absolute(parts->first, ec).string(), ":", parts->second);
+  }
+  checks.emplace_back("--model-code", one(code), field([](const ResolvedTest& t) {
+                        return IsCodeModelId(t.spec.model_id) ? std::optional(t.spec.model_path)
+                                                              : std::nullopt;
+                      }));
   checks.emplace_back("--python", one(f.python), field([](const ResolvedTest& t) {
                         return std::optional(t.execution->python);
                       }));
@@ -309,8 +364,20 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
   auto profiles = LoadTargetProfiles(&overrides.targets, home / "targets");
   if (!profiles.ok()) return profiles.status();
   const ProbeEnv probe{request.base.python, request.base.probe_dir};
+  if (!request.model_code.empty() && !request.overrides.models.empty()) {
+    return absl::InvalidArgumentError(
+        "--model-code replaces the suite's models; name the model to compare with by --baseline, "
+        "not --models");
+  }
+  if (!request.model_path.empty() && !request.model_code.empty()) {
+    return absl::InvalidArgumentError(
+        "--model-path and --model-code each name the model: give one");
+  }
   if (!request.model_path.empty()) {
     if (absl::Status s = AddCheckpoint(request.model_path, probe, &overrides); !s.ok()) return s;
+  }
+  if (!request.model_code.empty()) {
+    if (absl::Status s = AddCodeModel(request.model_code, probe, &overrides); !s.ok()) return s;
   }
   // A backend the plan's profiles name is theirs; any other is checked with the probe's torch.
   const bool profile_backend =

@@ -47,6 +47,7 @@ struct PlanRequest {
   std::string suite = "smoke";  // name under <home>/suites, or a .json path
   PlanOverrides overrides;      // `targets` may hold names or .json paths; no checkpoint
   std::string model_path;       // "" or a local checkpoint directory
+  std::string model_code;       // "" or FILE.py:FUNCTION (--model-code)
   TestExecution base;           // see ResolvePlan; base.python runs the probe
   // A profile is code (doc/targets.md): a suite file may name one by path
   // only when this is set (--allow-profile-paths); by name it is one of targets/.
@@ -66,6 +67,9 @@ struct PlanFlags {
   std::string suite;
   std::vector<std::string> models;
   std::string model_path;
+  std::string model_code;             // --model-code, as given
+  bool trust_remote_code = false;     // --trust-remote-code
+  std::vector<std::string> baseline;  // --baseline, as given
   std::vector<std::string> kinds;
   std::vector<std::string> targets;
   std::vector<std::string> modes;

@@ -228,3 +228,38 @@ TEST(CheckResumeFlagsTest, HeadsCompareWithTheClassesPlannedPerModel) {
 
 }  // namespace
 }  // namespace compatlab
+
+namespace compatlab {
+namespace {
+
+// A stored plan of a code model with its baseline llama.
+std::vector<ResolvedTest> CodePlan() {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.code_model = CodeModelInfo{"llama", "LlamaForCausalLM", "LlamaForCausalLM", "causal_lm",
+                                       std::string(64, 'c')};
+  overrides.code_model_id = CodeModelId("/m/attn.py", "build", std::string(64, 'c'));
+  overrides.code_model_spec = "/m/attn.py:build";
+  overrides.baseline = {"llama"};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan->tests;
+}
+
+TEST(CheckResumeFlagsTest, ModelCodeAndBaselineMustBeTheStoredOnes) {
+  PlanFlags flags;
+  flags.model_code = "/m/attn.py:build";
+  flags.baseline = {"llama"};
+  absl::Status same = CheckResumeFlags(flags, "s", CodePlan());
+  EXPECT_TRUE(same.ok()) << same;
+  flags.model_code = "/m/other.py:build";
+  EXPECT_NE(CheckResumeFlags(flags, "s", CodePlan()).message().find("--model-code"),
+            std::string::npos);
+  flags.model_code = "";
+  flags.baseline = {"bert"};
+  EXPECT_NE(CheckResumeFlags(flags, "s", CodePlan()).message().find("--baseline bert"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace compatlab

@@ -77,3 +77,26 @@ async function hubId(page) {
     return t.rows[0][t.fields.indexOf("model_id")];
   });
 }
+
+test("a model page compares the model with its baseline, test by test (/api/compare)", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${base}/runs.html`);
+  const id = await hubId(page);
+  await page.goto(`${base}/model.html?${new URLSearchParams({ model_id: id })}`);
+  // The other side defaults to the architecture's baseline; submitting compares.
+  await until(page, () => document.getElementById("compare-other").value === "hf:bert");
+  await page.locator("#compare-form button").click();
+  await until(page, () => document.querySelectorAll("#compare tbody tr").length === 1);
+  const cells = await page.locator("#compare tbody tr td").allTextContents();
+  assert.deepEqual(cells.slice(0, 7), ["cpu", "eager", "forward", "float32", "1x32", "pass", "pass"]);
+  assert.match(cells[10], /^[\d.]+x$/);  // steady head/base
+  assert.match(await page.locator("#compare-note").textContent(),
+    new RegExp(`^base model=hf:bert, head model=${id}: 1 compared, 0 only in base, 0 only in head`));
+  // From the baseline's page, the same pair the other way round.
+  await page.goto(`${base}/model.html?${new URLSearchParams({ model_id: "hf:bert", compare: id })}`);
+  await until(page, () => document.querySelectorAll("#compare tbody tr").length === 1);
+  assert.match(await page.locator("#compare-note").textContent(), /^base model=hub:testorg/);
+  assert.deepEqual(errors, []);
+});

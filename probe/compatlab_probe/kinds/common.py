@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .. import factory, heads, hub
+from .. import code_model, factory, heads, hub
 from ..inputs import make_inputs
 from ..measure import percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
@@ -111,6 +111,13 @@ def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
                      "(a configuration-only entry, e.g. a sub-model config)")
 
     def resolve():
+        if request.model_id.startswith(code_model.PREFIX):
+            return None, ""
+        if model_path and code_model.auto_map(model_path):
+            if not request.kind_params.trust_remote_code:
+                raise PermissionError(f"checkpoint {model_path} names custom code (config.json auto_map); "
+                                      "planned without --trust-remote-code")
+            return code_model.remote_class(model_path)
         if model_path:
             return factory.checkpoint_class(model_path, model_class)
         class_name, head_kind = factory.head_class_name(model_type, model_class)
@@ -119,7 +126,8 @@ def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
         return factory.import_class(model_type, class_name), head_kind
 
     cls, head_kind = stage(result, "import", "fail_to_load", resolve)
-    result.model_class = cls.__name__
+    if cls is not None:
+        result.model_class = cls.__name__
     return cls, head_kind
 
 
@@ -162,12 +170,17 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         return config, factory.fit_positions(config, needed, overrides)
 
     config, changes = (None, {}) if model_path else stage(result, "build", "fail_to_load", make_config)
+    if request.model_id.startswith(code_model.PREFIX):
+        changes = {}
     if isinstance(changes, str):  # the reducer cannot give the architecture that many positions
         skip(result, changes)
     record_size(result, source, config, size, pretrained)
 
     def build():
-        if model_path:
+        if model_path and request.kind_params.trust_remote_code:
+            model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype,
+                                        trust_remote_code=True).eval()
+        elif model_path:
             model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype).eval()
         elif pretrained:
             model = cls.from_pretrained(source.snapshot_dir, config=config, local_files_only=True,
@@ -181,7 +194,13 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         varies = any(k not in other or tuple(v.shape) != tuple(other[k].shape) for k, v in inputs.items())
         return model, _cast_inputs(inputs, dtype), varies
 
+    if request.model_id.startswith(code_model.PREFIX):
+        build = _code_build(request, result, dtype, batch, seq_len, seed)
+        config = None
     model, cpu_inputs, varies = stage(result, "build", "fail_to_load", build)
+    if request.model_id.startswith(code_model.PREFIX):
+        cls, head_kind = type(model), code_model.registered_head(model_type, type(model))[1]
+        result.model_class = cls.__name__
     if not varies and seq_len != DEFAULT_SEQ_LEN:
         main = next((k for k in cpu_inputs if k in _INPUT_WORDS), next(iter(cpu_inputs), "its"))
         skip(result, f"seq_len does not apply to {_INPUT_WORDS.get(main, main)} inputs "
@@ -208,11 +227,45 @@ class Source:
         self.snapshot_dir = snapshot_dir
 
 
+def _code_build(request: TestRequest, result: Result, dtype: Any, batch: int, seq_len: int,
+                seed: int) -> Callable[[], Any]:
+    """The build step of a code model (code_model.py): its file checked against the id's hash
+    (a file edited since planning is another model: fail_to_load), built, inputs made unless
+    the code gave its own."""
+    spec = request.model_path
+    path, _ = code_model.split_spec(spec)
+
+    def build():
+        digest = code_model.file_sha256(path)
+        result.metrics["code_files"] = [{"path": path, "sha256": digest}]
+        planned = request.model_id.rpartition("@")[2]
+        if not digest.startswith(planned):
+            raise RuntimeError(f"model code {path} changed since it was planned as {request.model_id} "
+                               f"(its SHA-256 is now {digest[:code_model.ID_HASH_CHARS]}): plan it again")
+        model, inputs, _ = code_model.build(spec, seed)
+        model = model.to(dtype=dtype).eval()
+        if inputs is None:
+            config = getattr(model, "config", None)
+            kind = code_model.registered_head(request.model_type, type(model))[1]
+            inputs = make_inputs(model, config, kind, batch, seq_len, seed, None)
+            other = make_inputs(model, config, kind, batch, seq_len + 1, seed, None)
+            varies = any(k not in other or tuple(v.shape) != tuple(other[k].shape) for k, v in inputs.items())
+        else:
+            varies = True  # the code's own inputs: seq_len is the code's business
+        return model, _cast_inputs(inputs, dtype), varies
+
+    return build
+
+
 def model_source(request: TestRequest, result: Result, pretrained: bool) -> Source:
     """Metrics model_source (and for Hub models hub_repo_id, hub_commit, config_hash); for a
     `hub:` model its config through huggingface_hub (stage import, fail_to_load with the
     reason: missing repo, gated repo, no network) and, with `pretrained`, its weights (else
     skipped with the reason)."""
+    if request.model_id.startswith(code_model.PREFIX):
+        result.metrics.update(model_source="code", reduced=0,
+                              reduction="the team's own code, as its function builds it")
+        return Source()
     if request.model_path:
         result.metrics["model_source"] = "ckpt"
         path = os.path.join(request.model_path, "config.json")
@@ -252,6 +305,8 @@ def model_source(request: TestRequest, result: Result, pretrained: bool) -> Sour
 
 def record_size(result: Result, source: Source, config: Any, size: str, pretrained: bool) -> None:
     """Metrics reduced (1 or 0) and reduction (how, in words)."""
+    if result.metrics.get("model_source") == "code":
+        return  # model_source said it
     if config is None:  # a local checkpoint, as stored
         result.metrics.update(reduced=0, reduction="checkpoint as stored (its own weights)")
     elif pretrained:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .. import accuracy, compiler, lowering
+from .. import accuracy, code_model, compiler, lowering
 from ..measure import steady_state
 from ..request import TestRequest
 from ..result import Result
@@ -95,6 +95,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     if not accuracy.repeatable(first, again, built.dtype, "forward"):
         accuracy.not_comparable(result, first, again)
         return
+    _baseline_reference(test, built, outputs)
     _compare(test, built, outputs, eager_outputs)
 
 
@@ -190,6 +191,34 @@ def _export(test: ModelTest, built: Built) -> None:
     _compare(test, exported, outputs, eager_outputs)
     if lowered.detail and result.status == "pass":
         result.set_status("pass", lowered.detail)
+
+
+def _baseline_reference(test: ModelTest, built: Built, outputs: Any) -> None:
+    """A code model's output against its baseline's reference (baseline_*): the stock class
+    transformers registers for its architecture (code_model.stock_class), built from the
+    variant's config with the variant's weights, on the same inputs, CPU float64. Never
+    fails the test: a stock model that cannot be had says why in baseline_ref_class."""
+    if not test.request.model_id.startswith(code_model.PREFIX):
+        return
+    result = test.result
+    try:
+        stock = code_model.stock_class(test.request.model_type, type(built.model))
+        if stock is None:
+            result.metrics["baseline_ref_class"] = "none: no stock class registered for its type"
+            return
+        variant = cpu_copy(built.model, torch.float64)
+        with torch.device("cpu"):
+            ref = stock(copy.deepcopy(variant.config)).to(torch.float64).eval()
+        ref.load_state_dict(variant.state_dict())
+        with torch.inference_mode():
+            value = accuracy.as_vector(ref(**reference_inputs(built.cpu_inputs, torch.float64)))
+        if value.numel() != outputs.numel():
+            raise ValueError(f"{value.numel()} values against the variant's {outputs.numel()}")
+        result.metrics.update(baseline_ref_class=stock.__name__,
+                              baseline_max_abs_err=float((outputs - value).abs().max()) if value.numel() else 0.0,
+                              baseline_cosine=accuracy.cosine(outputs, value))
+    except Exception as exc:  # the comparison is extra information; the test's own verdict stands
+        result.metrics["baseline_ref_class"] = f"failed: {type(exc).__name__}: {exc}"[:300]
 
 
 def _compare(test: ModelTest, built: Built, outputs: Any, eager_outputs: Any) -> None:

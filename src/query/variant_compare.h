@@ -1,0 +1,92 @@
+// `compatlab compare`: a variant against its baseline, test by test (doc/compare.md).
+// Each side is a selector: a model id, a sweep or stack versions, or several of them
+// ("model=code:attn.build@0123abcd,sweep=ID"). The runs of the two sides are paired and
+// compared by diff's own code (query/diff.h, DiffRuns: pairing by key, current run per key,
+// the per-field change rule), so that compare and diff never disagree on what is a change;
+// when a side selects a model, tests pair across models: by everything but the model.
+#ifndef COMPATLAB_QUERY_VARIANT_COMPARE_H_
+#define COMPATLAB_QUERY_VARIANT_COMPARE_H_
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/records.h"
+#include "nlohmann/json.hpp"
+#include "query/diff.h"
+
+namespace compatlab {
+
+// One side of a compare: diff's side (sweep, torch, transformers) and a model id.
+struct CompareSide {
+  DiffSide runs;
+  std::string model_id;  // exact; "" = every model
+
+  // "model=hf:llama,sweep=ID": the set members.
+  std::string Describe() const;
+};
+
+// "hf:llama", "code:NAME@HASH", "hub:...", "ckpt:..." (a model id), a sweep id, or
+// comma-separated key=value pairs with the keys of ParseDiffSide and model.
+// InvalidArgument as ParseDiffSide, or for model given twice.
+absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text);
+
+// The key a test pairs by when the sides are different models: its test id with the
+// model (id, type, class, path) and the model's loading settings (trust_remote_code)
+// left out. Same shape, target, mode, kind, dtype and kind parameters: same key.
+std::string CrossModelKey(const TestSpec& spec);
+
+// One paired test: its current run on each side and diff's changes between them.
+struct ComparedTest {
+  RunRecord base;
+  RunRecord head;
+  std::vector<Change> changes;  // from DiffRuns; indices refer to the report's runs
+};
+
+struct VariantReport {
+  std::string base_name;
+  std::string head_name;
+  bool cross_model = false;         // paired by CrossModelKey, not test_id
+  std::vector<ComparedTest> tests;  // by key
+  std::vector<RunRecord> only_in_base;
+  std::vector<RunRecord> only_in_head;
+  int64_t regressions = 0;  // diff's count over the paired tests
+};
+
+// Pairs `base_runs` with `head_runs` through DiffRuns (by CrossModelKey when
+// `cross_model`, else by test_id) and keeps each pair's figures and changes.
+VariantReport CompareVariant(std::vector<RunRecord> base_runs, std::vector<RunRecord> head_runs,
+                             bool cross_model, const DiffThresholds& thresholds = {});
+
+// head / base of two positive figures; nullopt when either is missing or not positive.
+std::optional<double> Ratio(std::optional<double> base, std::optional<double> head);
+
+// The report for people: one table of every paired test (statuses, the head's accuracy
+// against its own reference and, for a code model, against its baseline's reference
+// (baseline_max_abs_err / baseline_cosine), prepare and steady ratios head/base, tokens/s, graph
+// breaks, fallback ops, memory, diff's changes), the unpaired tests, one summary line.
+std::string FormatVariantReport(const VariantReport& report);
+// The same as one JSON object (doc/compare.md): `compare --format json` (text ending in
+// '\n') and serve's /api/compare.
+nlohmann::ordered_json VariantReportToJson(const VariantReport& report);
+std::string VariantReportJson(const VariantReport& report);
+
+struct VariantCompareOptions {
+  std::filesystem::path db;
+  std::string base;  // a selector (ParseCompareSide)
+  std::string head;
+  bool json = false;
+  DiffThresholds thresholds;
+};
+
+// Reads both sides from the store and reports. Errors: InvalidArgument for a bad
+// selector, an unknown sweep or a side without runs; FailedPrecondition when the store
+// cannot be opened; Internal when it cannot be read.
+absl::StatusOr<std::string> RunVariantCompare(const VariantCompareOptions& options);
+
+}  // namespace compatlab
+
+#endif  // COMPATLAB_QUERY_VARIANT_COMPARE_H_

@@ -1,0 +1,133 @@
+#include "query/variant_compare.h"
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "store/testing.h"
+
+namespace compatlab {
+namespace {
+
+using test::MakeRun;
+using test::MakeSpec;
+
+// A passing run of `model_id` (type llama) in `mode` with figures.
+RunRecord Measured(const std::string& model_id, const std::string& mode, double steady,
+                   double prepare) {
+  TestSpec spec = MakeSpec("llama");
+  spec.model_id = model_id;
+  spec.mode = mode;
+  if (mode == "compile") spec.backend = "aot_eager";
+  if (model_id.starts_with("code:")) {
+    spec.model_class = "LlamaForCausalLM";
+    spec.model_path = "/m/attn.py:build";
+  }
+  RunRecord run = MakeRun("s1", spec);
+  run.run_id = model_id + "-" + mode;
+  run.cpu_model = "cpu-A";
+  run.result.steady_median_s = steady;
+  run.result.steady_p90_s = steady * 1.01;
+  run.result.prepare_s = prepare;
+  run.result.tokens_per_s = 32 / steady;
+  run.result.acc_max_abs_err = 1e-6;
+  run.result.acc_cosine = 1.0;
+  run.result.graph_breaks = 0;
+  run.result.fallback_ops = "{}";
+  run.result.host_mem_bytes = int64_t{100} << 20;
+  return run;
+}
+
+TEST(ParseCompareSideTest, TakesModelIdsSweepsStacksAndCombinations) {
+  absl::StatusOr<CompareSide> model = ParseCompareSide("code:attn.build@0123456789abcdef");
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->model_id, "code:attn.build@0123456789abcdef");
+  EXPECT_TRUE(model->runs.sweep_id.empty());
+  absl::StatusOr<CompareSide> sweep = ParseCompareSide("abc123");
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->runs.sweep_id, "abc123");
+  absl::StatusOr<CompareSide> both = ParseCompareSide("model=hf:llama,torch=2.13.0+cpu");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->model_id, "hf:llama");
+  EXPECT_EQ(both->runs.torch_version, "2.13.0+cpu");
+  EXPECT_EQ(both->Describe(), "model=hf:llama,torch=2.13.0+cpu");
+  EXPECT_FALSE(ParseCompareSide("model=a,model=b").ok());
+  EXPECT_FALSE(ParseCompareSide("model=").ok());
+  EXPECT_FALSE(ParseCompareSide("color=red").ok());
+  EXPECT_FALSE(ParseCompareSide("").ok());
+}
+
+TEST(CrossModelKeyTest, IgnoresTheModelButNotTheTest) {
+  TestSpec a = MakeSpec("llama");
+  TestSpec b = a;
+  b.model_id = "code:attn.build@0123456789abcdef";
+  b.model_class = "MyLlama";
+  b.model_path = "/m/attn.py:build";
+  EXPECT_EQ(CrossModelKey(a), CrossModelKey(b));
+  EXPECT_NE(a.TestId(), b.TestId());
+  TestSpec c = b;
+  c.mode = "compile";
+  EXPECT_NE(CrossModelKey(a), CrossModelKey(c));
+  TestSpec d = b;
+  d.seq_len = 64;
+  EXPECT_NE(CrossModelKey(a), CrossModelKey(d));
+}
+
+TEST(CompareVariantTest, PairsAcrossModelsAndUsesDiffsChanges) {
+  std::vector<RunRecord> base = {Measured("hf:llama", "eager", 0.010, 0.5),
+                                 Measured("hf:llama", "compile", 0.010, 2.0)};
+  // The variant: as fast in eager, twice as slow compiled (a regression diff reports).
+  std::vector<RunRecord> head = {
+      Measured("code:attn.build@0123456789abcdef", "eager", 0.010, 0.5),
+      Measured("code:attn.build@0123456789abcdef", "compile", 0.020, 2.0)};
+  VariantReport report = CompareVariant(base, head, /*cross_model=*/true);
+  ASSERT_EQ(report.tests.size(), 2u);
+  EXPECT_TRUE(report.only_in_base.empty());
+  EXPECT_TRUE(report.only_in_head.empty());
+  EXPECT_EQ(report.regressions, 1);
+  int slower = 0;
+  for (const ComparedTest& t : report.tests) {
+    EXPECT_EQ(t.base.spec.mode, t.head.spec.mode);
+    for (const Change& c : t.changes) slower += c.kind == ChangeKind::kSlowerSteady;
+  }
+  EXPECT_EQ(slower, 1);
+  // Paired by test_id instead, the two models share no test.
+  VariantReport same_model = CompareVariant(base, head, /*cross_model=*/false);
+  EXPECT_TRUE(same_model.tests.empty());
+  EXPECT_EQ(same_model.only_in_base.size(), 2u);
+  EXPECT_EQ(same_model.only_in_head.size(), 2u);
+}
+
+TEST(CompareVariantTest, ReportsRatiosInTextAndJson) {
+  std::vector<RunRecord> base = {Measured("hf:llama", "eager", 0.010, 0.5)};
+  std::vector<RunRecord> head = {Measured("code:attn.build@0123456789abcdef", "eager", 0.015, 1.0)};
+  head[0].result.status = TestStatus::kFailAccuracy;
+  head[0].result.baseline_max_abs_err = 0.125;
+  head[0].result.baseline_cosine = 0.5;
+  VariantReport report = CompareVariant(base, head, true);
+  report.base_name = "model=hf:llama";
+  report.head_name = "model=code:attn.build@0123456789abcdef";
+  const std::string text = FormatVariantReport(report);
+  EXPECT_NE(text.find("pass->fail_accuracy"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.50x"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.00x"), std::string::npos) << text;
+  EXPECT_NE(text.find("newly failing"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.25e-01 / 0.500000"), std::string::npos) << text;
+  EXPECT_NE(text.find("summary: 1 compared"), std::string::npos) << text;
+  nlohmann::json j = nlohmann::json::parse(VariantReportJson(report));
+  ASSERT_EQ(j["tests"].size(), 1u);
+  EXPECT_DOUBLE_EQ(j["tests"][0]["steady_ratio"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["tests"][0]["prepare_ratio"].get<double>(), 2.0);
+  EXPECT_EQ(j["tests"][0]["base"]["status"], "pass");
+  EXPECT_EQ(j["tests"][0]["head"]["status"], "fail_accuracy");
+  EXPECT_EQ(j["tests"][0]["changes"][0]["kind"], "newly failing");
+  EXPECT_EQ(j["regressions"], 1);
+  EXPECT_DOUBLE_EQ(j["tests"][0]["head"]["baseline_cosine"].get<double>(), 0.5);
+}
+
+TEST(RatioTest, NeedsTwoPositiveFigures) {
+  EXPECT_EQ(Ratio(2.0, 3.0), 1.5);
+  EXPECT_EQ(Ratio(std::nullopt, 3.0), std::nullopt);
+  EXPECT_EQ(Ratio(0.0, 3.0), std::nullopt);
+}
+
+}  // namespace
+}  // namespace compatlab
