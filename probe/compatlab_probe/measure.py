@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -19,24 +21,78 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.perf_counter() - start
 
 
+# The steady phase repeats until the median's 95 % confidence interval spans at most
+# CI_REL_WIDTH of the median (doc/probe.md, "Steady state"), or the request's max_time_s
+# budget has passed, or MAX_ITERS calls were timed; always after min_iters and min_time_s.
+CI_CONFIDENCE_Z = 1.96   # 95 %, normal approximation of the binomial
+CI_REL_WIDTH = 0.05      # (high - low) / median
+MAX_ITERS = 100_000
+
+
+def median_ci(times: list[float]) -> tuple[float, float]:
+    """The distribution-free 95 % confidence interval of the median of `times` (non-empty):
+    the order statistics x_(j) and x_(k) (1-based, sorted) with
+    j = floor((n - 1.96 sqrt(n)) / 2) and k = ceil(1 + (n + 1.96 sqrt(n)) / 2), clamped to
+    1..n (Conover, Practical Nonparametric Statistics, the binomial interval of the median).
+    Below 6 values it is (min, max), whose coverage is 1 - 2 / 2^n."""
+    xs = sorted(times)
+    n = len(xs)
+    half = CI_CONFIDENCE_Z * math.sqrt(n)
+    j = max(1, math.floor((n - half) / 2))
+    k = min(n, math.ceil(1 + (n + half) / 2))
+    return xs[j - 1], xs[k - 1]
+
+
+def ci_tight(times: list[float]) -> bool:
+    """The interval of `times` spans at most CI_REL_WIDTH of their median."""
+    if len(times) < 6:
+        return False
+    low, high = median_ci(times)
+    median = statistics.median(times)
+    return median > 0 and (high - low) <= CI_REL_WIDTH * median
+
+
+def go_on(times: list[float], params: MeasureSettings, elapsed_s: float) -> bool:
+    """Whether the steady phase times another call (or block): below min_iters or
+    min_time_s; else while the interval is not tight, within max_time_s and MAX_ITERS."""
+    if len(times) < max(1, params.min_iters) or elapsed_s < params.min_time_s:
+        return True
+    return not ci_tight(times) and elapsed_s < params.max_time_s and len(times) < MAX_ITERS
+
+
 def steady_state(fn: Callable[[], Any], params: MeasureSettings,
                  sync: Callable[[], Any] = lambda: None) -> tuple[float, float, int, float]:
-    """Runs `fn` warmup times, then until both min_iters and min_time_s are reached.
+    """Runs `fn` warmup times, then while go_on(): min_iters and min_time_s first, then on
+    until the median's interval is tight or max_time_s has passed.
 
-    Returns (median seconds, p90 seconds, iterations measured, fastest seconds).
+    Returns (median seconds, p90 seconds, iterations measured, fastest seconds); the
+    interval is steady_figures(times)'s.
     """
+    figures = steady_figures(timed_calls(fn, params, sync))
+    return (figures["steady_median_s"], figures["steady_p90_s"], figures["steady_iters"],
+            figures["steady_min_s"])
+
+
+def timed_calls(fn: Callable[[], Any], params: MeasureSettings,
+                sync: Callable[[], Any] = lambda: None) -> list[float]:
+    """The warm-up calls, then the steady calls' seconds (steady_state's rule)."""
     for _ in range(params.warmup):
         fn()
     sync()
-    times = []
+    times: list[float] = []
     begin = time.perf_counter()
-    while len(times) < max(1, params.min_iters) or time.perf_counter() - begin < params.min_time_s:
+    check_at = 0
+    while True:
+        # The interval is sorted out only every so often (a tenth more calls): cheap.
+        if len(times) >= check_at:
+            if not go_on(times, params, time.perf_counter() - begin):
+                break
+            check_at = len(times) + max(1, len(times) // 10)
         start = time.perf_counter()
         fn()
         sync()
         times.append(time.perf_counter() - start)
-    median, p90 = percentiles(times)
-    return median, p90, len(times), min(times)
+    return times
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:
@@ -45,6 +101,154 @@ def percentiles(times: list[float]) -> tuple[float, float]:
     times = sorted(times)
     p90 = times[min(len(times) - 1, max(0, math.ceil(0.9 * len(times)) - 1))]
     return statistics.median(times), p90
+
+
+def steady_figures(times: list[float]) -> dict[str, Any]:
+    """steady_median_s, steady_p90_s, steady_iters, steady_min_s, steady_ci_low_s and
+    steady_ci_high_s of a non-empty list of call seconds."""
+    median, p90 = percentiles(times)
+    low, high = median_ci(times)
+    return {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(times),
+            "steady_min_s": min(times), "steady_ci_low_s": low, "steady_ci_high_s": high}
+
+
+# The noisy rule (doc/results-schema.md, "Noise"): a steady phase is noisy when any holds.
+NOISY_LOAD_PER_CORE = 1.0      # 1-minute load average above the usable cores
+NOISY_CPU_PER_WALL = 0.5       # CPU targets: the test's CPU time below half its wall time
+NOISY_INVOL_PER_S = 100.0      # involuntary context switches per second of the phase
+NOISY_MIN_WALL_S = 0.1         # the CPU-time and switch rules need a phase this long
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except OSError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _procs_running() -> int | None:
+    """Runnable tasks of the whole machine (/proc/stat procs_running), None if unreadable."""
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("procs_running "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _own_running() -> int:
+    """This process's threads in state R (running or runnable)."""
+    count = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"R":
+                    count += 1
+        except (OSError, IndexError):
+            continue
+    return max(1, count)
+
+
+def _other_running() -> int | None:
+    """Runnable tasks other than this process's own threads (at least 0)."""
+    total = _procs_running()
+    return None if total is None else max(0, total - _own_running())
+
+
+def _load1() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+class MachineState:
+    """The machine's state over one measured phase (doc/results-schema.md, "Noise"):
+
+        with MachineState() as state:   # samples at the start and the end
+            ...the phase...
+        state.metrics("steady")         # {steady_load_avg, steady_cpu_per_wall,
+                                        #  steady_invol_switches, steady_procs_running}
+        state.noisy_reasons(cores, threads, on_cpu)   # [] when quiet
+
+    load_avg: the larger 1-minute load average of the two samples; cpu_per_wall: the
+    process's user + system CPU time (every thread, getrusage RUSAGE_SELF) over the phase's
+    wall time; invol_switches: the process's involuntary context switches in the phase;
+    procs_running: the mean over the samples of the machine's runnable tasks other than the
+    test's own threads.
+    """
+
+    def __init__(self) -> None:
+        self.loads: list[float] = []
+        self.others: list[int] = []
+        self.wall_s = 0.0
+        self.cpu_s = 0.0
+        self.invol = 0
+        self._start: tuple[float, Any] | None = None
+
+    def sample(self) -> None:
+        load, others = _load1(), _other_running()
+        if load is not None:
+            self.loads.append(load)
+        if others is not None:
+            self.others.append(others)
+
+    def __enter__(self) -> MachineState:
+        self.sample()
+        self._start = (time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self._start is not None
+        end, usage = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        begin, before = self._start
+        self.wall_s = end - begin
+        self.cpu_s = (usage.ru_utime - before.ru_utime) + (usage.ru_stime - before.ru_stime)
+        self.invol = usage.ru_nivcsw - before.ru_nivcsw
+        self.sample()
+
+    @property
+    def load_avg(self) -> float | None:
+        return max(self.loads) if self.loads else None
+
+    @property
+    def cpu_per_wall(self) -> float | None:
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else None
+
+    @property
+    def procs_running(self) -> float | None:
+        return sum(self.others) / len(self.others) if self.others else None
+
+    def metrics(self, phase: str) -> dict[str, Any]:
+        return {f"{phase}_load_avg": self.load_avg, f"{phase}_cpu_per_wall": self.cpu_per_wall,
+                f"{phase}_invol_switches": self.invol, f"{phase}_procs_running": self.procs_running}
+
+    def noisy_reasons(self, cores: int, threads: int, on_cpu: bool) -> list[str]:
+        """Why the phase is noisy, one phrase per rule that holds (empty: quiet): the load
+        average above `cores`; more other runnable tasks than the cores the test's `threads`
+        leave free; `on_cpu` targets: CPU time below NOISY_CPU_PER_WALL of the wall time;
+        more than NOISY_INVOL_PER_S involuntary switches per second (these two only for a
+        phase of at least NOISY_MIN_WALL_S)."""
+        reasons = []
+        load, others, ratio = self.load_avg, self.procs_running, self.cpu_per_wall
+        if load is not None and load > NOISY_LOAD_PER_CORE * cores:
+            reasons.append(f"load average {load:.2f} > {cores} cores")
+        free = max(0, cores - threads)
+        if others is not None and others > free:
+            reasons.append(f"{others:.1f} other runnable tasks > {free} free cores")
+        long_enough = self.wall_s >= NOISY_MIN_WALL_S  # getrusage counts in clock ticks
+        if on_cpu and long_enough and ratio is not None and ratio < NOISY_CPU_PER_WALL:
+            reasons.append(f"cpu/wall {ratio:.2f} < {NOISY_CPU_PER_WALL}")
+        if long_enough and self.invol / self.wall_s > NOISY_INVOL_PER_S:
+            reasons.append(f"{self.invol / self.wall_s:.0f} involuntary switches/s > {NOISY_INVOL_PER_S:.0f}")
+        return reasons
 
 
 class PeakRss:

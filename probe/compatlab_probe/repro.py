@@ -233,7 +233,9 @@ def _header(request: TestRequest, recorded: Mapping[str, Any], known: Mapping[st
         "#",
         "# Usage:",
         "#   python repro.py           prints `status: ...` and the figures; exit 0 when the recorded",
-        "#                             status (and error type) is reproduced, 1 when not",
+        "#                             status (and error type) is reproduced and, on the recorded",
+        "#                             cpu_model and stack, steady_median_s within its interval",
+        "#                             (else 'figures not comparable here'), 1 when not",
         "#   python repro.py --json    prints the probe's whole result object instead",
         "#   python repro.py --timeout S   deadline in seconds (default: the test's timeout_s; 0 = none)",
         "#",
@@ -258,8 +260,56 @@ import threading
 
 PACKAGE = "@PACKAGE@"
 FIGURES = ("build_s", "prepare_s", "steady_median_s", "steady_p90_s", "steady_iters", "param_count",
-           "host_peak_rss_bytes", "memory_method", "torch_num_threads")
+           "host_peak_rss_bytes", "memory_method", "torch_num_threads", "steady_ci_low_s", "steady_ci_high_s",
+           "noisy", "noisy_reason")
 STACK = ("torch_version", "transformers_version", "python_version")
+# diff's rule (doc/dataset.md, "Diff"): a noisy row's interval widened by NOISY_WIDENING on
+# both sides; a change needs the intervals apart and the medians STEADY_THRESHOLD apart.
+NOISY_WIDENING = 2.0
+STEADY_THRESHOLD = 0.05
+
+
+def _cpu_model():
+    """The 'model name' of /proc/cpuinfo, as compatlab stores it in cpu_model."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _interval(figures):
+    """(low, high) of a steady median: the stored interval, widened when noisy; None without it."""
+    median, low, high = (figures.get(k) for k in ("steady_median_s", "steady_ci_low_s", "steady_ci_high_s"))
+    if median is None or low is None or high is None:
+        return None
+    low, high = min(low, median), max(high, median)
+    if figures.get("noisy"):
+        low, high = low / NOISY_WIDENING, high * NOISY_WIDENING
+    return low, high
+
+
+def _figures_verdict(metrics, stack):
+    """(comparable, same, line): the rerun's steady median against the recorded one by
+    diff's rule when cpu_model and the stack match the recorded row."""
+    here = {"cpu_model": _cpu_model(), **{k: stack.get(k, "") for k in STACK},
+            "stack_versions": stack.get("stack_versions", "")}
+    differs = [k for k, v in here.items() if (RECORDED.get(k) or "") != (v or "")]
+    if differs:
+        return False, True, "figures not comparable here (" + ", ".join(
+            f"{k} {RECORDED.get(k) or '(none)'} recorded, {here[k] or '(none)'} here" for k in differs) + ")"
+    was, now = _interval(RECORDED), _interval(metrics)
+    if was is None or now is None:
+        return False, True, "figures not comparable here (no steady interval on both sides)"
+    base, head = RECORDED["steady_median_s"], metrics["steady_median_s"]
+    apart = (now[0] > was[1] and head > base * (1 + STEADY_THRESHOLD)) or \
+            (now[1] < was[0] and base > head * (1 + STEADY_THRESHOLD))
+    same = not apart and base > 0 and head > 0
+    return True, same, (f"figures: steady_median_s {head:.6g} in [{now[0]:.6g}, {now[1]:.6g}], recorded "
+                        f"{base:.6g} in [{was[0]:.6g}, {was[1]:.6g}]: " + ("within" if same else "apart"))
 
 
 def _report(result, as_json):
@@ -300,6 +350,10 @@ def _report(result, as_json):
     if figures:
         said.append(", ".join(figures))
     print("recorded: " + "; ".join(said))
+    comparable, figures_same, line = _figures_verdict(metrics, stack)
+    print(line)
+    if comparable and not figures_same:
+        same = False
     print(f"reproduced: {'yes' if same else 'no'}")
     return 0 if same else 1
 

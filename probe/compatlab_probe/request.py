@@ -42,11 +42,15 @@ class BadRequest(ValueError):
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """`measure`: warm-up calls, then calls until both min_iters and min_time_s are reached."""
+    """`measure`: warm-up calls, then calls until both min_iters and min_time_s are reached,
+    then on until the median's confidence interval is tight or max_time_s (seconds of the
+    steady phase, --max-measure-s) has passed (doc/probe.md, "Steady state"). A request
+    without max_time_s (the probe's own tests) stops at the minimums: 0 is no extension."""
 
     warmup: int = 3
     min_iters: int = 10
     min_time_s: float = 1.0
+    max_time_s: float = 0.0
 
     def clamped(self, most: Mapping[str, int]) -> MeasureSettings:
         """These settings with each field named in `most` at most that value."""
@@ -260,7 +264,8 @@ class _Fields:
 def _measure(raw: Any) -> MeasureSettings:
     f, d = _Fields(raw, "measure."), MeasureSettings()
     return MeasureSettings(warmup=f.integer("warmup", d.warmup, 0), min_iters=f.integer("min_iters", d.min_iters, 0),
-                           min_time_s=f.number("min_time_s", d.min_time_s))
+                           min_time_s=f.number("min_time_s", d.min_time_s),
+                           max_time_s=f.number("max_time_s", d.max_time_s))
 
 
 def _load_base(raw: Any) -> LoadBase | None:

@@ -47,7 +47,7 @@ def test_an_error_of_the_steady_phase_is_fail_to_run_at_steady(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("steady broke")
 
-    monkeypatch.setattr(forward, "steady_state", broken)
+    monkeypatch.setattr(forward, "timed_calls", broken)
     result = run_kind("forward", "llama")
     assert result["status"] == "fail_to_run" and result["stage"] == "steady"
     assert result["error_type"] == "RuntimeError" and result["error_message"] == "steady broke"

@@ -149,3 +149,33 @@ def test_stored_text_cannot_break_the_script(tmp_path):
         assert char not in text
     names = load(tmp_path, text.encode("utf-8").decode("utf-8"))
     assert names["RECORDED"]["host"] == nasty
+
+
+def test_figures_are_judged_within_their_interval_only_on_the_recorded_cpu_and_stack(tmp_path, capsys):
+    names = load(tmp_path, repro.script(REQUEST, {"status": "pass"}))
+    cpu = names["_cpu_model"]()
+    stack = {"torch_version": "2.13.0+cpu", "transformers_version": "5.23.0", "python_version": "3.11.7"}
+    recorded = {"status": "pass", "cpu_model": cpu, **stack, "stack_versions": "",
+                "steady_median_s": 0.010, "steady_ci_low_s": 0.0099, "steady_ci_high_s": 0.0101, "noisy": 0}
+    names["RECORDED"].clear()
+    names["RECORDED"].update(recorded)
+    report = names["_report"]
+
+    def rerun(median, noisy=0):
+        metrics = {"steady_median_s": median, "steady_ci_low_s": median * 0.99,
+                   "steady_ci_high_s": median * 1.01, "noisy": noisy}
+        code = report({"status": "pass", "metrics": metrics, "stack": dict(stack)}, False)
+        return code, capsys.readouterr().out
+
+    code, out = rerun(0.0100)
+    assert code == 0 and ": within\n" in out and "reproduced: yes" in out
+    code, out = rerun(0.317)  # 30x: apart, even from a noisy rerun's widened interval
+    assert code == 1 and ": apart\n" in out and "reproduced: no" in out
+    code, out = rerun(0.317, noisy=1)
+    assert code == 1 and "reproduced: no" in out
+    code, out = rerun(0.015, noisy=1)  # 1.5x on a loaded machine: within the widened interval
+    assert code == 0 and "reproduced: yes" in out
+    names["RECORDED"]["cpu_model"] = "another cpu"
+    code, out = rerun(0.317)
+    assert code == 0 and "figures not comparable here (cpu_model another cpu recorded" in out
+    assert "reproduced: yes" in out  # status only

@@ -38,6 +38,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;
   r.base.warm = f.warm;
+  r.base.measure.max_time_s = f.max_measure_s.value_or(kDefaultMaxMeasureS);
   r.base.grace_s = flags.grace_s.value_or(2.0);
   r.base.mem_limit_bytes = mem_limit_bytes;
   r.base.mem_limit_method = f.mem_limit_method;
@@ -51,6 +52,10 @@ int RunSweep(const SweepFlags& flags) {
   absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit.value_or("8G"));
   if (!mem_limit.ok()) {
     return Fail(kExitBadInput, absl::StrCat("--mem-limit: ", mem_limit.status().message()));
+  }
+  if (flags.plan.max_measure_s.has_value() &&
+      !(*flags.plan.max_measure_s >= 0 && *flags.plan.max_measure_s <= 86400)) {
+    return Fail(kExitBadInput, "--max-measure-s: expected seconds from 0 to 86400");
   }
   SweepOptions options;
   options.db = flags.db;

@@ -803,6 +803,65 @@ std::vector<FieldDef> MakeResultFields() {
                     "code: models, kind forward: cosine similarity of the variant's output and "
                     "the baseline reference's.",
                     COMPATLAB_MEMBER(result.baseline_cosine))));
+  // Version 11, noise: the machine's state per measured phase, the steady median's
+  // confidence interval, the noisy rule (doc/results-schema.md, "Noise").
+  version = 11;
+  const std::vector<FillRule> first_call = {{all_kinds, all_modes, {}}};
+  add(Metric(Member("prepare_load_avg", "",
+                    "The machine's 1-minute load average around the first call (the larger of "
+                    "its samples at the call's start and end).",
+                    COMPATLAB_MEMBER(result.prepare_load_avg))),
+      first_call);
+  add(Metric(Member("prepare_cpu_per_wall", "",
+                    "The test child's CPU time (user + system, every thread) over the first "
+                    "call's wall time; above 1 with several threads.",
+                    COMPATLAB_MEMBER(result.prepare_cpu_per_wall))),
+      first_call);
+  add(Metric(Member("prepare_invol_switches", "",
+                    "Involuntary context switches of the test child during the first call.",
+                    COMPATLAB_MEMBER(result.prepare_invol_switches))),
+      first_call);
+  add(Metric(Member("prepare_procs_running", "",
+                    "Runnable tasks of the machine other than the test child's threads "
+                    "(/proc/stat procs_running), mean of the first call's samples.",
+                    COMPATLAB_MEMBER(result.prepare_procs_running))),
+      first_call);
+  add(Metric(Member("steady_load_avg", "",
+                    "The machine's 1-minute load average around the steady phase (the larger "
+                    "of its samples at the phase's start and end).",
+                    COMPATLAB_MEMBER(result.steady_load_avg))),
+      every_pass);
+  add(Metric(Member("steady_cpu_per_wall", "",
+                    "The test child's CPU time (user + system, every thread) over the steady "
+                    "phase's wall time; above 1 with several threads.",
+                    COMPATLAB_MEMBER(result.steady_cpu_per_wall))),
+      every_pass);
+  add(Metric(Member("steady_invol_switches", "",
+                    "Involuntary context switches of the test child during the steady phase.",
+                    COMPATLAB_MEMBER(result.steady_invol_switches))),
+      every_pass);
+  add(Metric(Member("steady_procs_running", "",
+                    "Runnable tasks of the machine other than the test child's threads "
+                    "(/proc/stat procs_running), mean of the steady phase's samples.",
+                    COMPATLAB_MEMBER(result.steady_procs_running))),
+      every_pass);
+  add(Metric(Member("steady_ci_low_s", kSeconds,
+                    "Low end of the 95% confidence interval of steady_median_s (order "
+                    "statistics, distribution-free), as measured; diff widens it when noisy.",
+                    COMPATLAB_MEMBER(result.steady_ci_low_s))),
+      steady);
+  add(Metric(Member("steady_ci_high_s", kSeconds,
+                    "High end of the 95% confidence interval of steady_median_s, as measured.",
+                    COMPATLAB_MEMBER(result.steady_ci_high_s))),
+      steady);
+  add(Metric(Member("noisy", "",
+                    "1 when the noisy rule held in the steady phase (load average above the "
+                    "cores, other runnable tasks beyond the free cores, CPU time below half "
+                    "the wall time on a CPU target, over 100 involuntary switches/s), else 0.",
+                    COMPATLAB_MEMBER(result.noisy))),
+      every_pass);
+  add(Metric(Member("noisy_reason", "", "Which noisy rules held, in words; empty when quiet.",
+                    COMPATLAB_MEMBER(result.noisy_reason))));
   return fields;
 }
 

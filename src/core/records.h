@@ -258,6 +258,21 @@ struct RunResult {
   std::string baseline_ref_class;
   std::optional<double> baseline_max_abs_err;
   std::optional<double> baseline_cosine;
+  // --- Schema version 11: noise (doc/results-schema.md, "Noise"). ---
+  // The machine's state over the first call (prepare_*) and the steady phase (steady_*).
+  std::optional<double> prepare_load_avg;         // 1-minute load average, the larger sample
+  std::optional<double> prepare_cpu_per_wall;     // the child's CPU time / wall time
+  std::optional<int64_t> prepare_invol_switches;  // involuntary context switches
+  std::optional<double> prepare_procs_running;    // other runnable tasks, mean of samples
+  std::optional<double> steady_load_avg;
+  std::optional<double> steady_cpu_per_wall;
+  std::optional<int64_t> steady_invol_switches;
+  std::optional<double> steady_procs_running;
+  // The steady median's 95% confidence interval (order statistics), as measured.
+  std::optional<double> steady_ci_low_s;
+  std::optional<double> steady_ci_high_s;
+  std::optional<int64_t> noisy;  // 1: the noisy rule held in the steady phase
+  std::string noisy_reason;      // which rules held, in words
 };
 
 // One stored row: a test, where and when it ran, and what happened.

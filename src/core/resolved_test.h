@@ -14,11 +14,19 @@
 
 namespace compatlab {
 
-// Steady-state measurement rule passed to the probe.
+// --max-measure-s's default: the steady phase's budget in seconds (doc/probe.md,
+// "Steady state"); chosen so that `make sweep` keeps its time.
+inline constexpr double kDefaultMaxMeasureS = 2.0;
+
+// Steady-state measurement rule passed to the probe: warmup calls, then at
+// least min_iters calls and min_time_s seconds, then on until the median's
+// confidence interval is tight or max_time_s seconds of the steady phase have
+// passed (--max-measure-s; doc/probe.md, "Steady state"; 0: no extension).
 struct MeasureOptions {
   int warmup = 3;
   int min_iters = 10;
   double min_time_s = 1.0;
+  double max_time_s = kDefaultMaxMeasureS;
 
   bool operator==(const MeasureOptions&) const = default;
 };

@@ -1,6 +1,7 @@
 #include "query/diff.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -15,7 +16,8 @@ namespace {
 constexpr ChangeKind kAllKinds[] = {
     ChangeKind::kNewlyFailing,     ChangeKind::kNewlyPassing, ChangeKind::kStatusChanged,
     ChangeKind::kSignatureChanged, ChangeKind::kSlowerSteady, ChangeKind::kSlowerPrepare,
-    ChangeKind::kMoreMemory,       ChangeKind::kDifferentCpu, ChangeKind::kDifferentStack,
+    ChangeKind::kMoreMemory,       ChangeKind::kFasterSteady, ChangeKind::kFasterPrepare,
+    ChangeKind::kLessMemory,       ChangeKind::kDifferentCpu, ChangeKind::kDifferentStack,
     ChangeKind::kOnlyInBase,       ChangeKind::kOnlyInHead,
 };
 
@@ -41,34 +43,68 @@ std::string Figure(double value, bool bytes) {
   return fmt::format("{:.3f} s", value);
 }
 
-// A Change when `head` regressed against `base` by more than `threshold`
-// and more than both spreads.
-std::optional<Change> MetricRegression(ChangeKind kind, std::optional<double> base,
-                                       std::optional<double> head, double threshold,
-                                       double base_spread, double head_spread, bool bytes) {
-  if (!base || !head || *base <= 0) return std::nullopt;
+// A memory Change (more or less) when `head` differs from `base` by more than
+// `threshold` and more than `floor`.
+std::optional<Change> MemoryChange(std::optional<double> base, std::optional<double> head,
+                                   double threshold, double floor) {
+  if (!base || !head || *base <= 0 || *head <= 0) return std::nullopt;
   const double delta = *head - *base;
-  if (*head <= *base * (1.0 + threshold)) return std::nullopt;
-  if (delta <= base_spread || delta <= head_spread) return std::nullopt;
-  Change change;
-  change.kind = kind;
-  change.detail = fmt::format("+{:.1f}% ({} -> {}, threshold +{:.0f}%", 100.0 * delta / *base,
-                              Figure(*base, bytes), Figure(*head, bytes), 100.0 * threshold);
-  if (base_spread > 0 || head_spread > 0) {
-    change.detail +=
-        fmt::format(", spread {} / {}", Figure(base_spread, bytes), Figure(head_spread, bytes));
+  if (std::abs(delta) <= floor) return std::nullopt;
+  ChangeKind kind;
+  if (*head > *base * (1.0 + threshold)) {
+    kind = ChangeKind::kMoreMemory;
+  } else if (*base > *head * (1.0 + threshold)) {
+    kind = ChangeKind::kLessMemory;
+  } else {
+    return std::nullopt;
   }
-  change.detail += ")";
-  return change;
+  return Change{kind, -1, -1,
+                fmt::format("{:+.1f}% ({} -> {}, threshold {:.0f}%)", 100.0 * delta / *base,
+                            Figure(*base, true), Figure(*head, true), 100.0 * threshold)};
+}
+
+std::string IntervalText(const TimingInterval& i, bool noisy) {
+  return fmt::format("[{}, {}]{}", Figure(i.low, false), Figure(i.high, false),
+                     noisy ? " noisy" : "");
+}
+
+// The Change of two intervals apart (TimingChange), with their figures.
+std::optional<Change> TimingChangeOf(TimingChange change, ChangeKind slower, ChangeKind faster,
+                                     double base, double head, const TimingInterval& bi,
+                                     const TimingInterval& hi, bool base_noisy, bool head_noisy) {
+  if (change == TimingChange::kNone) return std::nullopt;
+  return Change{change == TimingChange::kSlower ? slower : faster, -1, -1,
+                fmt::format("{:+.1f}% ({} -> {}; intervals {} / {})", 100.0 * (head - base) / base,
+                            Figure(base, false), Figure(head, false), IntervalText(bi, base_noisy),
+                            IntervalText(hi, head_noisy))};
+}
+
+bool Noisy(const RunResult& r) { return r.noisy.value_or(0) != 0; }
+
+TimingInterval Widened(TimingInterval i, bool noisy) {
+  if (noisy) {
+    i.low /= kNoisyWidening;
+    i.high *= kNoisyWidening;
+  }
+  return i;
+}
+
+// Two intervals apart and their figures beyond `min_relative`.
+TimingChange IntervalsApart(double base, double head, const TimingInterval& bi,
+                            const TimingInterval& hi, double min_relative) {
+  if (base <= 0 || head <= 0) return TimingChange::kNone;
+  if (hi.low > bi.high && head > base * (1.0 + min_relative)) return TimingChange::kSlower;
+  if (hi.high < bi.low && base > head * (1.0 + min_relative)) return TimingChange::kFaster;
+  return TimingChange::kNone;
+}
+
+std::optional<TimingInterval> PrepareInterval(const RunResult& r) {
+  if (!r.prepare_s) return std::nullopt;
+  return Widened({*r.prepare_s, *r.prepare_s}, Noisy(r));
 }
 
 // Below this, a change of host_mem_bytes is not compared (doc/dataset.md, "diff").
 constexpr double kMemoryFloorBytes = 4.0 * 1024 * 1024;
-
-double SteadySpread(const RunResult& r) {
-  if (!r.steady_median_s || !r.steady_p90_s) return 0;
-  return std::max(0.0, *r.steady_p90_s - *r.steady_median_s);
-}
 
 // The changes between two runs of one test.
 std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
@@ -116,28 +152,53 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
   if (b != h) return changes;
   const RunResult& br = base.result;
   const RunResult& hr = head.result;
-  if (auto c = MetricRegression(ChangeKind::kSlowerSteady, br.steady_median_s, hr.steady_median_s,
-                                thresholds.steady, SteadySpread(br), SteadySpread(hr), false)) {
-    changes.push_back(*std::move(c));
+  if (auto bi = SteadyInterval(br), hi = SteadyInterval(hr); bi && hi) {
+    if (auto c = TimingChangeOf(SteadyChange(br, hr, thresholds.steady), ChangeKind::kSlowerSteady,
+                                ChangeKind::kFasterSteady, *br.steady_median_s, *hr.steady_median_s,
+                                *bi, *hi, Noisy(br), Noisy(hr))) {
+      changes.push_back(*std::move(c));
+    }
   }
-  if (auto c = MetricRegression(ChangeKind::kSlowerPrepare, br.prepare_s, hr.prepare_s,
-                                thresholds.prepare, 0, 0, false)) {
-    changes.push_back(*std::move(c));
+  if (auto bi = PrepareInterval(br), hi = PrepareInterval(hr); bi && hi) {
+    const TimingChange change =
+        IntervalsApart(*br.prepare_s, *hr.prepare_s, *bi, *hi, thresholds.prepare);
+    if (auto c = TimingChangeOf(change, ChangeKind::kSlowerPrepare, ChangeKind::kFasterPrepare,
+                                *br.prepare_s, *hr.prepare_s, *bi, *hi, Noisy(br), Noisy(hr))) {
+      changes.push_back(*std::move(c));
+    }
   }
   // The test's own memory when both sides measured it (schema 6), else the process peak; a
-  // change within kMemoryFloorBytes is page and allocator noise, never a regression.
+  // change within kMemoryFloorBytes is page and allocator noise, never a change.
   const bool own = br.host_mem_bytes.has_value() && hr.host_mem_bytes.has_value();
-  const double floor = own ? kMemoryFloorBytes : 0;
-  if (auto c = MetricRegression(ChangeKind::kMoreMemory,
-                                AsDouble(own ? br.host_mem_bytes : br.host_peak_rss_bytes),
-                                AsDouble(own ? hr.host_mem_bytes : hr.host_peak_rss_bytes),
-                                thresholds.memory, floor, floor, true)) {
+  if (auto c = MemoryChange(AsDouble(own ? br.host_mem_bytes : br.host_peak_rss_bytes),
+                            AsDouble(own ? hr.host_mem_bytes : hr.host_peak_rss_bytes),
+                            thresholds.memory, own ? kMemoryFloorBytes : 0)) {
     changes.push_back(*std::move(c));
   }
   return changes;
 }
 
 }  // namespace
+
+std::optional<TimingInterval> SteadyInterval(const RunResult& r) {
+  if (!r.steady_median_s) return std::nullopt;
+  const double median = *r.steady_median_s;
+  TimingInterval i{median, median};
+  if (r.steady_ci_low_s && r.steady_ci_high_s) {
+    i = {std::min(median, *r.steady_ci_low_s), std::max(median, *r.steady_ci_high_s)};
+  } else if (r.steady_p90_s) {  // a row before schema 11
+    const double spread = std::max(0.0, *r.steady_p90_s - median);
+    i = {median - spread, median + spread};
+  }
+  return Widened(i, Noisy(r));
+}
+
+TimingChange SteadyChange(const RunResult& base, const RunResult& head, double min_relative) {
+  const std::optional<TimingInterval> bi = SteadyInterval(base);
+  const std::optional<TimingInterval> hi = SteadyInterval(head);
+  if (!bi || !hi) return TimingChange::kNone;
+  return IntervalsApart(*base.steady_median_s, *head.steady_median_s, *bi, *hi, min_relative);
+}
 
 std::string DiffSide::Describe() const {
   std::vector<std::string> parts;
@@ -209,6 +270,12 @@ std::string_view ChangeKindName(ChangeKind kind) {
       return "slower prepare";
     case ChangeKind::kMoreMemory:
       return "more memory";
+    case ChangeKind::kFasterSteady:
+      return "faster steady";
+    case ChangeKind::kFasterPrepare:
+      return "faster prepare";
+    case ChangeKind::kLessMemory:
+      return "less memory";
     case ChangeKind::kDifferentCpu:
       return "different cpu";
     case ChangeKind::kDifferentStack:
@@ -224,6 +291,16 @@ std::string_view ChangeKindName(ChangeKind kind) {
 bool IsRegression(ChangeKind kind) {
   return kind == ChangeKind::kNewlyFailing || kind == ChangeKind::kSlowerSteady ||
          kind == ChangeKind::kSlowerPrepare || kind == ChangeKind::kMoreMemory;
+}
+
+bool IsImprovement(ChangeKind kind) {
+  return kind == ChangeKind::kNewlyPassing || kind == ChangeKind::kFasterSteady ||
+         kind == ChangeKind::kFasterPrepare || kind == ChangeKind::kLessMemory;
+}
+
+int64_t DiffReport::Improvements() const {
+  return std::count_if(changes.begin(), changes.end(),
+                       [](const Change& c) { return IsImprovement(c.kind); });
 }
 
 int64_t DiffReport::Count(ChangeKind kind) const {
@@ -300,15 +377,17 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
                     Truncate(change->detail, 100)});
     }
     out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),
-                       IsRegression(kind) ? ", regression" : "");
+                       IsRegression(kind)    ? ", regression"
+                       : IsImprovement(kind) ? ", improvement"
+                                             : "");
     out += table.Render();
   }
   std::string counts;
   for (ChangeKind kind : kAllKinds) {
     counts += fmt::format(", {} {}", report.Count(kind), ChangeKindName(kind));
   }
-  out += fmt::format("\nsummary: {} compared{}; {} regressions\n", report.compared, counts,
-                     report.Regressions());
+  out += fmt::format("\nsummary: {} compared{}; {} regressions, {} improvements\n", report.compared,
+                     counts, report.Regressions(), report.Improvements());
   return out;
 }
 

@@ -5,6 +5,7 @@
 #define COMPATLAB_QUERY_DIFF_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,8 @@ struct DiffSide {
 // nothing at all.
 absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text);
 
-// Relative increases that count as a regression (0.05 = +5%).
+// Relative differences of the medians a change needs beyond its intervals'
+// non-overlap (0.05 = 5%).
 struct DiffThresholds {
   double steady = 0.05;   // steady_median_s
   double prepare = 0.10;  // prepare_s
@@ -47,18 +49,45 @@ enum class ChangeKind {
   kNewlyPassing,      // anything else in base, pass in head
   kStatusChanged,     // one status other than pass to another
   kSignatureChanged,  // the same failing status, another error signature
-  kSlowerSteady,      // steady_median_s beyond threshold and spread (a regression)
-  kSlowerPrepare,     // prepare_s beyond threshold (a regression)
-  kMoreMemory,        // host_peak_rss_bytes beyond threshold (a regression)
+  kSlowerSteady,      // steady intervals apart, head slower (a regression)
+  kSlowerPrepare,     // prepare_s intervals apart, head slower (a regression)
+  kMoreMemory,        // host memory beyond threshold (a regression)
+  kFasterSteady,      // steady intervals apart, head faster (an improvement)
+  kFasterPrepare,     // prepare_s intervals apart, head faster (an improvement)
+  kLessMemory,        // host memory below threshold (an improvement)
   kDifferentCpu,      // cpu_model differs: timings and memory not compared
   kDifferentStack,    // stack_versions differ (mode export): timings and memory not compared
   kOnlyInBase,        // no run of the test in head
   kOnlyInHead,        // no run of the test in base
 };
 
+// Where a timing lies (doc/dataset.md, "Diff"): for steady_median_s its
+// stored 95% confidence interval (rows before schema 11: median -/+ the
+// p90-median spread); for prepare_s the figure itself. A noisy row's interval
+// is widened by kNoisyWidening on both sides (low / k, high * k), never dropped.
+struct TimingInterval {
+  double low = 0;
+  double high = 0;
+};
+inline constexpr double kNoisyWidening = 2.0;
+
+// The interval of a row's steady_median_s, widened when the row is noisy;
+// nullopt when the row has no steady figure.
+std::optional<TimingInterval> SteadyInterval(const RunResult& r);
+
+enum class TimingChange { kNone, kSlower, kFaster };
+
+// Diff's one rule for "is this a change" of steady time, for every caller
+// (diff, compare): kSlower when head's interval lies wholly above base's and
+// head's median exceeds base's by more than `min_relative`; kFaster the other
+// way round; else (overlap, a figure missing) kNone.
+TimingChange SteadyChange(const RunResult& base, const RunResult& head, double min_relative = 0.05);
+
 // "newly failing", "newly passing", ...: the section titles of the report.
 std::string_view ChangeKindName(ChangeKind kind);
 bool IsRegression(ChangeKind kind);
+// Newly passing, faster steady or prepare, less memory.
+bool IsImprovement(ChangeKind kind);
 
 struct Change {
   ChangeKind kind = ChangeKind::kNewlyFailing;
@@ -75,16 +104,18 @@ struct DiffReport {
 
   int64_t Count(ChangeKind kind) const;
   int64_t Regressions() const;
+  int64_t Improvements() const;
 };
 
 // Compares the latest run of each test_id of `base_runs` and `head_runs`:
 //   - status: newly failing, newly passing, or changed between two non-pass
 //     statuses; the same non-pass status with another stored error_signature
 //     is a changed signature.
-//   - when both sides have the same status and the same cpu_model: a metric
-//     present on both sides regressed when head > base * (1 + threshold) and,
-//     for steady_median_s, the increase also exceeds the run-to-run spread
-//     (steady_p90_s - steady_median_s) of each side.
+//   - when both sides have the same status and the same cpu_model: steady and
+//     prepare time changed (slower: a regression; faster: an improvement) when
+//     their intervals (TimingInterval: noisy rows widened) do not overlap and
+//     the figures differ by more than the threshold; memory changed when it
+//     differs by more than its threshold.
 //   - a different cpu_model is flagged (kDifferentCpu), its metrics not compared;
 //     so are different stack_versions (kDifferentStack: the target stack's packages).
 DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> head_runs,
@@ -92,7 +123,7 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
 
 // The report for people: a table per kind of change (tests listed by
 // model), then one summary line
-//   "summary: N compared, ...; R regressions"
+//   "summary: N compared, ...; R regressions, I improvements"
 // Ends in '\n'.
 std::string FormatDiffReport(const DiffReport& report, const std::string& base_name,
                              const std::string& head_name);

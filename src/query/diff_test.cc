@@ -58,7 +58,7 @@ TEST(DiffTest, SameSweepAgainstItselfReportsNothing) {
   EXPECT_EQ(report.Regressions(), 0);
   const std::string text = FormatDiffReport(report, "sweep=s1", "sweep=s1");
   EXPECT_NE(text.find("summary: 5 compared, 0 newly failing"), std::string::npos) << text;
-  EXPECT_NE(text.find("; 0 regressions\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("; 0 regressions, 0 improvements\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("newly failing ("), std::string::npos) << text;
 }
 
@@ -84,7 +84,7 @@ TEST(DiffTest, ReportsPlantedRegression) {
   EXPECT_NE(text.find("newly failing (1), regression"), std::string::npos) << text;
   EXPECT_NE(text.find("RuntimeError: shape mismatch: N vs N at <hex>"), std::string::npos) << text;
   EXPECT_NE(text.find("+20.0% (100.00 ms -> 120.00 ms"), std::string::npos) << text;
-  EXPECT_NE(text.find("; 4 regressions\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("; 4 regressions, 0 improvements\n"), std::string::npos) << text;
 
   // The other way round: llama newly passes, nothing regressed.
   DiffReport back = DiffRuns(Recorded(head), Sweep("s1"));
@@ -183,6 +183,70 @@ TEST(DiffTest, ParsesSides) {
   for (const char* bad : {"", "torch=", "cuda=12", "torch=1,torch=2", "torch=1,"}) {
     EXPECT_EQ(ParseDiffSide(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+}
+
+// Issue 10, part 3: intervals, noisy rows widened, improvements.
+RunResult Timed(double median, double low, double high, bool noisy) {
+  RunResult r;
+  r.steady_median_s = median;
+  r.steady_p90_s = high;
+  r.steady_ci_low_s = low;
+  r.steady_ci_high_s = high;
+  r.noisy = noisy ? 1 : 0;
+  return r;
+}
+
+TEST(DiffNoiseTest, IntervalsThatOverlapAreNoChange) {
+  // +30%, but head's interval reaches down into base's.
+  EXPECT_EQ(SteadyChange(Timed(0.10, 0.09, 0.11, false), Timed(0.13, 0.105, 0.16, false)),
+            TimingChange::kNone);
+  EXPECT_EQ(SteadyChange(Timed(0.10, 0.099, 0.101, false), Timed(0.13, 0.128, 0.132, false)),
+            TimingChange::kSlower);
+  EXPECT_EQ(SteadyChange(Timed(0.13, 0.128, 0.132, false), Timed(0.10, 0.099, 0.101, false)),
+            TimingChange::kFaster);
+  // Apart, but within the 5% of the medians.
+  EXPECT_EQ(SteadyChange(Timed(0.100, 0.0999, 0.1001, false), Timed(0.103, 0.1029, 0.1031, false)),
+            TimingChange::kNone);
+}
+
+TEST(DiffNoiseTest, ANoisyRowIsWidenedNotDropped) {
+  const RunResult quiet = Timed(0.010, 0.0099, 0.0101, false);
+  // 1.8x slower under load, marked noisy: [17, 19] ms widened to [8.5, 38] ms reaches
+  // base's interval: no change.
+  const RunResult loaded = Timed(0.018, 0.017, 0.019, true);
+  ASSERT_TRUE(SteadyInterval(loaded).has_value());
+  EXPECT_DOUBLE_EQ(SteadyInterval(loaded)->low, 0.017 / kNoisyWidening);
+  EXPECT_DOUBLE_EQ(SteadyInterval(loaded)->high, 0.019 * kNoisyWidening);
+  EXPECT_EQ(SteadyChange(quiet, loaded), TimingChange::kNone);
+  // A 10x slowdown stays a change even when both rows are noisy.
+  const RunResult slow = Timed(0.100, 0.098, 0.102, true);
+  EXPECT_EQ(SteadyChange(quiet, slow), TimingChange::kSlower);
+  EXPECT_EQ(SteadyChange(Timed(0.010, 0.0099, 0.0101, true), slow), TimingChange::kSlower);
+  EXPECT_EQ(SteadyChange(slow, quiet), TimingChange::kFaster);
+}
+
+TEST(DiffNoiseTest, ReportsImprovementsAsWellAsRegressions) {
+  std::vector<RunRecord> head = Sweep("s2");
+  Find(head, "gpt2").result.steady_median_s = 0.050;  // 2x faster
+  Find(head, "gpt2").result.steady_p90_s = 0.051;
+  Find(head, "bert").result.prepare_s = 1.0;                         // 2x faster
+  Find(head, "t5").result.host_peak_rss_bytes = int64_t{500} << 20;  // half
+  Find(head, "llama").result.steady_median_s = 1.0;                  // 10x slower
+  Find(head, "llama").result.steady_ci_low_s = 0.98;
+  Find(head, "llama").result.steady_ci_high_s = 1.02;
+  Find(head, "llama").result.noisy = 1;
+  DiffReport report = DiffRuns(Sweep("s1"), Recorded(head));
+  EXPECT_EQ(KindsOf(report), (std::vector<std::string>{"faster prepare bert", "faster steady gpt2",
+                                                       "less memory t5", "slower steady llama"}));
+  EXPECT_EQ(report.Regressions(), 1);
+  EXPECT_EQ(report.Improvements(), 3);
+  const std::string text = FormatDiffReport(report, "a", "b");
+  EXPECT_NE(text.find("faster steady (1), improvement"), std::string::npos) << text;
+  EXPECT_NE(text.find("+900.0% (100.00 ms -> 1.000 s; intervals [98.00 ms, 102.00 ms] / "
+                      "[490.00 ms, 2.040 s] noisy)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; 1 regressions, 3 improvements\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -425,6 +425,16 @@ absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
   if (absl::Status s = CheckMatrixFlags(flags, plan); !s.ok()) return s;
   if (absl::Status s = CheckValueFlags(flags, plan); !s.ok()) return s;
   if (absl::Status s = CheckHeadsFlag(flags.heads, plan); !s.ok()) return s;
+  if (flags.max_measure_s.has_value()) {
+    for (const ResolvedTest& t : plan) {
+      if (t.execution->measure.max_time_s != *flags.max_measure_s) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--resume: --max-measure-s ", *flags.max_measure_s,
+                         " differs from the stored plan (--max-measure-s ",
+                         t.execution->measure.max_time_s, ")"));
+      }
+    }
+  }
   if (flags.warm && !std::all_of(plan.begin(), plan.end(),
                                  [](const ResolvedTest& t) { return t.execution->warm; })) {
     return absl::InvalidArgumentError(

@@ -88,6 +88,8 @@ struct PlanFlags {
   bool warm = false;
   std::string python;
   std::string mem_limit_method;
+  // --max-measure-s: the steady phase's budget (MeasureOptions::max_time_s).
+  std::optional<double> max_measure_s;
 };
 
 // OK when every flag given equals the stored plan (`suite` is the sweep's

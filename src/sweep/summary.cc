@@ -1,8 +1,13 @@
 #include "sweep/summary.h"
 
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "query/runs_format.h"
 #include "util/time.h"
 
@@ -22,6 +27,22 @@ std::string SweepStartLine(const std::string& sweep_id, const std::string& suite
 std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned) {
   return absl::StrFormat("compatlab: resuming sweep %s: %d of %d tests left\n", sweep_id, left,
                          planned);
+}
+
+std::string BusyMachineLine(std::string_view proc_loadavg, int cores) {
+  const std::string text(proc_loadavg);
+  double load = 0;
+  long running = 0;
+  long total = 0;
+  if (cores < 1 || std::sscanf(text.c_str(), "%lf %*f %*f %ld/%ld", &load, &running, &total) != 3) {
+    return "";
+  }
+  const long others = std::max(0L, running - 1);
+  if (load <= cores && others < cores) return "";
+  return absl::StrFormat(
+      "compatlab: warning: the machine is busy before the sweep starts (load average %.2f on %d "
+      "cores, %d other running tasks): its timings are likely to be marked noisy\n",
+      load, cores, others);
 }
 
 std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed) {

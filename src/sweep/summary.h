@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/records.h"
@@ -21,6 +22,17 @@ std::string SweepStartLine(const std::string& sweep_id, const std::string& suite
 
 // "compatlab: resuming sweep ID: L of N tests left\n"
 std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planned);
+
+// The warning printed once before a sweep's tests start when the machine is
+// busy (doc/results-schema.md, "Noise"): `proc_loadavg` is /proc/loadavg's
+// text ("5.65 2.65 2.03 3/456 12345": the 1-minute load average, then
+// running/total tasks, the reader itself among the running), `cores` the
+// usable CPUs. Busy: the load average above the cores, or as many other
+// running tasks as cores. "" when quiet or the text does not parse.
+//   "compatlab: warning: the machine is busy before the sweep starts (load
+//    average 5.65 on 2 cores, 2 other running tasks): its timings are likely
+//    to be marked noisy\n"
+std::string BusyMachineLine(std::string_view proc_loadavg, int cores);
 
 // "compatlab: zygote ready in 1.2 s (3 modelling modules preloaded[, F failed])\n"
 std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed);

@@ -37,5 +37,17 @@ TEST(SummaryTest, TableCountsStatuses) {
   EXPECT_NE(table.find("crash"), std::string::npos);
 }
 
+TEST(BusyMachineLineTest, WarnsWhenTheLoadOrTheRunningTasksExceedTheCores) {
+  EXPECT_EQ(BusyMachineLine("0.50 0.40 0.30 1/456 12345\n", 2), "");
+  EXPECT_EQ(BusyMachineLine("1.90 0.40 0.30 2/456 12345\n", 2), "");  // one other running
+  EXPECT_EQ(BusyMachineLine("5.65 2.65 2.03 1/456 12345\n", 2),
+            "compatlab: warning: the machine is busy before the sweep starts (load average 5.65 "
+            "on 2 cores, 0 other running tasks): its timings are likely to be marked noisy\n");
+  EXPECT_NE(BusyMachineLine("0.10 0.10 0.10 3/456 12345\n", 2).find("2 other running tasks"),
+            std::string::npos);
+  EXPECT_EQ(BusyMachineLine("garbage", 2), "");
+  EXPECT_EQ(BusyMachineLine("", 2), "");
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -19,6 +19,7 @@
 #include "sweep/execute.h"
 #include "sweep/progress.h"
 #include "sweep/summary.h"
+#include "util/fs.h"
 #include "util/hash.h"
 #include "util/time.h"
 
@@ -270,6 +271,9 @@ SweepOutcome Sweep(const SweepOptions& o) {
   double start = MonotonicSeconds();
   int restarts = 0;
   if (!p.pending.empty()) {
+    if (absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg"); loadavg.ok()) {
+      std::cerr << BusyMachineLine(*loadavg, UsableCores());
+    }
     SweepOutcome run = Execute(o, p, progress, &restarts);
     if (run.end == SweepEnd::kInterrupted) {
       std::cerr << InterruptedLine(std::string(run.status.message()), progress.done(), p.planned,

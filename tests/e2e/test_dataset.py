@@ -236,13 +236,15 @@ def test_diff_reports_a_planted_regression(cli, store):
     assert "RuntimeError: planted at <hex> (N)" in proc.stdout
     assert "slower steady (1), regression" in proc.stdout
     assert "+20.0% (10.00 ms -> 12.00 ms" in proc.stdout
-    assert proc.stdout.rstrip().endswith("; 2 regressions")
+    assert proc.stdout.rstrip().endswith("; 2 regressions, 0 improvements")
     # Without the flag the report is the same and the exit code 0.
     assert cli.run("diff", "--db", db, "--base", "base", "--head", "head").returncode == 0
     # The other way round: one newly passing, one faster; nothing regressed.
     proc = cli.run("diff", "--db", db, "--base", "head", "--head", "base", "--fail-on-regression")
     assert proc.returncode == 0, proc.stdout
-    assert "newly passing (1)" in proc.stdout
+    assert "newly passing (1), improvement" in proc.stdout
+    assert "faster steady (1), improvement" in proc.stdout
+    assert proc.stdout.rstrip().endswith("; 0 regressions, 2 improvements")
 
 
 def test_diff_of_a_sweep_against_itself_reports_nothing(cli, store):
@@ -252,8 +254,9 @@ def test_diff_of_a_sweep_against_itself_reports_nothing(cli, store):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == (
         "summary: 4 compared, 0 newly failing, 0 newly passing, 0 status changed, "
-        "0 error changed, 0 slower steady, 0 slower prepare, 0 more memory, 0 different cpu, 0 different stack, "
-        "0 only in base, 0 only in head; 0 regressions")
+        "0 error changed, 0 slower steady, 0 slower prepare, 0 more memory, 0 faster steady, 0 faster prepare, "
+        "0 less memory, 0 different cpu, 0 different stack, 0 only in base, 0 only in head; 0 regressions, "
+        "0 improvements")
     assert "(1)" not in proc.stdout
     # By stack versions: the same runs.
     (torch,) = {r["torch_version"] for r in run_json(cli, db)}

@@ -94,15 +94,19 @@ def test_pass_script_reproduces_without_compatlab(store, isolated_dir, venv_pyth
 
     proc = run_isolated(venv_python, isolated_dir, script)
 
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     out = report(proc.stdout)
+    # Same cpu_model and stack: the steady figure is judged within its interval (how fast
+    # the machine is now decides which way; never asserted), and the exit code says so.
+    assert out["figures"].startswith("steady_median_s "), proc.stdout
+    within = out["figures"].endswith(": within")
+    assert proc.returncode == (0 if within else 1), proc.stdout + proc.stderr[-3000:]
     assert out["status"] == "pass"
     assert out["model_class"] == row["resolved_model_class"]
     assert float(out["steady_median_s"]) > 0 and float(out["prepare_s"]) > 0
     assert int(out["steady_iters"]) >= 10
     assert int(out["param_count"]) == row["param_count"]  # same reduced config and head
     assert out["torch_version"] == row["torch_version"]
-    assert out["reproduced"] == "yes"
+    assert out["reproduced"] == ("yes" if within else "no")
     assert out["recorded"].startswith("pass; build_s ")
 
 

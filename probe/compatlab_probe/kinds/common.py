@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from .. import code_model, factory, heads, hub
 from ..inputs import make_inputs
-from ..measure import percentiles
+from ..measure import go_on, median_ci, percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
 from ..result import Result, is_out_of_memory
 
@@ -366,8 +366,8 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     `exact_calls` (train: its steps 2..K): exactly that many calls of each callable, in
     min(STEADY_BLOCKS, exact_calls) blocks as equal as can be, no time criterion.
 
-    Returns the metrics dict: steady_median_s, steady_p90_s, steady_iters, steady_min_s
-    (compiled calls), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
+    Returns the metrics dict: steady_median_s, steady_p90_s, steady_iters, steady_min_s,
+    steady_ci_low_s, steady_ci_high_s (compiled calls), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
     (median of the eager blocks' medians / median of the compiled blocks' medians).
     """
     for fn in (compiled_fn, eager_fn):
@@ -399,16 +399,17 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
             block("compiled", compiled_fn, count, 0.0)
             block("eager", eager_fn, count, 0.0)
     while exact_calls is None and (len(medians["compiled"]) < min_blocks
-                                   or len(calls["compiled"]) < max(1, params.min_iters)
-                                   or time.perf_counter() - begin < params.min_time_s):
+                                   or go_on(calls["compiled"], params, time.perf_counter() - begin)):
         block("compiled", compiled_fn, block_calls, block_s)
         block("eager", eager_fn, block_calls, block_s)
     median, p90 = percentiles(calls["compiled"])
+    low, high = median_ci(calls["compiled"])
     eager_median, eager_p90 = percentiles(calls["eager"])
     compiled_blocks = statistics.median(medians["compiled"])
     return {
         "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(calls["compiled"]),
-        "steady_min_s": min(calls["compiled"]), "eager_steady_median_s": eager_median,
+        "steady_min_s": min(calls["compiled"]), "steady_ci_low_s": low, "steady_ci_high_s": high,
+        "eager_steady_median_s": eager_median,
         "eager_steady_p90_s": eager_p90,
         "speedup": statistics.median(medians["eager"]) / compiled_blocks if compiled_blocks > 0 else None,
     }

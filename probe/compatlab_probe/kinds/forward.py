@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .. import accuracy, code_model, compiler, lowering
-from ..measure import steady_state
+from ..measure import steady_figures, timed_calls
 from ..request import TestRequest
 from ..result import Result
 from .common import Built, alternating_steady, cpu_copy, recorded, reference_inputs, stage
@@ -80,9 +80,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
             outputs = _synced(eager_call, target)
         outputs = accuracy.as_vector(outputs)
         with test.steady():
-            median, p90, iters, fastest = steady_state(eager_call, request.measure, target.sync)
-        result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=iters,
-                              steady_min_s=fastest)
+            result.metrics.update(steady_figures(timed_calls(eager_call, request.measure, target.sync)))
         eager_outputs = None
     result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, result.metrics.get("steady_median_s"))
     test.read_memory()

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import accuracy
 from ..compiler import backend_of, options_of
-from ..measure import steady_state
+from ..measure import steady_figures, timed_calls
 from ..request import MeasureSettings, TestRequest
 from ..result import Result
 from . import common
@@ -200,9 +200,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
         if compiling:
             steady = common.alternating_steady(lambda: generate(gc), lambda: generate(gc_eager), params, target.sync)
         else:
-            median, p90, iters, fastest = steady_state(lambda: generate(gc), params, target.sync)
-            steady = {"steady_median_s": median, "steady_p90_s": p90, "steady_iters": iters,
-                      "steady_min_s": fastest}
+            steady = steady_figures(timed_calls(lambda: generate(gc), params, target.sync))
         result.metrics.update(steady)
         prefill, gaps = clocked()
     result.metrics["gen_prefill_s"] = common.percentiles(prefill)[0] if prefill else None

@@ -2,9 +2,10 @@
 
     test = ModelTest(request, result)   # the target (skipped when it cannot run here), dtype, mode
     built = test.build()                # [compile: caches] build_s, param_count; measured phases start
-    with test.first_call():             # prepare_s; compile mode: cache and dynamo counters, capture check
-        ...the kind's first call...
-    with test.steady():                 # stage steady; compile mode: dynamo counters again
+    with test.first_call():             # prepare_s, prepare_* machine state; compile mode: cache and
+        ...the kind's first call...     #   dynamo counters, capture check
+    with test.steady():                 # stage steady, steady_* machine state, noisy; compile mode:
+                                        #   dynamo counters again
         ...the kind's steady calls...
     test.read_memory()                  # host and device peaks of the measured phases
     test.audit(call)                    # one un-timed call under the fallback audit
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .. import accuracy
-from ..measure import PeakRss
+from ..measure import MachineState, PeakRss, usable_cores
 from ..request import TestRequest
 from ..result import Result
 from .common import Built, StageFailed, build_model_and_inputs, dtype_of, recorded, skip, stage
@@ -96,9 +97,10 @@ class ModelTest:
         stats = DynamoStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
         start = time.perf_counter()
-        with recorded(self.result, "prepare", handle=self._first_call_failed):
+        with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state:
             yield
         self.result.metrics["prepare_s"] = time.perf_counter() - start
+        self.result.metrics.update(state.metrics("prepare"))
         if stats is None:
             return
         hits2, misses2 = cache_counters()
@@ -122,10 +124,21 @@ class ModelTest:
     def steady(self) -> Iterator[None]:
         """The steady phase: an error is fail_to_run at stage steady (MemoryError oom). Compile
         mode: dynamo's counters then cover prepare and steady, so recompiles and breaks show."""
-        with recorded(self.result, "steady", "fail_to_run"):
+        with recorded(self.result, "steady", "fail_to_run"), MachineState() as state:
             yield
+        self._record_noise(state)
         if self._stats is not None:
             self.result.metrics.update(self._stats.delta())
+
+    def _record_noise(self, state: MachineState) -> None:
+        """The steady phase's machine state and the noisy rule (doc/results-schema.md, "Noise"):
+        noisy 1 with noisy_reason when any rule holds, else 0."""
+        import torch
+
+        metrics = self.result.metrics
+        metrics.update(state.metrics("steady"))
+        reasons = state.noisy_reasons(usable_cores(), torch.get_num_threads(), self.target.is_cpu)
+        metrics.update(noisy=1 if reasons else 0, noisy_reason="; ".join(reasons))
 
     def read_memory(self) -> None:
         """host_mem_bytes (its build share, baseline, the process peak: PeakRss.read) and

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import accuracy
 from ..compiler import compile_callable
+from ..measure import steady_figures
 from ..request import MeasureSettings, TestRequest
 from ..result import Result
 from . import common
@@ -298,8 +299,7 @@ def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, init
         return
     times = [_timed_step(trainer, target, keep_grads=len(trainer.losses) + 1 == last)
              for _ in range(steps - 1)]
-    median, p90 = common.percentiles(times)
-    result.metrics.update(steady_median_s=median, steady_p90_s=p90, steady_iters=len(times), steady_min_s=min(times))
+    result.metrics.update(steady_figures(times))
 
 
 def initial_copy(initial: Any, target: Target | None, dtype: Any = None) -> Any:

@@ -1,0 +1,103 @@
+"""Issue 10, part 3: the steady median's interval, the adaptive steady phase, the machine's
+state per phase and the noisy rule (doc/probe.md, "Steady state: the interval and the
+budget"; doc/results-schema.md, "Noise"). No assertion on how fast the machine is."""
+
+import math
+import subprocess
+import sys
+import time
+
+from kind_requests import assert_pass, run_kind
+
+from compatlab_probe import measure
+from compatlab_probe.request import MeasureSettings
+
+
+def test_median_interval_is_the_order_statistics_of_the_binomial_rule():
+    xs = [float(i) for i in range(1, 101)]  # 1..100
+    # n = 100: j = floor((100 - 19.6) / 2) = 40, k = ceil(1 + (100 + 19.6) / 2) = 61
+    assert measure.median_ci(xs) == (40.0, 61.0)
+    assert measure.median_ci(list(reversed(xs))) == (40.0, 61.0)
+    assert measure.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # below 6: (min, max)
+    low, high = measure.median_ci([5.0] * 50)
+    assert low == high == 5.0 and measure.ci_tight([5.0] * 50)
+    assert not measure.ci_tight([1.0, 2.0] * 50)
+
+
+def test_the_steady_phase_goes_on_until_the_interval_is_tight_or_the_budget_ends():
+    # Alternating 1 and 2: the interval never tightens; the budget ends it.
+    params = MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0, max_time_s=0.3)
+    flip = iter(range(10**9))
+    def wobbly():
+        time.sleep(0.001 if next(flip) % 2 else 0.002)
+    begin = time.perf_counter()
+    times = measure.timed_calls(wobbly, params)
+    assert time.perf_counter() - begin >= 0.3 and len(times) > 10
+    # Without a budget (a request that states none) it stops at the minimums.
+    assert len(measure.timed_calls(wobbly, MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0))) == 10
+    # A call of a steady millisecond is tight long before its budget.
+    def steady_ms():
+        end = time.perf_counter() + 0.001
+        while time.perf_counter() < end:
+            pass
+    begin = time.perf_counter()
+    measure.timed_calls(steady_ms, MeasureSettings(0, 10, 0.0, 30.0))
+    assert time.perf_counter() - begin < 30.0
+    figures = measure.steady_figures(times)
+    assert figures["steady_ci_low_s"] <= figures["steady_median_s"] <= figures["steady_ci_high_s"]
+    assert figures["steady_iters"] == len(times)
+
+
+def test_machine_state_records_load_cpu_time_switches_and_runnable_tasks():
+    with measure.MachineState() as spin:
+        end = time.perf_counter() + 0.2
+        while time.perf_counter() < end:
+            pass
+    m = spin.metrics("steady")
+    assert set(m) == {"steady_load_avg", "steady_cpu_per_wall", "steady_invol_switches", "steady_procs_running"}
+    assert m["steady_load_avg"] >= 0 and m["steady_invol_switches"] >= 0 and m["steady_procs_running"] >= 0
+    with measure.MachineState() as asleep:
+        time.sleep(0.2)
+    assert asleep.cpu_per_wall < 0.5  # sleeping is no CPU time, on any machine
+    assert any("cpu/wall" in r for r in asleep.noisy_reasons(cores=64, threads=1, on_cpu=True))
+    assert not any("cpu/wall" in r for r in asleep.noisy_reasons(cores=64, threads=1, on_cpu=False))
+
+
+def test_the_noisy_rule_names_each_rule_that_held():
+    state = measure.MachineState()
+    state.loads, state.others, state.wall_s, state.cpu_s, state.invol = [3.5, 4.0], [3, 2], 1.0, 1.0, 500
+    reasons = state.noisy_reasons(cores=2, threads=2, on_cpu=True)
+    assert reasons == ["load average 4.00 > 2 cores", "2.5 other runnable tasks > 0 free cores",
+                       "500 involuntary switches/s > 100"]
+    state.loads, state.others, state.invol = [0.5], [0], 3
+    assert state.noisy_reasons(cores=2, threads=2, on_cpu=True) == []
+    state.others = [1, 1]
+    assert state.noisy_reasons(cores=4, threads=2, on_cpu=True) == []  # two cores free
+
+
+def test_a_model_row_stores_the_state_the_interval_and_the_verdict():
+    result = run_kind("forward", "gpt2")
+    assert_pass(result)
+    m = result["metrics"]
+    assert m["steady_ci_low_s"] <= m["steady_median_s"] <= m["steady_ci_high_s"]
+    for phase in ("prepare", "steady"):
+        assert m[f"{phase}_load_avg"] >= 0 and m[f"{phase}_cpu_per_wall"] >= 0
+        assert m[f"{phase}_invol_switches"] >= 0 and m[f"{phase}_procs_running"] >= 0
+    assert m["noisy"] in (0, 1) and (m["noisy"] == 1) == bool(m["noisy_reason"])
+
+
+def test_a_burner_on_every_core_makes_the_steady_phase_noisy():
+    cores = measure.usable_cores()
+    code = "import os, time\nos.nice(19)\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass\n"
+    burners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(cores)]
+    try:
+        time.sleep(0.3)
+        result = run_kind("forward", "gpt2")
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert_pass(result)
+    m = result["metrics"]
+    assert m["noisy"] == 1 and "other runnable tasks" in m["noisy_reason"], m["noisy_reason"]
+    assert m["steady_procs_running"] >= 1 and not math.isnan(m["steady_cpu_per_wall"])
