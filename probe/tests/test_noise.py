@@ -24,25 +24,35 @@ def test_median_interval_is_the_order_statistics_of_the_binomial_rule():
     assert not measure.ci_tight([1.0, 2.0] * 50)
 
 
-def test_the_steady_phase_goes_on_until_the_interval_is_tight_or_the_budget_ends():
-    # Alternating 1 and 2: the interval never tightens; the budget ends it.
-    params = MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0, max_time_s=0.3)
+class FakeClock:
+    """measure's clock, advanced only by the calls themselves: timing without the machine."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def test_the_steady_phase_goes_on_until_the_interval_is_tight_or_the_budget_ends(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(measure, "time", clock)
     flip = iter(range(10**9))
-    def wobbly():
-        time.sleep(0.001 if next(flip) % 2 else 0.002)
-    begin = time.perf_counter()
+
+    def wobbly():  # 1 ms and 2 ms in turn: the median's interval never tightens
+        clock.now += 0.001 if next(flip) % 2 else 0.002
+
+    params = MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0, max_time_s=0.3)
     times = measure.timed_calls(wobbly, params)
-    assert time.perf_counter() - begin >= 0.3 and len(times) > 10
+    assert clock.now >= 0.3 and len(times) > 10  # the budget ended it
     # Without a budget (a request that states none) it stops at the minimums.
     assert len(measure.timed_calls(wobbly, MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0))) == 10
-    # A call of a steady millisecond is tight long before its budget.
+
     def steady_ms():
-        end = time.perf_counter() + 0.001
-        while time.perf_counter() < end:
-            pass
-    begin = time.perf_counter()
-    measure.timed_calls(steady_ms, MeasureSettings(0, 10, 0.0, 30.0))
-    assert time.perf_counter() - begin < 30.0
+        clock.now += 0.001
+    start = clock.now
+    tight = measure.timed_calls(steady_ms, MeasureSettings(0, 10, 0.0, 30.0))
+    assert len(tight) == 10 and clock.now - start < 1.0  # tight at the minimums
     figures = measure.steady_figures(times)
     assert figures["steady_ci_low_s"] <= figures["steady_median_s"] <= figures["steady_ci_high_s"]
     assert figures["steady_iters"] == len(times)
