@@ -86,10 +86,11 @@ test-asan: build-asan python
 
 # pytest's exit code 5 (nothing collected) fails the target like any other failure.
 # pytest-xdist runs $(JOBS) workers, each test file on one worker (its module fixtures
-# built once); tests marked `slow` run in `make test-slow` only.
+# built once); tests marked `slow` run in `make test-slow` only. The 30 slowest tests are
+# listed at the end, to keep the budget in view.
 PYTEST_DIRS := probe/tests tests/e2e testdevice/tests
 test-python: build python testdevice
-	$(PYTEST) -q -n $(JOBS) --dist loadfile -m "not slow" $(PYTEST_DIRS)
+	$(PYTEST) -q -n $(JOBS) --dist loadfile --durations=30 -m "not slow" $(PYTEST_DIRS)
 
 test-slow: build python testdevice
 	$(PYTEST) -q -n $(JOBS) --dist loadfile -m slow $(PYTEST_DIRS)

@@ -85,8 +85,8 @@ def network(online: bool | None) -> Iterator[None]:
         constants.HF_HUB_OFFLINE = saved
 
 
-def reason(exc: BaseException, repo: str, revision: str) -> str:
-    """The one-line reason a Hub download failed, by huggingface_hub's error classes."""
+def reason(exc: BaseException, repo: str, revision: str, filename: str = "config.json") -> str:
+    """The one-line reason the download of `filename` failed, by huggingface_hub's error classes."""
     from huggingface_hub import constants, errors
 
     rev = revision or "main"
@@ -97,11 +97,12 @@ def reason(exc: BaseException, repo: str, revision: str) -> str:
     if isinstance(exc, errors.RepositoryNotFoundError):
         return f"repo {repo} not found on the Hub (or private)"
     if isinstance(exc, errors.RemoteEntryNotFoundError):
-        return f"{repo}@{rev} has no config.json"
+        return f"{repo}@{rev} has no {filename}"
     if isinstance(exc, (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled)):
         if constants.HF_HUB_OFFLINE:
-            return f"{repo}@{rev} is not in the Hub cache and the Hub is offline (HF_HUB_OFFLINE=1)"
-        return f"no network: the Hub ({constants.ENDPOINT}) is unreachable and {repo}@{rev} is not in the Hub cache"
+            return f"{filename} of {repo}@{rev} is not in the Hub cache and the Hub is offline (HF_HUB_OFFLINE=1)"
+        return (f"no network: the Hub ({constants.ENDPOINT}) is unreachable and {filename} of {repo}@{rev} "
+                "is not in the Hub cache")
     return f"{repo}@{rev}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
@@ -143,16 +144,19 @@ def fetch_weights(repo: str, commit: str) -> list[str]:
     """The safetensors weight files of `repo` at `commit` (an index and its shards, or one
     file); HubError naming why when there are none to be had."""
     try:
+        wanted = WEIGHT_INDEX
         index = _optional(repo, WEIGHT_INDEX, commit)
         if index is None:
+            wanted = WEIGHT_FILE
             return [_download(repo, WEIGHT_FILE, commit)]
         with open(index) as f:
             shards = sorted(set(json.load(f).get("weight_map", {}).values()))
-        return [_download(repo, shard, commit) for shard in shards]
-    except HubError:
-        raise
+        paths = []
+        for wanted in shards:
+            paths.append(_download(repo, wanted, commit))
+        return paths
     except Exception as exc:
-        raise HubError(f"no weights: {reason(exc, repo, commit).replace('config.json', WEIGHT_FILE)}") from exc
+        raise HubError(f"no weights: {reason(exc, repo, commit, wanted)}") from exc
 
 
 def describe(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:

@@ -174,3 +174,48 @@ def test_full_size_is_built_in_the_dtype_with_the_count_the_config_implies():
     assert model.lm_head.weight is model.model.embed_tokens.weight
     weights = model.model.layers[0].mlp.up_proj.weight.float()
     assert 0.01 < weights.std().item() < 0.03 and torch.isfinite(weights).all()
+
+
+def test_weights_are_the_repos_own_and_a_repo_without_them_is_skipped(tmp_path, monkeypatch):
+    """--weights (kind_params weights=pretrained): from_pretrained of the cached snapshot, so
+    every tensor equals the one saved; a repo without weight files is skipped with the reason."""
+    from huggingface_hub import constants
+    from transformers import LlamaForCausalLM
+
+    from compatlab_probe.kinds.common import StageFailed, build_model_and_inputs
+    from compatlab_probe.request import parse_request
+    from compatlab_probe.result import Result
+
+    config = CONFIG_MAPPING["llama"](hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                     num_attention_heads=4, num_key_value_heads=2, vocab_size=256)
+    torch.manual_seed(1234)
+    saved = LlamaForCausalLM(config).eval()
+    saved.save_pretrained(tmp_path / "saved")
+    files = {name: (tmp_path / "saved" / name).read_bytes() for name in os.listdir(tmp_path / "saved")}
+    assert "model.safetensors" in files
+    cache = tmp_path / "cache"
+    hubfake.write_cache(str(cache), "testorg/with-weights", files)
+    hubfake.write_cache(str(cache), "testorg/config-only", {"config.json": files["config.json"]})
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+
+    def build(repo):
+        request = parse_request({"kind": "forward", "mode": "eager", "target": "cpu", "model_id": f"hub:{repo}",
+                                 "dtype": "float32", "batch_size": 1, "seq_len": 8,
+                                 "kind_params": {"weights": "pretrained"}})
+        result = Result()
+        try:
+            return build_model_and_inputs(request, result, torch.float32, torch.device("cpu")), result
+        except StageFailed:
+            return None, result
+
+    built, result = build("testorg/with-weights")
+    assert built is not None, (result.status, result.status_detail)
+    loaded = built.model.state_dict()
+    for name, tensor in saved.state_dict().items():
+        assert torch.equal(loaded[name], tensor), name
+    assert result.metrics["reduced"] == 0 and "own weights" in result.metrics["reduction"]
+    assert result.metrics["param_count"] == sum(p.numel() for p in saved.parameters())
+
+    built, result = build("testorg/config-only")
+    assert built is None and result.status == "skipped"
+    assert result.status_detail.startswith("--weights: no weights:") and "model.safetensors" in result.status_detail

@@ -1,6 +1,6 @@
 #include "query/list_runs.h"
 
-#include <map>
+#include <utility>
 
 #include "query/error_kb.h"
 #include "query/errors_report.h"
@@ -30,12 +30,10 @@ absl::StatusOr<std::string> ListRuns(const ListRunsOptions& options) {
     if (const std::string stem = RelatedModelStem(options.filter.model); !stem.empty()) {
       RunFilter near;
       near.model = stem;
-      near.limit = 100000;
-      absl::StatusOr<std::vector<RunRecord>> found = (*store)->QueryRuns(near);
-      if (!found.ok()) return Recode(found.status(), absl::StatusCode::kInternal);
-      std::map<std::string, int64_t> counts;
-      for (const RunRecord& r : *found) ++counts[r.spec.model_id];
-      related.assign(counts.begin(), counts.end());
+      absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> counts =
+          (*store)->CountRunsByModel(near);
+      if (!counts.ok()) return Recode(counts.status(), absl::StatusCode::kInternal);
+      related = *std::move(counts);
     }
     text += EmptySearchHint(options.filter.model, related) + "\n";
   }

@@ -649,6 +649,22 @@ absl::StatusOr<int64_t> Store::CountRuns(const RunFilter& filter) {
   return count.ColumnInt(0);
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> Store::CountRunsByModel(
+    const RunFilter& filter) {
+  const Where where = BuildWhere(filter);
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement count,
+                         db_->Prepare("SELECT model_id, count(*) AS n FROM runs" + where.sql +
+                                      " GROUP BY model_id ORDER BY n DESC, model_id"));
+  STORE_RETURN_IF_ERROR(BindAllValues(count, where.params));
+  std::vector<std::pair<std::string, int64_t>> counts;
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool more, count.Step());
+    if (!more) break;
+    counts.emplace_back(count.ColumnText(0), count.ColumnInt(1));
+  }
+  return counts;
+}
+
 absl::Status Store::ScanFields(
     const std::vector<std::string>& fields, int64_t after_rowid,
     const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {

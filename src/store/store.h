@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -202,6 +203,11 @@ class Store {
 
   // Number of stored runs that match `filter` (its limit is ignored).
   absl::StatusOr<int64_t> CountRuns(const RunFilter& filter);
+
+  // (model id, number of runs) of the stored runs that match `filter`, most
+  // runs first, then by model id (its limit and sort are ignored).
+  absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRunsByModel(
+      const RunFilter& filter);
 
   // For readers that keep their own index of the runs (src/server): calls
   // `row` for every stored run whose rowid is greater than `after_rowid`, in

@@ -305,6 +305,21 @@ TEST_F(StoreTest, RunIdMustBeUnique) {
   EXPECT_EQ(*store->CountRuns({}), 1);
 }
 
+TEST_F(StoreTest, CountsRunsByModelMostFirstUnderTheFilter) {
+  const TestSpec a = MakeSpec("qwen3"), b = MakeSpec("qwen3", "train"), c = MakeSpec("qwen2"),
+                 d = MakeSpec("bert");
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {a, b, c, d});
+  for (const TestSpec& spec : {a, b, c, d}) ASSERT_TRUE(store->InsertRun(MakeRun("s1", spec)).ok());
+  RunFilter qwen;
+  qwen.model = "qwen";
+  auto counts = store->CountRunsByModel(qwen);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  using Counts = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(*counts, (Counts{{"hf:qwen3", 2}, {"hf:qwen2", 1}}));
+  qwen.kind = "train";
+  EXPECT_EQ(*store->CountRunsByModel(qwen), (Counts{{"hf:qwen3", 1}}));
+}
+
 TEST_F(StoreTest, InsertRunRequiresAPlannedTestOfAKnownSweep) {
   const TestSpec planned = MakeSpec("llama");
   std::unique_ptr<Store> store = StoreWithSweep("s1", {planned});

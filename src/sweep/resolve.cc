@@ -1,6 +1,7 @@
 #include "sweep/resolve.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -181,6 +182,47 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
     return Same("--seq-lens", f.seq_lens, int_field(&TestSpec::seq_len));
   }
   return absl::OkStatus();
+}
+
+// --heads against the head classes the stored plan runs per model id. A list
+// of classes must be the plan's classes; `rule` plans one class per model; `all`
+// is told apart from `rule` where some model has several classes (where every
+// model has one, the two cannot be told apart without the catalog: refused,
+// with the way out).
+absl::Status CheckHeadsFlag(const std::vector<std::string>& heads,
+                            const std::vector<ResolvedTest>& plan) {
+  if (heads.empty()) return absl::OkStatus();
+  std::map<std::string, std::set<std::string>> classes;  // by model id
+  for (const ResolvedTest& t : plan) {
+    // A Hub repo that could not be had plans one row with no class.
+    if (!t.spec.IsHarness() && !t.spec.model_class.empty()) {
+      classes[t.spec.model_id].insert(t.spec.model_class);
+    }
+  }
+  auto several = [&] {
+    return std::find_if(classes.begin(), classes.end(),
+                        [](const auto& m) { return m.second.size() > 1; });
+  };
+  const std::string given = absl::StrJoin(heads, ",");
+  if (heads == std::vector<std::string>{"rule"}) {
+    auto it = several();
+    if (it == classes.end()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--resume: --heads rule differs from the stored plan (", it->first, " runs ",
+                     it->second.size(), " head classes: ", absl::StrJoin(it->second, ","), ")"));
+  }
+  if (heads == std::vector<std::string>{"all"}) {
+    if (several() != classes.end()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        "--resume: --heads all cannot be checked against a stored plan of one head class per "
+        "model (rule and all plan the same there); resume without --heads");
+  }
+  std::set<std::string> stored;
+  for (const auto& [id, c] : classes) stored.insert(c.begin(), c.end());
+  if (std::set<std::string>(heads.begin(), heads.end()) == stored) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--resume: --heads ", given,
+                                                 " differs from the stored plan (head classes ",
+                                                 absl::StrJoin(stored, ","), ")"));
 }
 
 // The flags that set one value (backend, kind parameters, paths, ...).
@@ -382,6 +424,7 @@ absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
   }
   if (absl::Status s = CheckMatrixFlags(flags, plan); !s.ok()) return s;
   if (absl::Status s = CheckValueFlags(flags, plan); !s.ok()) return s;
+  if (absl::Status s = CheckHeadsFlag(flags.heads, plan); !s.ok()) return s;
   if (flags.warm && !std::all_of(plan.begin(), plan.end(),
                                  [](const ResolvedTest& t) { return t.execution->warm; })) {
     return absl::InvalidArgumentError(

@@ -94,7 +94,10 @@ struct PlanFlags {
 // suite name, `plan` its whole stored plan); else InvalidArgument naming the
 // first flag that differs, with the stored value. A target given as a path
 // matches the profile name equal to its file's stem; --rates and --slo are
-// compared in their canonical form (plan/plan.h, KindParamVariants). REQUIRES: every test of
+// compared in their canonical form (plan/plan.h, KindParamVariants); --heads
+// against the head classes planned per model (a class list must be the plan's
+// classes, rule means one per model, all is refused where every model has one
+// class, since only the catalog could tell it from rule). REQUIRES: every test of
 // `plan` has its execution settings.
 absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                               const std::vector<ResolvedTest>& plan);

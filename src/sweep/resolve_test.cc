@@ -1,5 +1,8 @@
 #include "sweep/resolve.h"
 
+#include <set>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace compatlab {
@@ -8,7 +11,11 @@ namespace {
 ModelCatalog Catalog() {
   ModelCatalog catalog;
   catalog.transformers_version = "5.x";
-  catalog.models["llama"] = {"LlamaConfig", "LlamaForCausalLM", "causal_lm", "text", {}};
+  catalog.models["llama"] = {"LlamaConfig",
+                             "LlamaForCausalLM",
+                             "causal_lm",
+                             "text",
+                             {"LlamaForCausalLM", "LlamaForSequenceClassification"}};
   catalog.models["bert"] = {"BertConfig", "BertForMaskedLM", "masked_lm", "text", {}};
   return catalog;
 }
@@ -187,6 +194,35 @@ TEST(CheckResumeFlagsTest, LoadFlagsCompareInCanonicalForm) {
   flags = {};
   flags.load_rates = {"fast"};  // malformed: the plan's own error
   EXPECT_NE(CheckResumeFlags(flags, "s", plan->tests).message().find("--rates: 'fast'"),
+            std::string::npos);
+}
+
+TEST(CheckResumeFlagsTest, HeadsCompareWithTheClassesPlannedPerModel) {
+  ModelCatalog catalog = Catalog();
+  std::vector<ResolvedTest> rule = StoredPlan();  // one class per model
+  PlanOverrides overrides;
+  overrides.heads = {"all"};
+  auto all = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(all.ok()) << all.status();
+  PlanFlags flags;
+  flags.heads = {"rule"};
+  EXPECT_TRUE(CheckResumeFlags(flags, "s", rule).ok());
+  EXPECT_NE(CheckResumeFlags(flags, "s", all->tests).message().find("--heads rule differs"),
+            std::string::npos);
+  flags.heads = {"all"};
+  absl::Status s = CheckResumeFlags(flags, "s", all->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_NE(CheckResumeFlags(flags, "s", rule).message().find("resume without --heads"),
+            std::string::npos);
+  std::set<std::string> classes;
+  for (const ResolvedTest& t : all->tests) {
+    if (!t.spec.IsHarness()) classes.insert(t.spec.model_class);
+  }
+  flags.heads.assign(classes.begin(), classes.end());
+  s = CheckResumeFlags(flags, "s", all->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  flags.heads.pop_back();
+  EXPECT_NE(CheckResumeFlags(flags, "s", all->tests).message().find("differs from the stored plan"),
             std::string::npos);
 }
 

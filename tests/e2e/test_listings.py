@@ -43,3 +43,10 @@ def test_suites_command_lists_and_expands(cli):
     assert len(tests) == 300
     assert len({t["test_id"] for t in tests}) == 300
     assert {t["kind"] for t in tests} == {"noop"}
+
+
+def test_a_query_that_finds_nothing_names_what_the_store_has_and_the_command(cli, noop_store):
+    found = cli.run("query", "--db", noop_store, "--model", "acme/none-v2")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[-1] == (
+        "no results for acme/none-v2; none has 1 result; run `compatlab sweep --models hub:acme/none-v2`")
