@@ -79,6 +79,14 @@ def stock_class(model_type: str, cls: type) -> type | None:
     return factory.import_class(model_type, name)
 
 
+def model_class(spec: str, model_type: str, seed: int) -> tuple[type, str]:
+    """(class, head kind) of the code model `spec`: the class FUNCTION names, else the class
+    of the model the function returns (built once, seeded, to see it)."""
+    obj = load_object(spec)
+    cls = obj if _is_model_class(obj) else type(build(spec, seed)[0])
+    return cls, registered_head(model_type, cls)[1]
+
+
 def _is_model_class(obj: Any) -> bool:
     try:
         from transformers import PreTrainedModel

@@ -76,3 +76,12 @@ def test_repro_of_an_imported_code_model_is_refused_and_a_local_one_checks_its_f
     assert repro.code_files(request, {}) == [[path, digest[:16]]]
     assert repro.code_files({"model_id": "hf:llama"}, {}) == []
     assert "CODE_FILES = " in repro.script(request, recorded, trusted=True)
+
+
+@pytest.mark.parametrize("kind", ["generate", "train"])
+def test_a_code_model_runs_every_model_kind(tmp_path, kind):
+    path, digest = _copy(tmp_path)
+    result = run_kind(kind, "llama", model_id=f"code:llama_attention.build@{digest[:16]}",
+                      model_path=f"{path}:build")
+    assert_pass(result)
+    assert result["model_class"] == "LlamaForCausalLM"

@@ -13,6 +13,8 @@ std::string TestLabel(const TestSpec& spec) {
   }
   std::string model = spec.model_type.empty() ? spec.model_id : spec.model_type;
   if (spec.model_id.starts_with("ckpt:")) model = spec.model_id.substr(0, 17);
+  // A code model beside its baseline: its own id (the type is the baseline's too).
+  if (spec.model_id.starts_with("code:")) model = spec.model_id;
   const std::string mode =
       spec.backend.empty() ? spec.mode : absl::StrCat(spec.mode, ":", spec.backend);
   std::string label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ",

@@ -75,5 +75,11 @@ TEST(ProgressTest, LabelsShowTheBackendAndEveryKindParameter) {
   EXPECT_THAT(TestLabel(Spec("forward")), Not(HasSubstr("=")));
 }
 
+TEST(ProgressTest, ACodeModelIsLabelledByItsIdNotItsBaselinesType) {
+  TestSpec spec = Spec("forward");
+  spec.model_id = "code:attn.build@0123456789abcdef";
+  EXPECT_EQ(TestLabel(spec), "code:attn.build@0123456789abcdef forward eager cpu float32 1x32");
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -112,7 +112,8 @@ def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
 
     def resolve():
         if request.model_id.startswith(code_model.PREFIX):
-            return None, ""
+            return code_model.model_class(request.model_path, request.model_type,
+                                          request.kind_params.seed)
         if model_path and code_model.auto_map(model_path):
             if not request.kind_params.trust_remote_code:
                 raise PermissionError(f"checkpoint {model_path} names custom code (config.json auto_map); "
@@ -126,8 +127,7 @@ def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
         return factory.import_class(model_type, class_name), head_kind
 
     cls, head_kind = stage(result, "import", "fail_to_load", resolve)
-    if cls is not None:
-        result.model_class = cls.__name__
+    result.model_class = cls.__name__
     return cls, head_kind
 
 
@@ -199,7 +199,7 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         config = None
     model, cpu_inputs, varies = stage(result, "build", "fail_to_load", build)
     if request.model_id.startswith(code_model.PREFIX):
-        cls, head_kind = type(model), code_model.registered_head(model_type, type(model))[1]
+        cls = type(model)
         result.model_class = cls.__name__
     if not varies and seq_len != DEFAULT_SEQ_LEN:
         main = next((k for k in cpu_inputs if k in _INPUT_WORDS), next(iter(cpu_inputs), "its"))
