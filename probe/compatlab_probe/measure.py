@@ -21,16 +21,22 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 def steady_state(fn: Callable[[], Any], params: MeasureSettings,
                  sync: Callable[[], Any] = lambda: None) -> tuple[float, float, int, float]:
-    """Runs `fn` warmup times, then until both min_iters and min_time_s are reached.
+    """Runs `fn` warmup times, then until both min_iters and min_time_s are reached, or,
+    with params.max_time_s, until that budget (counted from the first warm-up call) is spent
+    with at least one measured call.
 
     Returns (median seconds, p90 seconds, iterations measured, fastest seconds).
     """
+    begin = time.perf_counter()
     for _ in range(params.warmup):
+        if params.budget_spent(begin, time.perf_counter()):
+            break
         fn()
     sync()
     times = []
-    begin = time.perf_counter()
-    while len(times) < max(1, params.min_iters) or time.perf_counter() - begin < params.min_time_s:
+    measured = time.perf_counter()
+    while not times or not params.budget_spent(begin, time.perf_counter()) and (
+            len(times) < max(1, params.min_iters) or time.perf_counter() - measured < params.min_time_s):
         start = time.perf_counter()
         fn()
         sync()

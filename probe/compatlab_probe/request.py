@@ -42,11 +42,18 @@ class BadRequest(ValueError):
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """`measure`: warm-up calls, then calls until both min_iters and min_time_s are reached."""
+    """`measure`: warm-up calls, then calls until both min_iters and min_time_s are reached;
+    max_time_s (the sweep's --max-measure-s; 0: none) ends the measured calls early once that
+    many seconds have passed with at least one measured call (budget_spent)."""
 
     warmup: int = 3
     min_iters: int = 10
     min_time_s: float = 1.0
+    max_time_s: float = 0.0
+
+    def budget_spent(self, begin: float, now: float) -> bool:
+        """True when a budget is set and `now - begin` (perf_counter seconds) reached it."""
+        return self.max_time_s > 0 and now - begin >= self.max_time_s
 
     def clamped(self, most: Mapping[str, int]) -> MeasureSettings:
         """These settings with each field named in `most` at most that value."""
@@ -259,7 +266,8 @@ class _Fields:
 def _measure(raw: Any) -> MeasureSettings:
     f, d = _Fields(raw, "measure."), MeasureSettings()
     return MeasureSettings(warmup=f.integer("warmup", d.warmup, 0), min_iters=f.integer("min_iters", d.min_iters, 0),
-                           min_time_s=f.number("min_time_s", d.min_time_s))
+                           min_time_s=f.number("min_time_s", d.min_time_s),
+                           max_time_s=f.number("max_time_s", d.max_time_s))
 
 
 def _load_base(raw: Any) -> LoadBase | None:

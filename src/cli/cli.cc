@@ -143,6 +143,11 @@ int RunCli(int argc, char** argv) {
                         "p50s of the test's single_stream run)");
   sweep_cmd->add_option("--load-requests", sweep.plan.load_requests,
                         "load: requests per test (default 32)");
+  sweep_cmd
+      ->add_option("--max-measure-s", sweep.plan.max_measure_s,
+                   "measurement budget per test in seconds: no warm-up or measured call starts "
+                   "once it is spent and one measured call ran (default 0: none)")
+      ->check(CLI::NonNegativeNumber);
   sweep_cmd->add_flag("--warm", sweep.plan.warm,
                       "compile mode: rerun each compiled test in a second process on the same "
                       "compile cache and record warm preparation");

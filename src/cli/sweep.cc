@@ -35,6 +35,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;
   r.base.warm = f.warm;
+  r.base.measure.max_measure_s = f.max_measure_s.value_or(0.0);
   r.base.grace_s = flags.grace_s.value_or(2.0);
   r.base.mem_limit_bytes = mem_limit_bytes;
   r.base.mem_limit_method = f.mem_limit_method;

@@ -19,6 +19,10 @@ struct MeasureOptions {
   int warmup = 3;
   int min_iters = 10;
   double min_time_s = 1.0;
+  // The measurement budget (--max-measure-s): once this many seconds of
+  // warm-up and measured calls have passed, with at least one measured call,
+  // no further call starts. 0: none.
+  double max_measure_s = 0.0;
 
   bool operator==(const MeasureOptions&) const = default;
 };

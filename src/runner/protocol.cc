@@ -41,7 +41,8 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
             {"measure",
              {{"warmup", r.measure.warmup},
               {"min_iters", r.measure.min_iters},
-              {"min_time_s", r.measure.min_time_s}}}};
+              {"min_time_s", r.measure.min_time_s},
+              {"max_time_s", r.measure.max_measure_s}}}};
   if (r.load_base) {
     j["load_base"] = {{"offline_requests_per_s", r.load_base->offline_requests_per_s},
                       {"run_id", r.load_base->run_id}};

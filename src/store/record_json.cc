@@ -105,7 +105,8 @@ nlohmann::ordered_json ExecutionObject(const TestExecution& e) {
           {"measure",
            {{"warmup", e.measure.warmup},
             {"min_iters", e.measure.min_iters},
-            {"min_time_s", e.measure.min_time_s}}},
+            {"min_time_s", e.measure.min_time_s},
+            {"max_measure_s", e.measure.max_measure_s}}},
           {"python", e.python},
           {"probe_dir", e.probe_dir},
           {"grace_s", e.grace_s},
@@ -123,6 +124,7 @@ absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
     e.measure.warmup = measure.at("warmup").get<int>();
     e.measure.min_iters = measure.at("min_iters").get<int>();
     e.measure.min_time_s = measure.at("min_time_s").get<double>();
+    e.measure.max_measure_s = measure.value("max_measure_s", 0.0);  // absent before schema 10
     e.python = json.at("python").get<std::string>();
     e.probe_dir = json.at("probe_dir").get<std::string>();
     e.grace_s = json.at("grace_s").get<double>();

@@ -315,6 +315,13 @@ absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
   }
   if (absl::Status s = CheckMatrixFlags(flags, plan); !s.ok()) return s;
   if (absl::Status s = CheckValueFlags(flags, plan); !s.ok()) return s;
+  if (flags.max_measure_s && !std::all_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
+        return t.execution->measure.max_measure_s == *flags.max_measure_s;
+      })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--resume: --max-measure-s differs from the stored plan (--max-measure-s ",
+                     plan.empty() ? 0.0 : plan.front().execution->measure.max_measure_s, ")"));
+  }
   if (flags.warm && !std::all_of(plan.begin(), plan.end(),
                                  [](const ResolvedTest& t) { return t.execution->warm; })) {
     return absl::InvalidArgumentError(
