@@ -53,6 +53,10 @@ NOT_MEASURED = {
     "random_output": "the output is random (two eager calls on the same inputs differ)",
     "sizes_differ": "the output's size depends on its values and the reference's differs",
     "no_float_output": "the output has no floating-point tensor to compare",
+    "degenerate_reference": "the reference is degenerate (fewer than DEGENERATE_DISTINCT distinct tokens in a long "
+                            "output: a looping model, whose match says nothing)",
+    "not_learning": "not learning (the float64 reference's final loss is not below LEARNING_DROP of its first: "
+                    "the learning rule would judge noise)",
 }
 
 # (dtype, kind) -> (atol, rtol, multiplier). Pinned: a change here changes verdicts,
@@ -335,7 +339,7 @@ def passed(acc: dict[str, Any]) -> bool:
 
 # The token rule's pass verdicts and the train rule's (see compare_tokens, compare_train).
 TOKEN_RULES = ("tokens_match", "near_tie")
-TRAIN_RULES = ("loss_and_grad",)
+TRAIN_RULES = ("loss_and_grad", "learning_curve")
 # Minimum cosine of the first step's gradients (target vs reference), per dtype. Pinned.
 GRAD_COSINE_MIN = {"float64": 0.99999, "float32": 0.999, "bfloat16": 0.98, "float16": 0.99}
 
@@ -437,3 +441,129 @@ def describe_train(acc: dict[str, Any], losses: list[float], ref_losses: list[fl
     return (f"accuracy {acc.get('acc_rule')}{ref}: loss {losses} vs reference {ref_losses} (max abs err "
             f"{acc.get('train_loss_max_abs_err')}, atol {acc.get('acc_atol')}, rtol {acc.get('acc_rtol')} "
             f"x{acc.get('acc_multiplier')}), grad cosine {grad_cosine} (min {acc.get('train_grad_cosine_min')})")
+
+
+# --------------------------------------------------------------------------- learning equivalence
+
+# Kind train with kind_params.steps >= LEARNING_MIN_STEPS is a learning run (compare_learning).
+LEARNING_MIN_STEPS = 20
+# The float64 reference must end below this share of its first loss, else "not_learning".
+LEARNING_DROP = 0.5
+# Pinned: the target's loss-curve RMSE against float64 may be at most this multiple of the
+# CPU eager run's (the test's dtype) plus the (dtype, "train") atol / 10 (doc/accuracy.md,
+# "train: learning equivalence"). Its own constant: TOLERANCES' multiplier judges one
+# output, this one a trajectory whose rounding differences are amplified by every step.
+LEARNING_MULTIPLIER = 3.0
+
+
+def curve_rmse(a: list[float], b: list[float]) -> float | None:
+    """RMSE of two curves of the same length; None when a value is not finite or they differ."""
+    if len(a) != len(b) or not a:
+        return None
+    value = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) / len(a))
+    return value if math.isfinite(value) else None
+
+
+def compare_learning(losses: list[float], ref_losses: list[float], eager_losses: list[float] | None,
+                     grad_cosine: float | None, dtype: Any, baseline: bool = False) -> dict[str, Any]:
+    """The learning rule of a long train run: loss curves against the float64 reference.
+
+    Not judged (acc_not_measured "not_learning") when the reference's last loss is not below
+    LEARNING_DROP x its first. Else train_loss_rmse = RMSE(losses, ref), train_eager_loss_rmse
+    = RMSE(eager_losses, ref) (`eager_losses`: the CPU eager run at the test's dtype, in the
+    same child; None when the test is that run: baseline), and the rule passes
+    ("learning_curve") when train_loss_rmse <= LEARNING_MULTIPLIER x train_eager_loss_rmse +
+    atol / 10 ((dtype, "train") row of TOLERANCES) and the step-1 gradient cosine is at least
+    GRAD_COSINE_MIN[dtype]; otherwise "failed". `baseline`: acc_rule "baseline" (the gap to
+    float64 only; ill_conditioned 0).
+    """
+    atol, rtol, _ = tolerance(dtype, "train")
+    cos_min = GRAD_COSINE_MIN.get(dtype_name(dtype), GRAD_COSINE_MIN["float32"])
+    errors = [abs(a - b) for a, b in zip(losses, ref_losses, strict=False)]
+    metrics = {"acc_atol": atol, "acc_rtol": rtol, "acc_multiplier": LEARNING_MULTIPLIER,
+               "train_grad_cosine_min": cos_min,
+               "train_loss_max_abs_err": _finite(max(errors)) if errors else None,
+               "train_loss_rmse": curve_rmse(losses, ref_losses),
+               "train_eager_loss_rmse": curve_rmse(eager_losses, ref_losses) if eager_losses is not None else None}
+    first, last = (ref_losses[0], ref_losses[-1]) if ref_losses else (math.nan, math.nan)
+    if not (math.isfinite(first) and math.isfinite(last) and last < LEARNING_DROP * first):
+        metrics.update(acc_rule=None, acc_not_measured="not_learning", _detail=f"reference loss {first:.4g} -> "
+                       f"{last:.4g}, needs < {LEARNING_DROP:g} x the first")
+        return metrics
+    if baseline:
+        metrics.update(acc_rule="baseline", ill_conditioned=0, acc_cosine=_finite(grad_cosine),
+                       acc_rmse=metrics["train_loss_rmse"])
+        return metrics
+    gap, eager_gap = metrics["train_loss_rmse"], metrics["train_eager_loss_rmse"]
+    ok = len(losses) == len(ref_losses) and gap is not None and eager_gap is not None \
+        and gap <= LEARNING_MULTIPLIER * eager_gap + atol / 10.0
+    ok = ok and grad_cosine is not None and math.isfinite(grad_cosine) and grad_cosine >= cos_min
+    metrics["acc_rule"] = "learning_curve" if ok else "failed"
+    return metrics
+
+
+def describe_learning(acc: dict[str, Any], grad_cosine: float | None) -> str:
+    """One line for status_detail of a failed learning rule: the numbers that decided."""
+    ref = f" against the {acc['acc_ref_dtype']} reference" if acc.get("acc_ref_dtype") else ""
+
+    def fmt(key):
+        value = acc.get(key)
+        return "n/a" if value is None else f"{value:.3g}"
+
+    return (f"accuracy {acc.get('acc_rule')}{ref}: learning curve: loss rmse {fmt('train_loss_rmse')} vs CPU eager "
+            f"loss rmse {fmt('train_eager_loss_rmse')} x{fmt('acc_multiplier')} + {fmt('acc_atol')}/10 (max abs err "
+            f"{fmt('train_loss_max_abs_err')}), step-1 grad cosine {grad_cosine} (min "
+            f"{acc.get('train_grad_cosine_min')})")
+
+
+# --------------------------------------------------------------------------- long outputs
+
+# Positions (new tokens) at which gen_match_curve gives the match rate, each below N, then N.
+MATCH_POSITIONS = (64, 256, 1024, 4096)
+# A generate reference of at least DEGENERATE_MIN_TOKENS new tokens per row with fewer than
+# DEGENERATE_DISTINCT distinct tokens (over all rows) is degenerate: not judged.
+DEGENERATE_DISTINCT = 8
+DEGENERATE_MIN_TOKENS = 32
+
+
+def match_curve(tokens: Any, ref_tokens: Any) -> list[list[float]]:
+    """[[p, match rate of new tokens 0..p-1 over every row], ...] for p in MATCH_POSITIONS below
+    N, then N itself; [] when the shapes differ."""
+    if tokens.shape != ref_tokens.shape or tokens.shape[1] == 0:
+        return []
+    same = (tokens.to("cpu") == ref_tokens.to("cpu")).double()
+    n = int(tokens.shape[1])
+    return [[p, float(same[:, :p].mean())] for p in [q for q in MATCH_POSITIONS if q < n] + [n]]
+
+
+def reference_token_stats(ref_tokens: Any, ref_scores: list[Any], dtype: Any) -> dict[str, Any]:
+    """gen_ref_distinct_tokens (distinct new tokens over every row) and gen_ref_near_tie_share
+    (share of (row, step) whose reference top-2 score gap is within the tie tolerance of
+    compare_tokens: multiplier x (atol + rtol x max|s|), (dtype, "generate") row)."""
+    import torch
+
+    atol, rtol, multiplier = tolerance(dtype, "generate")
+    ties = total = 0
+    for scores in ref_scores:
+        s = scores.to(torch.float64)
+        s = torch.where(torch.isfinite(s), s, torch.full_like(s, -math.inf))
+        if s.shape[-1] < 2:
+            continue
+        top = torch.topk(s, 2, dim=-1).values
+        finite = torch.where(torch.isfinite(scores.to(torch.float64)), scores.to(torch.float64).abs(),
+                             torch.zeros_like(s)).amax(dim=-1)
+        tol = multiplier * (atol + rtol * finite)
+        gap = top[..., 0] - top[..., 1]
+        ties += int((torch.isfinite(gap) & (gap <= tol)).sum())
+        total += int(gap.numel())
+    return {"gen_ref_distinct_tokens": int(torch.unique(ref_tokens).numel()),
+            "gen_ref_near_tie_share": ties / total if total else None}
+
+
+def degenerate(ref_tokens: Any) -> bool:
+    """True for a long reference output (DEGENERATE_MIN_TOKENS or more per row) with fewer than
+    DEGENERATE_DISTINCT distinct tokens."""
+    import torch
+
+    return ref_tokens.dim() == 2 and ref_tokens.shape[1] >= DEGENERATE_MIN_TOKENS \
+        and int(torch.unique(ref_tokens).numel()) < DEGENERATE_DISTINCT

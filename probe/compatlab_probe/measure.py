@@ -52,18 +52,24 @@ def ci_tight(times: list[float]) -> bool:
     return median > 0 and (high - low) <= CI_REL_WIDTH * median
 
 
-def go_on(times: list[float], params: MeasureSettings, elapsed_s: float) -> bool:
-    """Whether the steady phase times another call (or block): below min_iters or
-    min_time_s; else while the interval is not tight, within max_time_s and MAX_ITERS."""
+def go_on(times: list[float], params: MeasureSettings, elapsed_s: float, spent: bool = False) -> bool:
+    """Whether the steady phase times another call (or block), `elapsed_s` into it: never
+    once the budget is `spent` (params.budget_spent) with a call timed; else below min_iters
+    or min_time_s; else, with a budget, while the interval is not tight (and MAX_ITERS)."""
+    if not times:
+        return True
+    if spent:
+        return False
     if len(times) < max(1, params.min_iters) or elapsed_s < params.min_time_s:
         return True
-    return not ci_tight(times) and elapsed_s < params.max_time_s and len(times) < MAX_ITERS
+    return params.max_time_s > 0 and not ci_tight(times) and len(times) < MAX_ITERS
 
 
 def steady_state(fn: Callable[[], Any], params: MeasureSettings,
                  sync: Callable[[], Any] = lambda: None) -> tuple[float, float, int, float]:
     """Runs `fn` warmup times, then while go_on(): min_iters and min_time_s first, then on
-    until the median's interval is tight or max_time_s has passed.
+    until the median's interval is tight, all within params.max_time_s (the measurement's
+    budget, counted from the first warm-up call; at least one measured call).
 
     Returns (median seconds, p90 seconds, iterations measured, fastest seconds); the
     interval is steady_figures(times)'s.
@@ -76,16 +82,22 @@ def steady_state(fn: Callable[[], Any], params: MeasureSettings,
 def timed_calls(fn: Callable[[], Any], params: MeasureSettings,
                 sync: Callable[[], Any] = lambda: None) -> list[float]:
     """The warm-up calls, then the steady calls' seconds (steady_state's rule)."""
+    begin = time.perf_counter()
     for _ in range(params.warmup):
+        if params.budget_spent(begin, time.perf_counter()):
+            break
         fn()
     sync()
     times: list[float] = []
-    begin = time.perf_counter()
+    measured = time.perf_counter()
     check_at = 0
     while True:
-        # The interval is sorted out only every so often (a tenth more calls): cheap.
-        if len(times) >= check_at:
-            if not go_on(times, params, time.perf_counter() - begin):
+        # The interval is sorted out only every so often (a tenth more calls): cheap. The
+        # budget is checked before every call.
+        now = time.perf_counter()
+        spent = params.budget_spent(begin, now)
+        if spent or len(times) >= check_at:
+            if not go_on(times, params, now - measured, spent):
                 break
             check_at = len(times) + max(1, len(times) // 10)
         start = time.perf_counter()

@@ -43,14 +43,20 @@ class BadRequest(ValueError):
 @dataclass(frozen=True)
 class MeasureSettings:
     """`measure`: warm-up calls, then calls until both min_iters and min_time_s are reached,
-    then on until the median's confidence interval is tight or max_time_s (seconds of the
-    steady phase, --max-measure-s) has passed (doc/probe.md, "Steady state"). A request
-    without max_time_s (the probe's own tests) stops at the minimums: 0 is no extension."""
+    then on until the median's confidence interval is tight (doc/probe.md, "Steady state").
+    max_time_s (the sweep's --max-measure-s) is the budget of the whole measurement, counted
+    from the first warm-up call: once spent, with at least one measured call, no further call
+    starts, minimums or not (budget_spent). 0 (a request that states none, the probe's own
+    tests): no budget, and no extension past the minimums."""
 
     warmup: int = 3
     min_iters: int = 10
     min_time_s: float = 1.0
     max_time_s: float = 0.0
+
+    def budget_spent(self, begin: float, now: float) -> bool:
+        """True when a budget is set and `now - begin` (perf_counter seconds) reached it."""
+        return self.max_time_s > 0 and now - begin >= self.max_time_s
 
     def clamped(self, most: Mapping[str, int]) -> MeasureSettings:
         """These settings with each field named in `most` at most that value."""

@@ -161,8 +161,10 @@ int RunCli(int argc, char** argv) {
                       "compile cache and record warm preparation");
   sweep_cmd->add_option("--timeout", sweep.timeout_s, "per-test deadline in seconds");
   sweep_cmd->add_option("--max-measure-s", sweep.plan.max_measure_s,
-                        "steady phase's budget: repeat until the median's interval is tight or "
-                        "this many seconds passed (default 2; doc/probe.md)");
+                        "measurement budget per test in seconds, from the first warm-up call: "
+                        "steady calls repeat until the median's interval is tight, and none "
+                        "starts once it is spent and one ran (default 2; 0: the minimums only; "
+                        "doc/probe.md)");
   sweep_cmd->add_option("--mem-limit", sweep.mem_limit,
                         "per-test memory limit (e.g. 8G, 512M; default 8G)");
   sweep_cmd->add_option("--mem-limit-method", sweep.plan.mem_limit_method,

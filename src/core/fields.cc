@@ -862,6 +862,58 @@ std::vector<FieldDef> MakeResultFields() {
       every_pass);
   add(Metric(Member("noisy_reason", "", "Which noisy rules held, in words; empty when quiet.",
                     COMPATLAB_MEMBER(result.noisy_reason))));
+  // Version 12, curves: learning equivalence over many train steps.
+  version = 12;
+  add(Metric(Member("train_grad_norm", "",
+                    "train: the global gradient norm (float64 over every parameter) of each "
+                    "step as a JSON array.",
+                    COMPATLAB_MEMBER(result.train_grad_norm))),
+      only(train));
+  add(Metric(Member("train_ref_grad_norm", "",
+                    "train: the same for each step of the CPU reference (JSON array).",
+                    COMPATLAB_MEMBER(result.train_ref_grad_norm))),
+      only(train, {FillWhen::kCompared}));
+  add(Metric(Member("train_eager_loss", "",
+                    "train, learning runs (steps >= 20): loss of each step of the CPU eager run "
+                    "at the test's dtype in the same child (JSON array); empty for the CPU eager "
+                    "row itself.",
+                    COMPATLAB_MEMBER(result.train_eager_loss))));
+  add(Metric(Member("train_loss_rmse", "",
+                    "train, learning runs: RMSE of the loss curve against the reference's.",
+                    COMPATLAB_MEMBER(result.train_loss_rmse))));
+  add(Metric(Member("train_eager_loss_rmse", "",
+                    "train, learning runs: RMSE of train_eager_loss against the reference's loss "
+                    "curve; the learning rule allows acc_multiplier times it (doc/accuracy.md).",
+                    COMPATLAB_MEMBER(result.train_eager_loss_rmse))));
+  // Version 10, curves: long outputs.
+  add(Metric(Member("gen_match_curve", "",
+                    "generate: the token match against the reference over positions, a JSON array "
+                    "of [p, match rate of new tokens 0..p-1] at p = 64, 256, 1024, 4096 below N, "
+                    "then N.",
+                    COMPATLAB_MEMBER(result.gen_match_curve))),
+      only(generate, {FillWhen::kCompared}));
+  add(Metric(Member("gen_decode_curve", "",
+                    "generate: decode time per token against position, a JSON array of [p, median "
+                    "seconds of the decode steps from new token p] (at most 64 buckets).",
+                    COMPATLAB_MEMBER(result.gen_decode_curve))),
+      only(generate));
+  add(Metric(Member("gen_mem_curve", "",
+                    "generate: host memory growth against position, a JSON array of [p, the "
+                    "process RSS at new token p minus at new token 0, bytes] (first clocked call).",
+                    COMPATLAB_MEMBER(result.gen_mem_curve))));
+  add(Metric(Member("gen_mem_growth_bytes", kBytes,
+                    "generate: the process RSS at the last new token minus at the first.",
+                    COMPATLAB_MEMBER(result.gen_mem_growth_bytes))));
+  add(Metric(Member("gen_ref_distinct_tokens", "",
+                    "generate: distinct tokens among the reference's new tokens; below 8 in 32 or "
+                    "more new tokens the reference is degenerate (acc_not_measured).",
+                    COMPATLAB_MEMBER(result.gen_ref_distinct_tokens))),
+      only(generate, {FillWhen::kCompared}));
+  add(Metric(Member("gen_ref_near_tie_share", "",
+                    "generate: share of the reference's steps whose top-2 score gap is within the "
+                    "tie tolerance.",
+                    COMPATLAB_MEMBER(result.gen_ref_near_tie_share))),
+      only(generate, {FillWhen::kCompared}));
   return fields;
 }
 

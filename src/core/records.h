@@ -151,6 +151,13 @@ struct RunResult {
   std::optional<int64_t> gen_first_divergence;
   std::optional<double> gen_divergence_logit_gap;  // reference's top-2 logit gap there
   std::optional<double> gen_tie_tolerance;         // largest gap still counted as a tie
+  // Kind generate, long outputs (schema 12): curves as JSON array text of [position, value].
+  std::string gen_match_curve;   // match rate of new tokens 0..p-1
+  std::string gen_decode_curve;  // decode step seconds from position p
+  std::string gen_mem_curve;     // RSS over the first token's, bytes
+  std::optional<int64_t> gen_mem_growth_bytes;
+  std::optional<int64_t> gen_ref_distinct_tokens;
+  std::optional<double> gen_ref_near_tie_share;
   // Kind train.
   std::optional<int64_t> train_steps;
   std::optional<double> train_first_step_s;
@@ -161,6 +168,12 @@ struct RunResult {
   std::optional<double> train_grad_cosine_last;  // step K's
   std::optional<double> train_grad_cosine_min;   // threshold of the rule
   std::optional<double> train_loss_max_abs_err;
+  // Kind train, learning runs (schema 12): curves as JSON array text, one value per step.
+  std::string train_grad_norm;            // the target's global gradient norm
+  std::string train_ref_grad_norm;        // the reference's
+  std::string train_eager_loss;           // the CPU eager run at the test's dtype (learning runs)
+  std::optional<double> train_loss_rmse;  // RMSE(train_loss, train_ref_loss)
+  std::optional<double> train_eager_loss_rmse;  // RMSE(train_eager_loss, train_ref_loss)
   // CPU-fallback audit and dynamo counters.
   std::string fallback_audit;  // not_applicable, audited, unavailable: ...
   std::optional<int64_t> ops_executed;

@@ -14,14 +14,16 @@
 
 namespace compatlab {
 
-// --max-measure-s's default: the steady phase's budget in seconds (doc/probe.md,
+// --max-measure-s's default: the measurement's budget in seconds (doc/probe.md,
 // "Steady state"); chosen so that `make sweep` keeps its time.
 inline constexpr double kDefaultMaxMeasureS = 2.0;
 
 // Steady-state measurement rule passed to the probe: warmup calls, then at
 // least min_iters calls and min_time_s seconds, then on until the median's
-// confidence interval is tight or max_time_s seconds of the steady phase have
-// passed (--max-measure-s; doc/probe.md, "Steady state"; 0: no extension).
+// confidence interval is tight; max_time_s (--max-measure-s) is the budget of
+// the whole measurement from the first warm-up call: no call starts once it
+// is spent and one steady call ran (doc/probe.md, "Steady state"; 0: no
+// budget and no extension past the minimums).
 struct MeasureOptions {
   int warmup = 3;
   int min_iters = 10;

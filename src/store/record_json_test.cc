@@ -82,6 +82,7 @@ TEST(RecordJsonTest, PlannedTestRoundTripsWithItsExecution) {
   test.execution->compile_options_json = R"({"dynamic":false})";
   test.execution->warm = true;
   test.execution->measure.min_time_s = 0.5;
+  test.execution->measure.max_time_s = 30.0;
   test.execution->python = "/p/python";
   test.execution->grace_s = 0.25;
   test.execution->mem_limit_bytes = 123456789;

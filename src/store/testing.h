@@ -104,6 +104,12 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.gen_first_divergence = 12;
   r.gen_divergence_logit_gap = 0.001;
   r.gen_tie_tolerance = 0.01;
+  r.gen_match_curve = "[[16,0.75]]";
+  r.gen_decode_curve = "[[1,0.01],[9,0.011]]";
+  r.gen_mem_curve = "[[0,0],[15,4096]]";
+  r.gen_mem_growth_bytes = 4096;
+  r.gen_ref_distinct_tokens = 12;
+  r.gen_ref_near_tie_share = 0.0625;
   r.train_steps = 3;
   r.train_first_step_s = 9.5;
   r.train_steady_step_s = 0.5;
@@ -113,6 +119,11 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.train_grad_cosine_last = 0.999;
   r.train_grad_cosine_min = 0.99;
   r.train_loss_max_abs_err = 0.01;
+  r.train_grad_norm = "[1.5,1.25,1.0]";
+  r.train_ref_grad_norm = "[1.5,1.25,1.01]";
+  r.train_eager_loss = "[10.5,10.25,10.005]";
+  r.train_loss_rmse = 0.005;
+  r.train_eager_loss_rmse = 0.003;
   r.fallback_audit = "audited";
   r.ops_executed = 42;
   r.fallback_ops = R"({"aten::tanh":3})";

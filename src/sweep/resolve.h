@@ -82,13 +82,13 @@ struct PlanFlags {
   std::vector<std::string> load_rates;  // --rates, as given
   std::string load_slo;                 // --slo, as given
   std::optional<int64_t> load_requests;
-  std::string size;                // --size reduced|full, as given
-  std::vector<std::string> heads;  // --heads rule|all|CLASS,..., as given
-  bool weights = false;            // --weights
+  std::string size;                     // --size reduced|full, as given
+  std::vector<std::string> heads;       // --heads rule|all|CLASS,..., as given
+  bool weights = false;                 // --weights
   bool warm = false;
   std::string python;
   std::string mem_limit_method;
-  // --max-measure-s: the steady phase's budget (MeasureOptions::max_time_s).
+  // --max-measure-s: the measurement's budget (MeasureOptions::max_time_s).
   std::optional<double> max_measure_s;
 };
 

@@ -164,6 +164,16 @@ TEST(CheckResumeFlagsTest, NamesTheFirstFlagThatDiffers) {
             std::string::npos);
 }
 
+TEST(CheckResumeFlagsTest, MaxMeasureSMustEqualTheStoredBudget) {
+  PlanFlags flags;
+  flags.max_measure_s = kDefaultMaxMeasureS;  // the stored plan's
+  EXPECT_TRUE(CheckResumeFlags(flags, "s", StoredPlan()).ok());
+  flags.max_measure_s = 30.0;
+  absl::Status s = CheckResumeFlags(flags, "s", StoredPlan());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--max-measure-s 30 differs"), std::string::npos) << s;
+}
+
 TEST(CheckResumeFlagsTest, LoadFlagsCompareInCanonicalForm) {
   ModelCatalog catalog = Catalog();
   PlanOverrides overrides;

@@ -365,13 +365,23 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     calls by tens of percent on the CPU (doc/probe.md).
     `exact_calls` (train: its steps 2..K): exactly that many calls of each callable, in
     min(STEADY_BLOCKS, exact_calls) blocks as equal as can be, no time criterion.
+    params.max_time_s (without exact_calls): once that budget, counted from the first
+    warm-up call, is spent, warm-up stops and no further pair of blocks starts (at least one
+    pair runs; a block ends after its first call past the budget).
 
     Returns the metrics dict: steady_median_s, steady_p90_s, steady_iters, steady_min_s,
     steady_ci_low_s, steady_ci_high_s (compiled calls), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
     (median of the eager blocks' medians / median of the compiled blocks' medians).
     """
+    started_at = time.perf_counter()
+
+    def spent() -> bool:
+        return exact_calls is None and params.budget_spent(started_at, time.perf_counter())
+
     for fn in (compiled_fn, eager_fn):
         for _ in range(params.warmup):
+            if spent():
+                break
             fn()
         sync()
     block_calls = max(1, params.min_iters // STEADY_BLOCKS)
@@ -384,7 +394,8 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     def block(name: str, fn: Callable[[], Any], calls_at_least: int, seconds_at_least: float) -> None:
         times = []
         started = time.perf_counter()
-        while len(times) < calls_at_least or time.perf_counter() - started < seconds_at_least:
+        while not times or not spent() and (len(times) < calls_at_least
+                                            or time.perf_counter() - started < seconds_at_least):
             start = time.perf_counter()
             fn()
             sync()
@@ -398,8 +409,9 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
             count = max(1, exact_calls // n_blocks + (1 if i < exact_calls % n_blocks else 0))
             block("compiled", compiled_fn, count, 0.0)
             block("eager", eager_fn, count, 0.0)
-    while exact_calls is None and (len(medians["compiled"]) < min_blocks
-                                   or go_on(calls["compiled"], params, time.perf_counter() - begin)):
+    while exact_calls is None and (len(medians["compiled"]) < min_blocks and not spent()
+                                   or go_on(calls["compiled"], params, time.perf_counter() - begin,
+                                            spent())):
         block("compiled", compiled_fn, block_calls, block_s)
         block("eager", eager_fn, block_calls, block_s)
     median, p90 = percentiles(calls["compiled"])

@@ -17,6 +17,13 @@ CLOCK_CALLS more calls with a logits processor that synchronises the device and
 timestamps each step: prefill = call start to the first step's logits, decode = the
 gaps between steps (each is one decode forward plus transformers' own per-step work).
 
+Budget: request.measure.max_time_s (--max-measure-s) bounds warm-up, steady and clocked calls
+together (at least one of each measured kind). Curves (doc/accuracy.md, "generate: long
+outputs"): gen_decode_curve and gen_mem_curve from the clocked calls (position_curves),
+gen_match_curve, gen_ref_distinct_tokens and gen_ref_near_tie_share from the reference; a
+degenerate reference (accuracy.degenerate) is not judged. The audit's call makes at most
+AUDIT_TOKENS tokens.
+
 Accuracy: the reference greedy tokens of the same weights and inputs on the CPU in eager
 float64 (float32 when float64 fails), dynamic cache; its processed scores at each step
 decide whether a divergence is a near-tie (accuracy.compare_tokens).
@@ -31,10 +38,11 @@ fail_accuracy (stage compare) from the token rule.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import accuracy
+from .. import accuracy, osutil
 from ..compiler import backend_of, options_of
 from ..measure import steady_figures, timed_calls
 from ..request import MeasureSettings, TestRequest
@@ -52,8 +60,14 @@ if TYPE_CHECKING:
 GENERATE_HEADS = ("causal_lm", "seq2seq_lm", "speech_seq2seq", "image_text_to_text", "multimodal_lm")
 # A generate call is N forwards: the request's measure params are clamped to these.
 GENERATE_MEASURE_MAX = {"warmup": 1, "min_iters": 5}
-# Instrumented calls for the prefill / per-token decode split.
+# Instrumented calls for the prefill / per-token decode split (fewer when the measurement
+# budget, request.measure.max_time_s, is spent: at least one).
 CLOCK_CALLS = 3
+# Curves against position hold at most this many points (positions bucketed evenly).
+CURVE_POINTS = 64
+# The fallback audit's generate call makes at most this many tokens: the decode step's ops
+# are the same at every position, and a long output under the audit's hooks is slow.
+AUDIT_TOKENS = 16
 # Decoder inputs that generate makes itself.
 _DECODER_INPUTS = ("decoder_input_ids", "decoder_attention_mask")
 
@@ -79,16 +93,20 @@ class _StepRecorder:
     """A logits processor (last in the list) that sees each step's processed scores:
     it timestamps them after a device sync, and keeps a CPU copy when asked."""
 
-    def __init__(self, sync=None, keep_scores=False):
+    def __init__(self, sync=None, keep_scores=False, memory=False):
         self.sync = sync
         self.keep_scores = keep_scores
+        self.memory = memory
         self.times = []
         self.scores = []
+        self.rss = []
 
     def __call__(self, input_ids, scores):
         if self.sync is not None:
             self.sync()
             self.times.append(time.perf_counter())
+        if self.memory:
+            self.rss.append(osutil.rss_bytes())
         if self.keep_scores:
             self.scores.append(scores.detach().to("cpu").clone())
         return scores
@@ -185,40 +203,87 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
 
     params = generate_measure_params(request)
 
-    def clocked():
-        prefill, gaps = [], []
-        for _ in range(CLOCK_CALLS):
-            recorder = _StepRecorder(sync=target.sync)
+    def clocked(budget_begin):
+        prefill, per_call, rss = [], [], []
+        for call in range(CLOCK_CALLS):
+            if call and params.budget_spent(budget_begin, time.perf_counter()):
+                break
+            recorder = _StepRecorder(sync=target.sync, memory=call == 0)
             begin = time.perf_counter()
             generate(gc, recorder)
             if recorder.times:
                 prefill.append(recorder.times[0] - begin)
-                gaps.extend(b - a for a, b in zip(recorder.times, recorder.times[1:], strict=False))
-        return prefill, gaps
+                per_call.append([b - a for a, b in zip(recorder.times, recorder.times[1:], strict=False)])
+            rss = rss or recorder.rss
+        return prefill, per_call, rss
 
+    budget_begin = time.perf_counter()
     with test.steady():
         if compiling:
             steady = common.alternating_steady(lambda: generate(gc), lambda: generate(gc_eager), params, target.sync)
         else:
             steady = steady_figures(timed_calls(lambda: generate(gc), params, target.sync))
         result.metrics.update(steady)
-        prefill, gaps = clocked()
+        prefill, per_call, rss = clocked(budget_begin)
+    gaps = [g for call in per_call for g in call]
     result.metrics["gen_prefill_s"] = common.percentiles(prefill)[0] if prefill else None
     decode = common.percentiles(gaps)[0] if gaps else None
     result.metrics["gen_decode_token_s"] = decode
+    result.metrics.update(position_curves(per_call, rss))
     batch = int(tokens.shape[0])
     result.metrics["tokens_per_s"] = per_second(batch, decode)
     test.read_memory()
-    test.audit(lambda: generate(gc_eager))
+    gc_audit = copy.deepcopy(gc_eager)
+    gc_audit.max_new_tokens = gc_audit.min_new_tokens = min(new_tokens, AUDIT_TOKENS)
+    test.audit(lambda: generate(gc_audit))
 
     with test.reference():
         ref = _reference(model, inputs, gc, int(tokens.shape[1]), test)
     if not test.use_reference(ref):
         return
     ref_tokens, ref_scores = ref["value"]
+    result.metrics.update(accuracy.reference_token_stats(ref_tokens, ref_scores, dtype))
+    result.metrics["gen_match_curve"] = json.dumps(accuracy.match_curve(tokens, ref_tokens))
     acc = accuracy.compare_tokens(tokens, ref_tokens, ref_scores, dtype, baseline=test.is_baseline)
     acc["acc_ref_dtype"] = ref["dtype"]
+    if accuracy.degenerate(ref_tokens):
+        result.metrics.update(accuracy.stored(acc))
+        acc = {"acc_rule": None, "acc_not_measured": "degenerate_reference"}
+        test.verdict(acc, accuracy.describe_tokens, f"{result.metrics['gen_ref_distinct_tokens']} distinct "
+                     f"tokens in {ref_tokens.shape[1]} new tokens, fewer than {accuracy.DEGENERATE_DISTINCT}")
+        return
     test.verdict(acc, accuracy.describe_tokens)
+
+
+def _buckets(n: int) -> list[tuple[int, int]]:
+    """At most CURVE_POINTS (start, end) ranges cutting positions 0..n-1 evenly."""
+    if n <= 0:
+        return []
+    size = -(-n // CURVE_POINTS)
+    return [(start, min(n, start + size)) for start in range(0, n, size)]
+
+
+def position_curves(per_call: list[list[float]], rss: list[int | None]) -> dict[str, Any]:
+    """gen_decode_curve: [[p, median s], ...], the decode step that made new token p+1 (a
+    bucket of positions from p: the median over the bucket and the clocked calls); gen_mem_curve:
+    [[p, bytes], ...], the process RSS at token p's logits over the RSS at the first token's
+    (first clocked call); gen_mem_growth_bytes: the last token's figure. Empty without clocked steps."""
+    import statistics
+
+    out: dict[str, Any] = {"gen_decode_curve": "[]", "gen_mem_curve": "[]", "gen_mem_growth_bytes": None}
+    steps = min((len(c) for c in per_call), default=0)
+    if steps:
+        curve = [[start + 1, statistics.median(c[i] for c in per_call for i in range(start, end))]
+                 for start, end in _buckets(steps)]
+        out["gen_decode_curve"] = json.dumps(curve)
+    known = [r for r in rss if r is not None]
+    if len(known) == len(rss) and rss:
+        points = [[start, rss[start] - rss[0]] for start, _ in _buckets(len(rss))]
+        if points[-1][0] != len(rss) - 1:
+            points.append([len(rss) - 1, rss[-1] - rss[0]])
+        out["gen_mem_curve"] = json.dumps(points)
+        out["gen_mem_growth_bytes"] = rss[-1] - rss[0]
+    return out
 
 
 def _reference(model: Any, inputs: dict[str, Any], gc: Any, n: int, test: ModelTest) -> dict[str, Any]:

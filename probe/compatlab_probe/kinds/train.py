@@ -19,6 +19,11 @@ eager float64 (float32 when float64 fails), K steps of the same optimizer: train
 train_grad_cosine (step 1's gradients, before any update, where both start from the same
 weights), train_grad_cosine_last (step K's, informative); verdict accuracy.compare_train.
 
+Learning run (steps >= accuracy.LEARNING_MIN_STEPS, doc/accuracy.md, "train: learning
+equivalence"): the synthetic task of learning_inputs, AdamW at LEARN_LR, deterministic
+algorithms; train_grad_norm / train_ref_grad_norm per step (every run), train_eager_loss (the
+CPU eager run at the test's dtype, same child) and accuracy.compare_learning's verdict.
+
 Skipped: a head kind that gives no loss from labels (base models, ...), a model whose
 forward returns no loss; otherwise statuses and stages as kind forward.
 """
@@ -45,6 +50,10 @@ if TYPE_CHECKING:
     from ..target import Target
 
 LR = 1e-4
+# A learning run (steps >= accuracy.LEARNING_MIN_STEPS): its learning rate and the period of
+# the synthetic task's token rows (learning_inputs).
+LEARN_LR = 1e-3
+LEARN_PERIOD = 4
 # Head kinds whose class computes a loss from labels; how the labels are made is in _labels.
 LABELS = {
     "causal_lm": "labels = input_ids (the model shifts them)",
@@ -166,12 +175,12 @@ def _loss(output):
 class _Trainer:
     """One model, its AdamW and the batch: step() runs one training step."""
 
-    def __init__(self, model, batch, fwd=None):
+    def __init__(self, model, batch, fwd=None, lr=LR):
         import torch
 
         self.model = model
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(self.params, lr=LR)
+        self.optimizer = torch.optim.AdamW(self.params, lr=lr)
         self.batch = batch
         self.fwd = fwd if fwd is not None else model
         self.losses = []
@@ -180,16 +189,45 @@ class _Trainer:
         # zero_grad(set_to_none) gives the next step new tensors); cpu_grads()
         # copies them once timing is over.
         self.grads = {}
+        # Each step's global gradient norm as a 0-d tensor on the device (no sync in the
+        # timed step); grad_norm_curve() reads them once timing is over.
+        self.norms = []
 
     def step(self, keep_grads=False):
+        import torch
+
         self.optimizer.zero_grad(set_to_none=True)
         loss = _loss(self.fwd(**self.batch))
         loss.backward()
+        with torch.no_grad():
+            grads = [p.grad.detach() for p in self.params if p.grad is not None]
+            self.norms.append(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)).double())
+                              if grads else torch.zeros((), dtype=torch.float64))
         if keep_grads:
             self.grads[len(self.losses) + 1] = [None if p.grad is None else p.grad.detach()
                                                 for p in self.params]
         self.optimizer.step()
         self.losses.append(float(loss.detach()))
+
+    def grad_norm_curve(self) -> list[float | None]:
+        """The global gradient norm (float64) of each step; None where it is not finite."""
+        return [_finite_or_none(float(n)) for n in self.norms]
+
+
+def _finite_or_none(value):
+    return value if math.isfinite(value) else None
+
+
+def learning_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The synthetic task of a learning run: each row of input_ids becomes its own first
+    LEARN_PERIOD tokens repeated (seeded through the inputs, valid ids of the model), so the
+    next token, and the token itself, is predictable; other inputs stay as made."""
+    ids = inputs.get("input_ids")
+    if ids is None or ids.dim() != 2 or ids.shape[1] <= LEARN_PERIOD:
+        return dict(inputs)
+    reps = -(-ids.shape[1] // LEARN_PERIOD)
+    periodic = ids[:, :LEARN_PERIOD].repeat(1, reps)[:, :ids.shape[1]].contiguous()
+    return dict(inputs, input_ids=periodic)
 
 
 def cpu_grads(grads: list[Any]) -> list[Any]:
@@ -232,6 +270,8 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test = ModelTest(request, result)
     target, compiling, dtype = test.target, test.compiling, test.dtype
     steps = request.kind_params.steps
+    learning = steps >= accuracy.LEARNING_MIN_STEPS
+    lr = LEARN_LR if learning else LR
     result.metrics["train_steps"] = steps
 
     cls, head_kind = common.resolve_class(request, result)
@@ -242,21 +282,26 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     model = built.model
 
     def prepare_data():
-        labels = labels_for(head_kind, model.config, built.cpu_inputs, built.seed)
+        cpu_inputs = learning_inputs(built.cpu_inputs) if learning else built.cpu_inputs
+        labels = labels_for(head_kind, model.config, cpu_inputs, built.seed)
         if "labels" in labels and labels["labels"].is_floating_point():
             labels["labels"] = labels["labels"].to(dtype)
-        cpu_batch = dict(built.cpu_inputs, **labels)
+        cpu_batch = dict(cpu_inputs, **labels)
         if head_kind in _CLASSIFIERS:
             settle_problem_type(model.config, labels)
         dropout_off(model)
         model.train()
+        if learning:
+            import torch
+
+            torch.use_deterministic_algorithms(True, warn_only=True)
         return cpu_batch, {k: v.to(target.device) for k, v in cpu_batch.items()}
 
     cpu_batch, batch = stage(result, "build", "fail_to_load", prepare_data)
     initial = stage(result, "build", "fail_to_load", lambda: common.cpu_copy(model))  # the reference's start
     fwd = stage(result, "compile", "harness_error", lambda: compile_callable(model, request, target)) \
         if compiling else model
-    trainer = _Trainer(model, batch, fwd)
+    trainer = _Trainer(model, batch, fwd, lr)
 
     with test.first_call():
         try:
@@ -271,16 +316,18 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
 
     with test.steady():
         if steps > 1:
-            _steady(result, trainer, steps, compiling, initial, target)
+            _steady(result, trainer, steps, compiling, initial, target, lr)
     median = result.metrics.get("steady_median_s")
     result.metrics["train_steady_step_s"] = median
     result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, median)
     result.metrics["train_loss"] = json.dumps(trainer.losses)
-    test.audit(lambda: _Trainer(initial_copy(initial, target), trainer.batch).step())
-    _compare(test, trainer, initial, cpu_batch, steps, dtype)
+    result.metrics["train_grad_norm"] = json.dumps(trainer.grad_norm_curve())
+    test.audit(lambda: _Trainer(initial_copy(initial, target), trainer.batch, lr=lr).step())
+    _compare(test, trainer, initial, cpu_batch, steps, dtype, lr, learning)
 
 
-def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, initial: Any, target: Target) -> None:
+def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, initial: Any, target: Target,
+            lr: float) -> None:
     """Steps 2..K: their times (compile mode: alternated with an eager copy's steps)."""
     last = steps
 
@@ -289,7 +336,7 @@ def _steady(result: Result, trainer: _Trainer, steps: int, compiling: bool, init
 
     if compiling:
         eager_model = initial_copy(initial, target)
-        eager = _Trainer(eager_model, trainer.batch)
+        eager = _Trainer(eager_model, trainer.batch, lr=lr)
         eager.step()  # its own first step (optimizer state), not timed
         target.sync()
         result.metrics.update(common.alternating_steady(
@@ -310,13 +357,13 @@ def initial_copy(initial: Any, target: Target | None, dtype: Any = None) -> Any:
     return model.train()
 
 
-def _reference_at(initial, cpu_batch, steps, dtype):
-    """(losses, grads of step 1, grads of step K) of K steps on the CPU in `dtype`."""
+def _reference_at(initial, cpu_batch, steps, dtype, lr=LR):
+    """(losses, grads of step 1, grads of step K, gradient norms) of K steps on the CPU in `dtype`."""
     model = initial_copy(initial, None, dtype)
-    trainer = _Trainer(model, common.reference_inputs(cpu_batch, dtype))
+    trainer = _Trainer(model, common.reference_inputs(cpu_batch, dtype), lr=lr)
     for k in range(1, steps + 1):
         trainer.step(keep_grads=k in (1, steps))
-    return trainer.losses, cpu_grads(trainer.grads[1]), cpu_grads(trainer.grads[steps])
+    return trainer.losses, cpu_grads(trainer.grads[1]), cpu_grads(trainer.grads[steps]), trainer.grad_norm_curve()
 
 
 def nonfinite_where_finite(target: list[Any], reference: list[Any]) -> int:
@@ -336,25 +383,40 @@ def nonfinite_where_finite(target: list[Any], reference: list[Any]) -> int:
 
 
 def _compare(test: ModelTest, trainer: _Trainer, initial: Any, cpu_batch: dict[str, Any], steps: int,
-             dtype: Any) -> None:
+             dtype: Any, lr: float = LR, learning: bool = False) -> None:
     """Loss trajectory and step-1 gradients against the CPU reference (float64, float32 when
-    float64 fails or is non-finite where the target is not); CPU eager: the baseline."""
+    float64 fails or is non-finite where the target is not); CPU eager: the baseline. A
+    learning run also trains the CPU eager copy at the test's dtype (train_eager_loss) and
+    is judged by accuracy.compare_learning."""
     first = cpu_grads(trainer.grads.get(1, []))
     last = cpu_grads(trainer.grads[steps]) if steps in trainer.grads else []
 
     def bad_count(value):
-        losses, ref_first, ref_last = value
+        losses, ref_first, ref_last, _ = value
         return (nonfinite_where_finite(trainer.losses, losses) + nonfinite_where_finite(first, ref_first)
                 + nonfinite_where_finite(last, ref_last))
 
     with test.reference():
-        ref = accuracy.reference_with_fallback(lambda d: _reference_at(initial, cpu_batch, steps, d), bad_count,
+        ref = accuracy.reference_with_fallback(lambda d: _reference_at(initial, cpu_batch, steps, d, lr), bad_count,
                                                test.reference_is_target)
+        eager_losses = None
+        if learning and ref["not_measured"] is None and not test.is_baseline:
+            eager_losses = _reference_at(initial, cpu_batch, steps, dtype, lr)[0]
     if not test.use_reference(ref):
         return
-    ref_losses, ref_first, ref_last = ref["value"]
+    ref_losses, ref_first, ref_last, ref_norms = ref["value"]
     cos_first = grad_cosine(first, ref_first)
     cos_last = grad_cosine(last, ref_last) if last else None
+    curves = {"train_ref_loss": json.dumps(ref_losses), "train_ref_grad_norm": json.dumps(ref_norms)}
+    if eager_losses is not None:
+        curves["train_eager_loss"] = json.dumps(eager_losses)
+    if learning:
+        acc = accuracy.compare_learning(trainer.losses, ref_losses, eager_losses, cos_first, dtype,
+                                        baseline=test.is_baseline)
+        acc.update(curves, train_grad_cosine=cos_first, train_grad_cosine_last=cos_last,
+                   acc_ref_dtype=ref["dtype"])
+        test.verdict(acc, lambda a: accuracy.describe_learning(a, cos_first), acc.get("_detail", ""))
+        return
     acc = accuracy.compare_train(trainer.losses, ref_losses, cos_first, dtype, baseline=test.is_baseline)
-    acc.update(train_ref_loss=json.dumps(ref_losses), train_grad_cosine=cos_first, train_grad_cosine_last=cos_last)
+    acc.update(curves, train_grad_cosine=cos_first, train_grad_cosine_last=cos_last)
     test.verdict(acc, lambda a: accuracy.describe_train(a, trainer.losses, ref_losses, cos_first))
