@@ -82,9 +82,9 @@ struct PlanFlags {
   std::vector<std::string> load_rates;  // --rates, as given
   std::string load_slo;                 // --slo, as given
   std::optional<int64_t> load_requests;
-  std::string size;                     // --size reduced|full, as given
-  std::vector<std::string> heads;       // --heads rule|all|CLASS,..., as given
-  bool weights = false;                 // --weights
+  std::string size;                // --size reduced|full, as given
+  std::vector<std::string> heads;  // --heads rule|all|CLASS,..., as given
+  bool weights = false;            // --weights
   bool warm = false;
   std::string python;
   std::string mem_limit_method;
