@@ -98,11 +98,6 @@ TimingChange IntervalsApart(double base, double head, const TimingInterval& bi,
   return TimingChange::kNone;
 }
 
-std::optional<TimingInterval> PrepareInterval(const RunResult& r) {
-  if (!r.prepare_s) return std::nullopt;
-  return Widened({*r.prepare_s, *r.prepare_s}, Noisy(r));
-}
-
 // Below this, a change of host_mem_bytes is not compared (doc/dataset.md, "diff").
 constexpr double kMemoryFloorBytes = 4.0 * 1024 * 1024;
 
@@ -179,6 +174,11 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
 }
 
 }  // namespace
+
+std::optional<TimingInterval> PrepareInterval(const RunResult& r) {
+  if (!r.prepare_s) return std::nullopt;
+  return Widened({*r.prepare_s, *r.prepare_s}, Noisy(r));
+}
 
 std::optional<TimingInterval> SteadyInterval(const RunResult& r) {
   if (!r.steady_median_s) return std::nullopt;

@@ -75,6 +75,10 @@ inline constexpr double kNoisyWidening = 2.0;
 // nullopt when the row has no steady figure.
 std::optional<TimingInterval> SteadyInterval(const RunResult& r);
 
+// The interval of a row's prepare_s (the figure itself, widened when the row
+// is noisy); nullopt when the row has no prepare figure.
+std::optional<TimingInterval> PrepareInterval(const RunResult& r);
+
 enum class TimingChange { kNone, kSlower, kFaster };
 
 // Diff's one rule for "is this a change" of steady time, for every caller

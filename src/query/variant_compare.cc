@@ -64,6 +64,22 @@ ordered_json VcOpt(std::optional<int64_t> v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
 }
 
+// [low, high], or null.
+ordered_json VcIntervalJson(const std::optional<TimingInterval>& i) {
+  if (!i) return nullptr;
+  return ordered_json::array({i->low, i->high});
+}
+
+// "1.50x [1.20-1.90]": a ratio and the range its figures' intervals allow.
+std::string VcRatioText(std::optional<double> ratio, std::optional<TimingInterval> range) {
+  if (!ratio) return "-";
+  std::string text = fmt::format("{:.2f}x", *ratio);
+  if (range && (range->low != *ratio || range->high != *ratio)) {
+    text += fmt::format(" [{:.2f}-{:.2f}]", range->low, range->high);
+  }
+  return text;
+}
+
 ordered_json VcSideJson(const RunRecord& run) {
   const RunResult& r = run.result;
   return {{"run_id", run.run_id},
@@ -78,6 +94,8 @@ ordered_json VcSideJson(const RunRecord& run) {
           {"baseline_cosine", VcOpt(r.baseline_cosine)},
           {"prepare_s", VcOpt(r.prepare_s)},
           {"steady_median_s", VcOpt(r.steady_median_s)},
+          {"steady_interval", VcIntervalJson(SteadyInterval(r))},
+          {"noisy", VcOpt(r.noisy)},
           {"tokens_per_s", VcOpt(r.tokens_per_s)},
           {"graph_breaks", VcOpt(r.graph_breaks)},
           {"fallback_op_count", VcOpt(VcFallbackOpCount(r))},
@@ -180,6 +198,12 @@ std::string CrossModelKey(const TestSpec& spec) {
   return key.TestId();
 }
 
+std::optional<TimingInterval> RatioInterval(std::optional<TimingInterval> base,
+                                            std::optional<TimingInterval> head) {
+  if (!base || !head || base->low <= 0 || base->high <= 0 || head->low < 0) return std::nullopt;
+  return TimingInterval{head->low / base->high, head->high / base->low};
+}
+
 std::optional<double> Ratio(std::optional<double> base, std::optional<double> head) {
   if (!base || !head || *base <= 0 || *head <= 0) return std::nullopt;
   return *head / *base;
@@ -197,6 +221,7 @@ VariantReport CompareVariant(std::vector<RunRecord> base_runs, std::vector<RunRe
   VariantReport report;
   report.cross_model = cross_model;
   report.regressions = diff.Regressions();
+  report.improvements = diff.Improvements();
   size_t h = 0;
   for (size_t b = 0; b < diff.base.size(); ++b) {
     while (h < diff.head.size() && diff.head[h].test_id < diff.base[b].test_id) ++h;
@@ -248,8 +273,11 @@ std::string FormatVariantReport(const VariantReport& report) {
     }
     table.AddRow({t.head.spec.target, t.head.spec.mode, t.head.spec.kind, t.head.spec.dtype,
                   VcShape(t.head.spec), VcPair(VcStatusOf(t.base), VcStatusOf(t.head)), acc,
-                  base_acc, VcNum(Ratio(b.prepare_s, h.prepare_s), "{:.2f}x"),
-                  VcNum(Ratio(b.steady_median_s, h.steady_median_s), "{:.2f}x"),
+                  base_acc,
+                  VcRatioText(Ratio(b.prepare_s, h.prepare_s),
+                              RatioInterval(PrepareInterval(b), PrepareInterval(h))),
+                  VcRatioText(Ratio(b.steady_median_s, h.steady_median_s),
+                              RatioInterval(SteadyInterval(b), SteadyInterval(h))),
                   VcNum(b.tokens_per_s, "{:.0f}") + "->" + VcNum(h.tokens_per_s, "{:.0f}"),
                   VcPair(VcInt(b.graph_breaks), VcInt(h.graph_breaks)),
                   VcPair(VcInt(VcFallbackOpCount(b)), VcInt(VcFallbackOpCount(h))),
@@ -266,9 +294,11 @@ std::string FormatVariantReport(const VariantReport& report) {
                          r.spec.kind, r.spec.dtype, VcShape(r.spec), VcStatusOf(r));
     }
   }
-  out += fmt::format("\nsummary: {} compared, {} only in base, {} only in head; {} regressions\n",
-                     report.tests.size(), report.only_in_base.size(), report.only_in_head.size(),
-                     report.regressions);
+  out += fmt::format(
+      "\nsummary: {} compared, {} only in base, {} only in head; {} regressions, {} "
+      "improvements\n",
+      report.tests.size(), report.only_in_base.size(), report.only_in_head.size(),
+      report.regressions, report.improvements);
   return out;
 }
 
@@ -294,7 +324,11 @@ ordered_json VariantReportToJson(const VariantReport& report) {
                      {"base", VcSideJson(t.base)},
                      {"head", VcSideJson(t.head)},
                      {"prepare_ratio", VcOpt(Ratio(b.prepare_s, h.prepare_s))},
+                     {"prepare_ratio_interval",
+                      VcIntervalJson(RatioInterval(PrepareInterval(b), PrepareInterval(h)))},
                      {"steady_ratio", VcOpt(Ratio(b.steady_median_s, h.steady_median_s))},
+                     {"steady_ratio_interval",
+                      VcIntervalJson(RatioInterval(SteadyInterval(b), SteadyInterval(h)))},
                      {"tokens_per_s_ratio", VcOpt(Ratio(b.tokens_per_s, h.tokens_per_s))},
                      {"memory_ratio", VcOpt(Ratio(VcMemory(b), VcMemory(h)))},
                      {"changes", changes}});
@@ -303,10 +337,11 @@ ordered_json VariantReportToJson(const VariantReport& report) {
   for (const RunRecord& r : report.only_in_base) only_base.push_back(VcUnpairedJson(r));
   ordered_json only_head = ordered_json::array();
   for (const RunRecord& r : report.only_in_head) only_head.push_back(VcUnpairedJson(r));
-  ordered_json out = {{"base", report.base_name},          {"head", report.head_name},
-                      {"cross_model", report.cross_model}, {"tests", tests},
-                      {"only_in_base", only_base},         {"only_in_head", only_head},
-                      {"compared", report.tests.size()},   {"regressions", report.regressions}};
+  ordered_json out = {{"base", report.base_name},           {"head", report.head_name},
+                      {"cross_model", report.cross_model},  {"tests", tests},
+                      {"only_in_base", only_base},          {"only_in_head", only_head},
+                      {"compared", report.tests.size()},    {"regressions", report.regressions},
+                      {"improvements", report.improvements}};
   return out;
 }
 

@@ -53,7 +53,8 @@ struct VariantReport {
   std::vector<ComparedTest> tests;  // by key
   std::vector<RunRecord> only_in_base;
   std::vector<RunRecord> only_in_head;
-  int64_t regressions = 0;  // diff's count over the paired tests
+  int64_t regressions = 0;   // diff's count over the paired tests
+  int64_t improvements = 0;  // likewise
 };
 
 // Pairs `base_runs` with `head_runs` through DiffRuns (by CrossModelKey when
@@ -64,9 +65,17 @@ VariantReport CompareVariant(std::vector<RunRecord> base_runs, std::vector<RunRe
 // head / base of two positive figures; nullopt when either is missing or not positive.
 std::optional<double> Ratio(std::optional<double> base, std::optional<double> head);
 
+// Where head / base lies given the two figures' intervals (diff's SteadyInterval or
+// PrepareInterval, a noisy row's widened): [head.low / base.high, head.high / base.low];
+// nullopt when either is missing or base's low end is not positive. The ratio is a
+// change only where diff's rule says so (the intervals apart), never by this range alone.
+std::optional<TimingInterval> RatioInterval(std::optional<TimingInterval> base,
+                                            std::optional<TimingInterval> head);
+
 // The report for people: one table of every paired test (statuses, the head's accuracy
 // against its own reference and, for a code model, against its baseline's reference
-// (baseline_max_abs_err / baseline_cosine), prepare and steady ratios head/base, tokens/s, graph
+// (baseline_max_abs_err / baseline_cosine), prepare and steady ratios head/base with the
+// ranges their intervals allow (RatioInterval), tokens/s, graph
 // breaks, fallback ops, memory, diff's changes), the unpaired tests, one summary line.
 std::string FormatVariantReport(const VariantReport& report);
 // The same as one JSON object (doc/compare.md): `compare --format json` (text ending in

@@ -129,5 +129,37 @@ TEST(RatioTest, NeedsTwoPositiveFigures) {
   EXPECT_EQ(Ratio(0.0, 3.0), std::nullopt);
 }
 
+TEST(CompareVariantTest, RatiosComeWithTheRangeTheirIntervalsAllowAndNoisyRowsWiden) {
+  std::vector<RunRecord> base = {Measured("hf:llama", "eager", 0.010, 0.5)};
+  std::vector<RunRecord> head = {Measured("code:attn.build@0123456789abcdef", "eager", 0.020, 0.5)};
+  base[0].result.steady_ci_low_s = 0.009;
+  base[0].result.steady_ci_high_s = 0.011;
+  head[0].result.steady_ci_low_s = 0.018;
+  head[0].result.steady_ci_high_s = 0.022;
+  VariantReport quiet = CompareVariant(base, head, true);
+  nlohmann::json j = nlohmann::json::parse(VariantReportJson(quiet));
+  const nlohmann::json& t = j["tests"][0];
+  EXPECT_NEAR(t["steady_ratio_interval"][0].get<double>(), 0.018 / 0.011, 1e-12);
+  EXPECT_NEAR(t["steady_ratio_interval"][1].get<double>(), 0.022 / 0.009, 1e-12);
+  EXPECT_NEAR(t["head"]["steady_interval"][1].get<double>(), 0.022, 1e-12);
+  EXPECT_EQ(t["changes"][0]["kind"], "slower steady");  // the intervals are apart
+  EXPECT_NE(FormatVariantReport(quiet).find("2.00x [1.64-2.44]"), std::string::npos)
+      << FormatVariantReport(quiet);
+  // A noisy head: its interval doubles both ways, the ranges overlap, diff sees no change.
+  head[0].result.noisy = 1;
+  VariantReport noisy = CompareVariant(base, head, true);
+  j = nlohmann::json::parse(VariantReportJson(noisy));
+  EXPECT_NEAR(j["tests"][0]["steady_ratio_interval"][0].get<double>(), 0.009 / 0.011, 1e-12);
+  EXPECT_TRUE(j["tests"][0]["changes"].empty()) << j["tests"][0]["changes"];
+  EXPECT_EQ(j["regressions"], 0);
+  // Faster is an improvement, counted apart.
+  VariantReport faster = CompareVariant(head, base, true);
+  EXPECT_EQ(faster.improvements, 0);  // head (base here) noisy: overlap again
+  head[0].result.noisy = 0;
+  faster = CompareVariant(head, base, true);
+  EXPECT_EQ(faster.improvements, 1);
+  EXPECT_NE(FormatVariantReport(faster).find("0 regressions, 1 improvements"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace compatlab
