@@ -189,8 +189,11 @@ async function loadGroup(group) {
 
 // The compare section (/api/compare, doc/compare.md): this model against another selector,
 // as head (the variant) or as base; one row per paired test, diff's changes in the last column.
-function ratio(v) {
-  return v == null ? DASH : `${number(v, 3)}x`;
+// "2.00x [1.64–2.44]": the ratio and the range its figures' intervals allow (doc/compare.md).
+function ratio(v, range) {
+  if (v == null) return DASH;
+  const spread = range && (range[0] !== v || range[1] !== v) ? ` [${number(range[0], 3)}–${number(range[1], 3)}]` : "";
+  return `${number(v, 3)}x${spread}`;
 }
 
 function pairText(base, head, format = (v) => text(v)) {
@@ -212,14 +215,15 @@ async function compare(other, asBase) {
   try {
     const r = await api("/api/compare", { base, head });
     note.textContent = `base ${r.base}, head ${r.head}: ${r.compared} compared, ${r.only_in_base.length} only in base, `
-      + `${r.only_in_head.length} only in head; ${r.regressions} regressions`;
+      + `${r.only_in_head.length} only in head; ${r.regressions} regressions, ${r.improvements} improvements`;
     const mib = (v) => (v == null ? DASH : `${(v / 1048576).toFixed(1)} MiB`);
     table.tBodies[0].replaceChildren(...r.tests.map((t) => el("tr", {},
       el("td", {}, t.target), el("td", {}, t.mode), el("td", {}, t.kind), el("td", {}, t.dtype),
       el("td", {}, `${t.batch_size}x${t.seq_len}`), el("td", {}, t.base.status), el("td", {}, t.head.status),
       el("td", { class: "num" }, accText(t.head.acc_max_abs_err, t.head.acc_cosine)),
       el("td", { class: "num" }, accText(t.head.baseline_max_abs_err, t.head.baseline_cosine)),
-      el("td", { class: "num" }, ratio(t.prepare_ratio)), el("td", { class: "num" }, ratio(t.steady_ratio)),
+      el("td", { class: "num" }, ratio(t.prepare_ratio, t.prepare_ratio_interval)),
+      el("td", { class: "num" }, ratio(t.steady_ratio, t.steady_ratio_interval)),
       el("td", { class: "num" }, pairText(t.base.tokens_per_s, t.head.tokens_per_s, (v) => number(v, 4))),
       el("td", { class: "num" }, pairText(t.base.graph_breaks, t.head.graph_breaks)),
       el("td", { class: "num" }, pairText(t.base.fallback_op_count, t.head.fallback_op_count)),
