@@ -325,17 +325,9 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
     if (!side->transformers_version.empty()) {
       query.filter.transformers_version = side->transformers_version;
     }
-    query.limit = kMaxDiffRuns;
-    query.count_cap = kMaxDiffRuns;
-    const IndexPage page = index_.Search(query);
-    if (page.has_more) {
-      return HttpError{400, fmt::format("the {} side selects more than {} runs; narrow it with "
-                                        "model, target, mode or kind",
-                                        keys[i], kMaxDiffRuns)};
+    if (auto error = SideRuns(query, keys[i], "model, target, mode or kind", &sides[i])) {
+      return error;
     }
-    absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
-    if (!runs.ok()) return FromStatus(runs.status());
-    sides[i] = *std::move(runs);
   }
   const DiffReport report = DiffRuns(std::move(sides[0]), std::move(sides[1]));
   ordered_json counts = ordered_json::object();
@@ -367,6 +359,22 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
   return std::nullopt;
 }
 
+std::optional<HttpError> ApiRoutes::SideRuns(IndexQuery query, std::string_view key,
+                                             std::string_view narrow_with,
+                                             std::vector<RunRecord>* runs) {
+  query.limit = kMaxDiffRuns;
+  query.count_cap = kMaxDiffRuns;
+  const IndexPage page = index_.Search(query);
+  if (page.has_more) {
+    return HttpError{400, fmt::format("the {} side selects more than {} runs; narrow it with {}",
+                                      key, kMaxDiffRuns, narrow_with)};
+  }
+  absl::StatusOr<std::vector<RunRecord>> fetched = Fetch(page.rowids, false);
+  if (!fetched.ok()) return FromStatus(fetched.status());
+  *runs = *std::move(fetched);
+  return std::nullopt;
+}
+
 std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpResponse& res) {
   std::vector<RunRecord> sides[2];
   CompareSide parsed[2];
@@ -383,21 +391,13 @@ std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpRe
     query.filter.sweep_id = side->runs.sweep_id;
     query.filter.torch_version = side->runs.torch_version;
     query.filter.transformers_version = side->runs.transformers_version;
-    query.limit = kMaxDiffRuns;
-    query.count_cap = kMaxDiffRuns;
-    const IndexPage page = index_.Search(query);
-    if (page.has_more) {
-      return HttpError{400, fmt::format("the {} side selects more than {} runs; narrow it with "
-                                        "model=, sweep= or torch=",
-                                        keys[i], kMaxDiffRuns)};
+    if (auto error = SideRuns(query, keys[i], "model=, sweep= or torch=", &sides[i])) {
+      return error;
     }
-    if (page.rowids.empty()) {
+    if (sides[i].empty()) {
       return HttpError{404,
                        fmt::format("the {} side {} selects no runs", keys[i], side->Describe())};
     }
-    absl::StatusOr<std::vector<RunRecord>> runs = Fetch(page.rowids, false);
-    if (!runs.ok()) return FromStatus(runs.status());
-    sides[i] = *std::move(runs);
   }
   // The same report as `compatlab compare --format json`, on diff's engine.
   VariantReport report = CompareVariant(std::move(sides[0]), std::move(sides[1]),

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -56,6 +57,11 @@ class ApiRoutes {
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
   absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);
   absl::StatusOr<std::vector<RunRecord>> Fetch(const std::vector<int64_t>& rowids, bool full);
+  // The runs one side of /api/diff or /api/compare selects (`query`, at most
+  // kMaxDiffRuns of them); a 400 naming `key` and what to narrow it with when
+  // it selects more.
+  std::optional<HttpError> SideRuns(IndexQuery query, std::string_view key,
+                                    std::string_view narrow_with, std::vector<RunRecord>* runs);
   absl::StatusOr<RunRecord> RunById(const std::string& run_id);
 
   const ServerOptions& options_;
