@@ -44,6 +44,20 @@ struct SuitesFlags {
 };
 
 // `compatlab targets`: the shipped target profiles.
+// diff's change thresholds (--steady-, --prepare-, --memory-threshold) on `cmd`,
+// their help texts after `lead`.
+void AddDiffThresholds(CLI::App* cmd, DiffThresholds& thresholds, const std::string& lead) {
+  cmd->add_option("--steady-threshold", thresholds.steady,
+                  lead + "relative steady_median_s increase that regresses")
+      ->capture_default_str();
+  cmd->add_option("--prepare-threshold", thresholds.prepare,
+                  lead + "relative prepare_s increase that regresses")
+      ->capture_default_str();
+  cmd->add_option("--memory-threshold", thresholds.memory,
+                  lead + "relative host memory increase that regresses")
+      ->capture_default_str();
+}
+
 int RunTargets() {
   absl::StatusOr<std::string> table = TargetsTable(ProjectHome());
   if (!table.ok()) return Fail(kExitBadInput, table.status());
@@ -244,18 +258,7 @@ int RunCli(int argc, char** argv) {
                        "write head's statuses as an expected-status file");
   diff_cmd->add_option("--expected", diff.expected,
                        "check head against an expected-status file; exit 1 on any change");
-  diff_cmd
-      ->add_option("--steady-threshold", diff.thresholds.steady,
-                   "relative steady_median_s increase that regresses")
-      ->capture_default_str();
-  diff_cmd
-      ->add_option("--prepare-threshold", diff.thresholds.prepare,
-                   "relative prepare_s increase that regresses")
-      ->capture_default_str();
-  diff_cmd
-      ->add_option("--memory-threshold", diff.thresholds.memory,
-                   "relative host_peak_rss_bytes increase that regresses")
-      ->capture_default_str();
+  AddDiffThresholds(diff_cmd, diff.thresholds, "");
 
   CompareFlags compare;
   CLI::App* compare_cmd = app.add_subcommand(
@@ -268,18 +271,7 @@ int RunCli(int argc, char** argv) {
       ->required();
   compare_cmd->add_option("--head", compare.head, "the same, for the variant")->required();
   compare_cmd->add_option("--format", compare.format, "table or json")->capture_default_str();
-  compare_cmd
-      ->add_option("--steady-threshold", compare.thresholds.steady,
-                   "as diff's: relative steady_median_s increase that regresses")
-      ->capture_default_str();
-  compare_cmd
-      ->add_option("--prepare-threshold", compare.thresholds.prepare,
-                   "as diff's: relative prepare_s increase that regresses")
-      ->capture_default_str();
-  compare_cmd
-      ->add_option("--memory-threshold", compare.thresholds.memory,
-                   "as diff's: relative memory increase that regresses")
-      ->capture_default_str();
+  AddDiffThresholds(compare_cmd, compare.thresholds, "as diff's: ");
 
   ErrorsFlags errors;
   CLI::App* errors_cmd = app.add_subcommand(
