@@ -10,11 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // The last non-empty line of `text` (the probe's answer comes last; code may print before).
 std::string LastLine(const std::string& text) {
   size_t end = text.find_last_not_of(" \n\r\t");
@@ -49,7 +44,7 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
   if (r->exit_code != 0) {
     json err = json::parse(LastLine(r->stdout_text), nullptr, false);
     if (!err.is_discarded() && err.is_object() && err.contains("error")) {
-      return absl::InvalidArgumentError(Str(err, "error"));
+      return absl::InvalidArgumentError(ProbeAnswerText(err, "error"));
     }
     return absl::FailedPreconditionError(
         absl::StrCat("the probe's catalog failed (exit ", r->exit_code,
@@ -66,13 +61,16 @@ absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text) {
     return absl::InvalidArgumentError("the probe's catalog is not a catalog object");
   }
   ModelCatalog catalog;
-  catalog.torch_version = Str(j, "torch_version");
-  catalog.transformers_version = Str(j, "transformers_version");
+  catalog.torch_version = ProbeAnswerText(j, "torch_version");
+  catalog.transformers_version = ProbeAnswerText(j, "transformers_version");
   for (const auto& [type, e] : j["models"].items()) {
     if (!e.is_object()) continue;
     CatalogEntry& entry = catalog.models[type];
-    entry = {
-        Str(e, "config_class"), Str(e, "head_class"), Str(e, "head_kind"), Str(e, "modality"), {}};
+    entry = {ProbeAnswerText(e, "config_class"),
+             ProbeAnswerText(e, "head_class"),
+             ProbeAnswerText(e, "head_kind"),
+             ProbeAnswerText(e, "modality"),
+             {}};
     if (auto it = e.find("head_classes"); it != e.end() && it->is_array()) {
       for (const json& c : *it) {
         if (c.is_string()) entry.head_classes.push_back(c.get<std::string>());
@@ -90,7 +88,8 @@ absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text)
   }
   const json& c = j["checkpoint"];
   CheckpointInfo info{
-      Str(c, "model_type"), Str(c, "head_class"), Str(c, "head_kind"),
+      ProbeAnswerText(c, "model_type"), ProbeAnswerText(c, "head_class"),
+      ProbeAnswerText(c, "head_kind"),
       c.contains("custom_code") && c["custom_code"].is_boolean() && c["custom_code"].get<bool>()};
   if (info.model_type.empty()) return absl::InvalidArgumentError("checkpoint has no model_type");
   return info;
@@ -103,8 +102,9 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
     return absl::InvalidArgumentError("the probe's code model answer is malformed");
   }
   const json& c = j["code"];
-  CodeModelInfo info{Str(c, "model_type"), Str(c, "model_class"), Str(c, "head_class"),
-                     Str(c, "head_kind"), Str(c, "sha256")};
+  CodeModelInfo info{ProbeAnswerText(c, "model_type"), ProbeAnswerText(c, "model_class"),
+                     ProbeAnswerText(c, "head_class"), ProbeAnswerText(c, "head_kind"),
+                     ProbeAnswerText(c, "sha256")};
   if (info.model_class.empty() || info.sha256.size() != 64) {
     return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
   }
@@ -113,7 +113,8 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
 
 std::string ProbeFailureText(const std::string& stdout_text, const std::string& stderr_text) {
   json err = json::parse(LastLine(stdout_text), nullptr, false);
-  if (!err.is_discarded() && err.is_object() && err.contains("error")) return Str(err, "error");
+  if (!err.is_discarded() && err.is_object() && err.contains("error"))
+    return ProbeAnswerText(err, "error");
   if (std::string t = Tail(stderr_text, 4000); !t.empty()) return t;
   if (std::string t = Tail(stdout_text, 4000); !t.empty()) return t;
   return "(no output)";
@@ -143,6 +144,11 @@ absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::s
   absl::StatusOr<std::string> out = RunProbe(env, {"--model-code", spec});
   if (!out.ok()) return out.status();
   return ParseCodeModelInfo(*out);
+}
+
+std::string ProbeAnswerText(const nlohmann::json& answer, const char* key) {
+  auto it = answer.find(key);
+  return it != answer.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace compatlab

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "nlohmann/json_fwd.hpp"
 
 namespace compatlab {
 
@@ -74,6 +75,10 @@ absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::s
 // on the last non-empty line of its stdout, else its stderr's last 4000 bytes, else its
 // stdout's; "(no output)" when it wrote nothing.
 std::string ProbeFailureText(const std::string& stdout_text, const std::string& stderr_text);
+
+// The string at `key` of a probe command's JSON answer (catalog, hub resolve, ...); ""
+// when it is absent or not a string.
+std::string ProbeAnswerText(const nlohmann::json& answer, const char* key);
 
 }  // namespace compatlab
 

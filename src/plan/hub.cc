@@ -7,17 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "plan/catalog.h"
 #include "util/subprocess.h"
 
 namespace compatlab {
 namespace {
 
 using nlohmann::json;
-
-std::string Text(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // `python -m compatlab_probe.hub ARGS` with the caller's Hub environment; its JSON answer.
 absl::StatusOr<json> RunResolver(const ProbeEnv& env, const std::vector<std::string>& args,
@@ -31,7 +27,8 @@ absl::StatusOr<json> RunResolver(const ProbeEnv& env, const std::vector<std::str
   }
   json j = json::parse(r->stdout_text, nullptr, false);
   if ((r->exit_code == 0 || (exit_1_is_answer && r->exit_code == 1)) && j.is_object()) return j;
-  if (j.is_object() && j.contains("error")) return absl::InvalidArgumentError(Text(j, "error"));
+  if (j.is_object() && j.contains("error"))
+    return absl::InvalidArgumentError(ProbeAnswerText(j, "error"));
   std::string tail = r->stderr_text.size() > 400
                          ? r->stderr_text.substr(r->stderr_text.size() - 400)
                          : r->stderr_text;
@@ -69,10 +66,11 @@ absl::StatusOr<std::map<std::string, HubModelInfo>> ParseHubModels(const std::st
   std::map<std::string, HubModelInfo> models;
   for (const auto& [spec, m] : j["models"].items()) {
     if (!m.is_object()) return absl::InvalidArgumentError("the probe's Hub answer is malformed");
-    HubModelInfo info{
-        Text(m, "model_id"),   Text(m, "repo_id"),    Text(m, "commit"),    Text(m, "config_hash"),
-        Text(m, "model_type"), Text(m, "head_class"), Text(m, "head_kind"), {},
-        Text(m, "error")};
+    HubModelInfo info{ProbeAnswerText(m, "model_id"),   ProbeAnswerText(m, "repo_id"),
+                      ProbeAnswerText(m, "commit"),     ProbeAnswerText(m, "config_hash"),
+                      ProbeAnswerText(m, "model_type"), ProbeAnswerText(m, "head_class"),
+                      ProbeAnswerText(m, "head_kind"),  {},
+                      ProbeAnswerText(m, "error")};
     if (auto it = m.find("head_classes"); it != m.end() && it->is_array()) {
       for (const json& c : *it) {
         if (c.is_string()) info.head_classes.push_back(c.get<std::string>());
@@ -128,7 +126,7 @@ absl::StatusOr<std::vector<std::string>> ListHubModels(const ProbeEnv& env,
   }
   absl::StatusOr<json> answer = RunResolver(env, args, true);
   if (!answer.ok()) return answer.status();
-  if (answer->contains("error")) return absl::UnavailableError(Text(*answer, "error"));
+  if (answer->contains("error")) return absl::UnavailableError(ProbeAnswerText(*answer, "error"));
   std::vector<std::string> ids;
   const json& models = (*answer)["models"];
   if (!models.is_array()) return absl::InternalError("the probe's Hub list is malformed");
