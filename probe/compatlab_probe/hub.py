@@ -11,6 +11,10 @@
 `python -m compatlab_probe.hub list --task T --sort downloads|trending --limit N`:
   {"models": ["ORG/NAME", ...]} from huggingface_hub's list API; {"error": ...} and exit 1
   when the Hub cannot be reached.
+Both first try the endpoint once (`unreachable`): huggingface_hub retries a refused or
+unresolvable connection five times with back-off (about 24 s per file) before it gives up,
+so a Hub that does not answer at all is told at once, and `resolve` then answers from the
+cache as offline does, with "no network" as the reason for what the cache lacks.
 
 The test child (`fetch`, from kinds/common.py) reads the same files again through
 `hf_hub_download`: from the cache when the plan found them; the zygote runs offline, and a
@@ -85,6 +89,31 @@ def network(online: bool | None) -> Iterator[None]:
         constants.HF_HUB_OFFLINE = saved
 
 
+# Why the endpoint did not answer `unreachable`'s one try ("" until then, or when it did).
+_UNREACHABLE = ""
+
+
+def unreachable() -> str:
+    """"" when the Hub endpoint (HF_ENDPOINT) answers one plain request, whatever the answer;
+    otherwise the one-line reason (connection refused, no such host, connect timeout).
+    Goes through huggingface_hub's own HTTP session, so its proxies and headers apply; the
+    errors are that session's library's (httpx or the httpx2 fork, whichever it uses)."""
+    import importlib
+
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    session = get_session()
+    http = importlib.import_module(type(session).__module__.split(".")[0])
+    try:
+        session.head(constants.ENDPOINT, timeout=constants.HF_HUB_ETAG_TIMEOUT, follow_redirects=False)
+    except (http.ConnectError, http.ConnectTimeout) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except http.HTTPError:
+        return ""  # it answered something (or broke mid-answer): let huggingface_hub judge
+    return ""
+
+
 def reason(exc: BaseException, repo: str, revision: str, filename: str = "config.json") -> str:
     """The one-line reason the download of `filename` failed, by huggingface_hub's error classes."""
     from huggingface_hub import constants, errors
@@ -99,6 +128,9 @@ def reason(exc: BaseException, repo: str, revision: str, filename: str = "config
     if isinstance(exc, errors.RemoteEntryNotFoundError):
         return f"{repo}@{rev} has no {filename}"
     if isinstance(exc, (errors.LocalEntryNotFoundError, errors.OfflineModeIsEnabled)):
+        if _UNREACHABLE:
+            return (f"no network: the Hub ({constants.ENDPOINT}) is unreachable ({_UNREACHABLE}) and {filename} of "
+                    f"{repo}@{rev} is not in the Hub cache")
         if constants.HF_HUB_OFFLINE:
             return f"{filename} of {repo}@{rev} is not in the Hub cache and the Hub is offline (HF_HUB_OFFLINE=1)"
         return (f"no network: the Hub ({constants.ENDPOINT}) is unreachable and {filename} of {repo}@{rev} "
@@ -206,12 +238,17 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("--limit", type=int, default=20)
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from huggingface_hub import constants
+
+    global _UNREACHABLE
+    if not constants.HF_HUB_OFFLINE:
+        _UNREACHABLE = unreachable()
     if args.command == "list":
         try:
+            if _UNREACHABLE:
+                raise HubError(_UNREACHABLE)
             out = {"models": list_models(args.task, args.sort, args.limit)}
         except Exception as exc:
-            from huggingface_hub import constants
-
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             json.dump({"error": f"the Hub ({constants.ENDPOINT}) cannot be reached: {first}"}, sys.stdout)
             sys.stdout.write("\n")
@@ -225,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                 json.dump({"error": str(exc)}, sys.stdout)
                 sys.stdout.write("\n")
                 return 2
-            models[spec] = describe(repo, revision, args.weights)
+            with network(False if _UNREACHABLE else None):  # the cache answers, as offline
+                models[spec] = describe(repo, revision, args.weights)
         out = {"models": models}
     json.dump(out, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
