@@ -7,7 +7,9 @@ With `hub`: a store of its own for the search by Hub id: one Hub model
 huggingface_hub's layout (probe/tests/hubfake.py), and the architecture's own hf:bert.
 
 With `load`: a store of its own for the model page's load plots: kind load on a tiny
-llama (single_stream, offline, server at 0.5x and 1.5x; 6 requests each), nothing planted.
+llama in eager (single_stream, offline, server at 0.5x and 1.5x; 6 requests each), nothing
+planted. Eager only: the page shows one mode's load rows, and the smoke suite's compile rows
+(inductor, a recompile per batch shape) cost about two minutes and are never looked at.
 
 A sweep of one small model (bert, forward) and two harness tests (noop, raise)
 on this machine, exported to Parquet; copies of its runs are planted as other
@@ -52,7 +54,7 @@ def test_id(row):
 def load_store(binary, work):
     db = work / "load.db"
     run(binary, "sweep", "--db", db, "--models", "llama", "--kinds", "load", "--seq-lens", "8",
-        "--new-tokens", "4", "--load-requests", "6", "--rates", "0.5x,1.5x")
+        "--new-tokens", "4", "--load-requests", "6", "--rates", "0.5x,1.5x", "--modes", "eager")
     return db
 
 
