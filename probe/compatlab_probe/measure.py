@@ -191,8 +191,9 @@ class MachineState:
         state.noisy_reasons(cores, threads, on_cpu)   # [] when quiet
 
     load_avg: the larger 1-minute load average of the two samples; cpu_per_wall: the
-    process's user + system CPU time (every thread, getrusage RUSAGE_SELF) over the phase's
-    wall time; invol_switches: the process's involuntary context switches in the phase;
+    process's user + system CPU time (every thread, getrusage RUSAGE_SELF, plus the
+    subprocesses it waited for in the phase, RUSAGE_CHILDREN: inductor's C++ compiler runs
+    as one) over the phase's wall time; invol_switches: the process's involuntary context switches in the phase;
     procs_running: the mean over the samples of the machine's runnable tasks other than the
     test's own threads.
     """
@@ -214,15 +215,18 @@ class MachineState:
 
     def __enter__(self) -> MachineState:
         self.sample()
-        self._start = (time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF))
+        self._start = (time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF),
+                       resource.getrusage(resource.RUSAGE_CHILDREN))
         return self
 
     def __exit__(self, *exc: Any) -> None:
         assert self._start is not None
         end, usage = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-        begin, before = self._start
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        begin, before, children_before = self._start
         self.wall_s = end - begin
-        self.cpu_s = (usage.ru_utime - before.ru_utime) + (usage.ru_stime - before.ru_stime)
+        self.cpu_s = sum(after.ru_utime - was.ru_utime + after.ru_stime - was.ru_stime
+                         for after, was in ((usage, before), (children, children_before)))
         self.invol = usage.ru_nivcsw - before.ru_nivcsw
         self.sample()
 

@@ -73,6 +73,15 @@ def test_machine_state_records_load_cpu_time_switches_and_runnable_tasks():
     assert not any("cpu/wall" in r for r in asleep.noisy_reasons(cores=64, threads=1, on_cpu=False))
 
 
+def test_a_phases_cpu_time_counts_the_subprocesses_it_waited_for():
+    # inductor's first call runs the C++ compiler as a subprocess: its CPU time is the test's.
+    code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    with measure.MachineState() as state:
+        subprocess.run([sys.executable, "-c", code], check=True)
+    assert state.cpu_s >= 0.3  # the child's 0.3 s of CPU, whatever the machine's load
+    assert state.cpu_per_wall > 0
+
+
 def test_the_noisy_rule_names_each_rule_that_held():
     state = measure.MachineState()
     state.loads, state.others, state.wall_s, state.cpu_s, state.invol = [3.5, 4.0], [3, 2], 1.0, 1.0, 500
@@ -94,6 +103,7 @@ def test_a_model_row_stores_the_state_the_interval_and_the_verdict():
         assert m[f"{phase}_load_avg"] >= 0 and m[f"{phase}_cpu_per_wall"] >= 0
         assert m[f"{phase}_invol_switches"] >= 0 and m[f"{phase}_procs_running"] >= 0
     assert m["noisy"] in (0, 1) and (m["noisy"] == 1) == bool(m["noisy_reason"])
+    assert m["prepare_noisy"] in (0, 1) and (m["prepare_noisy"] == 1) == bool(m["prepare_noisy_reason"])
 
 
 def test_a_burner_on_every_core_makes_the_steady_phase_noisy():
@@ -110,4 +120,5 @@ def test_a_burner_on_every_core_makes_the_steady_phase_noisy():
     assert_pass(result)
     m = result["metrics"]
     assert m["noisy"] == 1 and "other runnable tasks" in m["noisy_reason"], m["noisy_reason"]
+    assert m["prepare_noisy"] == 1 and "other runnable tasks" in m["prepare_noisy_reason"], m["prepare_noisy_reason"]
     assert m["steady_procs_running"] >= 1 and not math.isnan(m["steady_cpu_per_wall"])

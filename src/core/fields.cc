@@ -914,6 +914,16 @@ std::vector<FieldDef> MakeResultFields() {
                     "tie tolerance.",
                     COMPATLAB_MEMBER(result.gen_ref_near_tie_share))),
       only(generate, {FillWhen::kCompared}));
+  // Version 13, noise of the first call: the noisy rule over the phase prepare_s times.
+  version = 13;
+  add(Metric(Member("prepare_noisy", "",
+                    "1 when the noisy rule held during the first call (the rule of noisy, over "
+                    "the call prepare_s times), else 0; diff widens prepare_s by it.",
+                    COMPATLAB_MEMBER(result.prepare_noisy))),
+      first_call);
+  add(Metric(Member("prepare_noisy_reason", "",
+                    "Which noisy rules held during the first call, in words; empty when quiet.",
+                    COMPATLAB_MEMBER(result.prepare_noisy_reason))));
   return fields;
 }
 

@@ -286,6 +286,9 @@ struct RunResult {
   std::optional<double> steady_ci_high_s;
   std::optional<int64_t> noisy;  // 1: the noisy rule held in the steady phase
   std::string noisy_reason;      // which rules held, in words
+  // Schema 13: the same rule over the first call (prepare_s).
+  std::optional<int64_t> prepare_noisy;
+  std::string prepare_noisy_reason;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

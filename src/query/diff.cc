@@ -81,6 +81,9 @@ std::optional<Change> TimingChangeOf(TimingChange change, ChangeKind slower, Cha
 
 bool Noisy(const RunResult& r) { return r.noisy.value_or(0) != 0; }
 
+// The first call's verdict (schema 13); a row before it has only the steady phase's.
+bool PrepareNoisy(const RunResult& r) { return r.prepare_noisy ? *r.prepare_noisy != 0 : Noisy(r); }
+
 TimingInterval Widened(TimingInterval i, bool noisy) {
   if (noisy) {
     i.low /= kNoisyWidening;
@@ -158,7 +161,8 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
     const TimingChange change =
         IntervalsApart(*br.prepare_s, *hr.prepare_s, *bi, *hi, thresholds.prepare);
     if (auto c = TimingChangeOf(change, ChangeKind::kSlowerPrepare, ChangeKind::kFasterPrepare,
-                                *br.prepare_s, *hr.prepare_s, *bi, *hi, Noisy(br), Noisy(hr))) {
+                                *br.prepare_s, *hr.prepare_s, *bi, *hi, PrepareNoisy(br),
+                                PrepareNoisy(hr))) {
       changes.push_back(*std::move(c));
     }
   }
@@ -177,7 +181,7 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
 
 std::optional<TimingInterval> PrepareInterval(const RunResult& r) {
   if (!r.prepare_s) return std::nullopt;
-  return Widened({*r.prepare_s, *r.prepare_s}, Noisy(r));
+  return Widened({*r.prepare_s, *r.prepare_s}, PrepareNoisy(r));
 }
 
 std::optional<TimingInterval> SteadyInterval(const RunResult& r) {

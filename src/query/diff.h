@@ -75,8 +75,9 @@ inline constexpr double kNoisyWidening = 2.0;
 // nullopt when the row has no steady figure.
 std::optional<TimingInterval> SteadyInterval(const RunResult& r);
 
-// The interval of a row's prepare_s (the figure itself, widened when the row
-// is noisy); nullopt when the row has no prepare figure.
+// The interval of a row's prepare_s (the figure itself, widened when its first
+// call was noisy: prepare_noisy, or noisy for a row before schema 13); nullopt
+// when the row has no prepare figure.
 std::optional<TimingInterval> PrepareInterval(const RunResult& r);
 
 enum class TimingChange { kNone, kSlower, kFaster };

@@ -249,5 +249,36 @@ TEST(DiffNoiseTest, ReportsImprovementsAsWellAsRegressions) {
   EXPECT_NE(text.find("; 1 regressions, 3 improvements\n"), std::string::npos) << text;
 }
 
+TEST(DiffNoiseTest, PrepareIsWidenedByTheFirstCallsVerdictNotTheSteadyPhases) {
+  // bert prepares 50% slower in head. A noisy first call widens prepare_s to
+  // [1.5, 6.0] s, which holds base's 2.0 s: no change, whatever the steady
+  // phase's verdict; a quiet first call reports it even when steady was noisy.
+  std::vector<RunRecord> noisy_first = Sweep("s2");
+  RunResult& a = Find(noisy_first, "bert").result;
+  a.prepare_s = 3.0;
+  a.prepare_noisy = 1;
+  a.noisy = 0;
+  EXPECT_EQ(KindsOf(DiffRuns(Sweep("s1"), Recorded(noisy_first))), std::vector<std::string>{});
+
+  std::vector<RunRecord> quiet_first = Sweep("s2");
+  RunResult& b = Find(quiet_first, "bert").result;
+  b.prepare_s = 3.0;
+  b.prepare_noisy = 0;
+  b.noisy = 1;
+  DiffReport report = DiffRuns(Sweep("s1"), Recorded(quiet_first));
+  EXPECT_EQ(KindsOf(report), std::vector<std::string>{"slower prepare bert"});
+  const std::string text = FormatDiffReport(report, "a", "b");
+  EXPECT_NE(text.find("intervals [2.000 s, 2.000 s] / [3.000 s, 3.000 s])"), std::string::npos)
+      << text;
+
+  // A row before schema 13 has no first-call verdict: the steady phase's stands in.
+  std::vector<RunRecord> old = Sweep("s2");
+  RunResult& c = Find(old, "bert").result;
+  c.prepare_s = 3.0;
+  c.noisy = 1;
+  EXPECT_FALSE(c.prepare_noisy.has_value());
+  EXPECT_EQ(KindsOf(DiffRuns(Sweep("s1"), Recorded(old))), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace compatlab

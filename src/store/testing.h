@@ -209,6 +209,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.steady_ci_high_s = 0.0105;
   r.noisy = 1;
   r.noisy_reason = "load average 3.00 > 2 cores";
+  r.prepare_noisy = 1;
+  r.prepare_noisy_reason = "cpu/wall 0.31 < 0.5";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -56,7 +56,8 @@ def _burners(seconds):
 
 def _figures(row):
     keys = ("steady_median_s", "steady_ci_low_s", "steady_ci_high_s", "steady_load_avg", "steady_cpu_per_wall",
-            "steady_invol_switches", "steady_procs_running", "noisy", "noisy_reason")
+            "steady_invol_switches", "steady_procs_running", "noisy", "noisy_reason", "prepare_s", "prepare_noisy",
+            "prepare_noisy_reason")
     return {k: row[k] for k in keys}
 
 
@@ -81,6 +82,7 @@ def test_a_burner_marks_the_row_noisy_diff_reports_nothing_and_a_planted_slowdow
     assert proc.stderr.count("the machine is busy") == 1
     assert loaded["noisy"] == 1 and "other runnable tasks" in loaded["noisy_reason"], _figures(loaded)
     assert loaded["steady_procs_running"] >= 1
+    assert loaded["prepare_noisy"] == 1 and "other runnable tasks" in loaded["prepare_noisy_reason"], _figures(loaded)
 
     diff = cli.run("diff", "--db", db, "--base", quiet_id, "--head", loaded_id)
     print(diff.stdout)

@@ -100,7 +100,7 @@ class ModelTest:
         with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state:
             yield
         self.result.metrics["prepare_s"] = time.perf_counter() - start
-        self.result.metrics.update(state.metrics("prepare"))
+        self._record_noise(state, "prepare")
         if stats is None:
             return
         hits2, misses2 = cache_counters()
@@ -126,19 +126,21 @@ class ModelTest:
         mode: dynamo's counters then cover prepare and steady, so recompiles and breaks show."""
         with recorded(self.result, "steady", "fail_to_run"), MachineState() as state:
             yield
-        self._record_noise(state)
+        self._record_noise(state, "steady")
         if self._stats is not None:
             self.result.metrics.update(self._stats.delta())
 
-    def _record_noise(self, state: MachineState) -> None:
-        """The steady phase's machine state and the noisy rule (doc/results-schema.md, "Noise"):
-        noisy 1 with noisy_reason when any rule holds, else 0."""
+    def _record_noise(self, state: MachineState, phase: str) -> None:
+        """A measured phase's machine state and the noisy rule over it (doc/results-schema.md,
+        "Noise"): 1 with the reasons when any rule holds, else 0; the steady phase's verdict
+        is noisy/noisy_reason, the first call's prepare_noisy/prepare_noisy_reason."""
         import torch
 
         metrics = self.result.metrics
-        metrics.update(state.metrics("steady"))
+        metrics.update(state.metrics(phase))
         reasons = state.noisy_reasons(usable_cores(), torch.get_num_threads(), self.target.is_cpu)
-        metrics.update(noisy=1 if reasons else 0, noisy_reason="; ".join(reasons))
+        prefix = "" if phase == "steady" else f"{phase}_"
+        metrics.update({f"{prefix}noisy": 1 if reasons else 0, f"{prefix}noisy_reason": "; ".join(reasons)})
 
     def read_memory(self) -> None:
         """host_mem_bytes (its build share, baseline, the process peak: PeakRss.read) and
