@@ -155,7 +155,7 @@ def describe(spec: str) -> dict[str, Any]:
 def code_files(path: str) -> list[dict[str, str]]:
     """The code files of the code model FILE `path`, sorted by relative path: FILE and every
     Python module or package file it imports, transitively, from FILE's own directory tree
-    (doc/probe.md, "Own code"): [{"path": absolute path, "rel": path relative to FILE's
+    (doc/probe.md, "Code files"): [{"path": absolute path, "rel": path relative to FILE's
     directory ("/"-separated), "sha256": its SHA-256}].
 
     Resolved statically, before any of the code runs: every `import` and `from ... import`

@@ -79,10 +79,11 @@ def test_repro_of_an_imported_code_model_is_refused_and_a_local_one_checks_its_f
     assert "CODE_FILES = " in repro.script(request, recorded, trusted=True)
 
 
-@pytest.mark.parametrize("kind", ["generate", "train"])
-def test_a_code_model_runs_every_model_kind(tmp_path, kind):
+@pytest.mark.parametrize("kind, params", [("generate", {"new_tokens": 4}), ("train", {})],
+                         ids=["generate", "train"])
+def test_a_code_model_runs_every_model_kind(tmp_path, kind, params):
     path, digest = _copy(tmp_path)
-    result = run_kind(kind, "llama", model_id=f"code:llama_attention.build@{digest[:16]}",
+    result = run_kind(kind, "llama", kind_params=params, model_id=f"code:llama_attention.build@{digest[:16]}",
                       model_path=f"{path}:build")
     assert_pass(result)
     assert result["model_class"] == "LlamaForCausalLM"

@@ -65,15 +65,17 @@ absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
     return absl::InvalidArgumentError(
         absl::StrCat("--model-code ", spec, ": ", info.status().message()));
   }
+  // The probe names the files by normalised absolute paths under FILE's directory.
+  const fs::path dir = file.parent_path().lexically_normal();
   bool has_file = false;
   for (const CodeFile& f : info->files) {
-    const fs::path path = file.parent_path() / f.rel;
-    if (path.lexically_normal() != fs::path(f.path).lexically_normal() ||
-        !path.lexically_normal().string().starts_with(file.parent_path().string() + "/")) {
+    const fs::path path = (dir / f.rel).lexically_normal();
+    if (path != fs::path(f.path).lexically_normal() ||
+        !path.string().starts_with(dir.string() + "/")) {
       return absl::InternalError(absl::StrCat("--model-code ", spec, ": the probe listed ", f.path,
-                                              " as code outside ", file.parent_path().string()));
+                                              " as code outside ", dir.string()));
     }
-    has_file = has_file || path.lexically_normal() == file.lexically_normal();
+    has_file = has_file || path == file.lexically_normal();
     absl::StatusOr<std::string> text = ReadFile(path);
     if (!text.ok()) return text.status();
     if (Sha256Hex(*text) != f.sha256) {
