@@ -8,8 +8,9 @@ With --model-path DIR it describes a local checkpoint instead:
   A checkpoint whose config.json has an auto_map (custom code) is refused unless
   --trust-remote-code is given; then its own code is imported to name its class.
 With --model-code FILE.py:FUNCTION it builds that code model once (code_model.py) and
-describes it: {"code": {"model_type", "model_class", "head_class", "head_kind", "sha256",
-"has_inputs"}}, or {"error": ...} and exit 2.
+describes it: {"code": {"model_type", "model_class", "head_class", "head_kind", "sha256" (the
+id's hash of its code files), "files" (code_model.code_files), "has_inputs"}}, or
+{"error": ...} and exit 2.
 With --backend NAME it checks a torch.compile backend instead: {"backend": NAME} when
 torch registers NAME (torch._dynamo.list_backends, every tag) or NAME is "module:function"
 naming a callable that imports; else {"error": ...} and exit 2.

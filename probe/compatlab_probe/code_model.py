@@ -7,7 +7,9 @@ The request's model_path is "FILE.py:FUNCTION". FUNCTION is either
   - a PreTrainedModel subclass, built here from its own config class's defaults, reduced as
     the factory reduces an architecture's default config, seeded.
 The file is imported under a module name of its own (not added to sys.modules' usual names),
-so two code models in one zygote never share a module.
+so two code models in one zygote never share a module; its directory is first on sys.path
+(as for `python FILE.py`), so that FILE imports the modules and packages beside it. Those,
+transitively, are its code files (code_files): the id's hash covers all of them.
 
 Checkpoints whose config.json names custom code (`auto_map`) are loaded here too, with
 transformers' trust_remote_code, only when the request's kind_params say trust_remote_code.
@@ -15,17 +17,19 @@ transformers' trust_remote_code, only when the request's kind_params say trust_r
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
 import os
+import sys
 from typing import Any
 
 from . import heads
 
 # model_id prefix of code models.
 PREFIX = "code:"
-# Hex digits of the file's SHA-256 kept in the model id.
+# Hex digits of the code files' hash (files_digest) kept in the model id.
 ID_HASH_CHARS = 16
 
 
@@ -48,6 +52,9 @@ def load_object(spec: str) -> Any:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"model code file {path} does not exist")
     name = "compatlab_code_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:  # FILE's own modules and packages, as `python FILE.py` finds them
+        sys.path.insert(0, directory)
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"cannot import {path}")
@@ -131,13 +138,116 @@ def build(spec: str, seed: int, overrides_of=None) -> tuple[Any, dict[str, Any] 
 def describe(spec: str) -> dict[str, Any]:
     """{"code": {...}} for `compatlab_probe.catalog --model-code`: what planning needs."""
     path, function = split_spec(spec)
+    files = code_files(path)
     model, inputs, _ = build(spec, 0)
     config = getattr(model, "config", None)
     model_type = getattr(config, "model_type", "") or ""
     head_class, head_kind = registered_head(model_type, type(model))
     return {"code": {"model_type": model_type, "model_class": type(model).__name__,
                      "head_class": head_class, "head_kind": head_kind,
-                     "sha256": file_sha256(path), "has_inputs": inputs is not None}}
+                     "sha256": files_digest(files), "files": files,
+                     "has_inputs": inputs is not None}}
+
+
+# --------------------------------------------------------------------------- code files
+
+
+def code_files(path: str) -> list[dict[str, str]]:
+    """The code files of the code model FILE `path`, sorted by relative path: FILE and every
+    Python module or package file it imports, transitively, from FILE's own directory tree
+    (doc/probe.md, "Code files"): [{"path": absolute path, "rel": path relative to FILE's
+    directory ("/"-separated), "sha256": its SHA-256}].
+
+    Resolved statically, before any of the code runs: every `import` and `from ... import`
+    statement of each file (at any depth: in functions, under `try`), absolute ones against
+    FILE's directory (the first entry of sys.path while the code is built, as for
+    `python FILE.py`), relative ones against the importing module's package, kept only where
+    they land inside the tree. A package's `__init__.py` files count with its modules. Names
+    of the standard library (sys.stdlib_module_names), and anything not found in the tree
+    (site-packages: torch, transformers), are not code files. Imports by computed name
+    (`importlib.import_module(name)`, `__import__`) are not followed."""
+    path = os.path.abspath(path)
+    root = os.path.dirname(path)
+    found: dict[str, str | None] = {path: None}  # file -> its package directory (None: top level)
+    queue = [path]
+    while queue:
+        current = queue.pop()
+        for imported, package in _imports_of(root, current, found[current]):
+            if imported not in found:
+                found[imported] = package
+                queue.append(imported)
+    files = [{"path": f, "rel": os.path.relpath(f, root).replace(os.sep, "/"), "sha256": file_sha256(f)}
+             for f in found]
+    return sorted(files, key=lambda e: e["rel"])
+
+
+def files_digest(files: list[dict[str, str]]) -> str:
+    """The hash a code model's id keeps (its first ID_HASH_CHARS digits): FILE's own SHA-256
+    when FILE imports no code file (the ids of earlier compatlab versions), else the SHA-256
+    of the manifest: for each file by relative path, "REL\\nSHA256\\n"."""
+    if len(files) == 1:
+        return files[0]["sha256"]
+    ordered = sorted(files, key=lambda e: e["rel"])
+    return hashlib.sha256("".join(f"{e['rel']}\n{e['sha256']}\n" for e in ordered).encode()).hexdigest()
+
+
+def _imports_of(root: str, path: str, package: str | None):
+    """(file, its package directory or None) of each code file the file `path` imports."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (SyntaxError, ValueError, OSError):
+        return  # hashed all the same; the build reports the error
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _absolute(root, alias.name.split("."))
+        elif isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names if a.name != "*"]
+            if node.level == 0 and node.module:
+                base = node.module.split(".")
+                yield from _absolute(root, base)
+                for name in names:
+                    yield from _absolute(root, [*base, name])
+            elif node.level > 0 and package is not None:
+                start = package
+                for _ in range(node.level - 1):
+                    start = os.path.dirname(start)
+                if not _inside(root, start) or start == root:
+                    continue  # above the tree's packages
+                base = node.module.split(".") if node.module else []
+                yield from _module_files(root, start, base)
+                for name in names:
+                    yield from _module_files(root, start, [*base, name])
+
+
+def _absolute(root: str, parts: list[str]):
+    if parts and parts[0] not in sys.stdlib_module_names:
+        yield from _module_files(root, root, parts)
+
+
+def _module_files(root: str, directory: str, parts: list[str]):
+    """The files importing dotted `parts` from `directory` runs, as Python's path finder
+    looks for them: a package's __init__.py, else a module FILE.py, else a namespace
+    package's directory."""
+    for i, part in enumerate(parts):
+        if not part.isidentifier():
+            return
+        candidate = os.path.join(directory, part)
+        if os.path.isfile(os.path.join(candidate, "__init__.py")):
+            yield os.path.join(candidate, "__init__.py"), candidate
+            directory = candidate
+        elif os.path.isfile(candidate + ".py"):
+            yield candidate + ".py", (directory if directory != root else None)
+            return  # a module has no submodules
+        elif os.path.isdir(candidate) and i < len(parts) - 1:
+            directory = candidate  # a namespace package
+        else:
+            return
+
+
+def _inside(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 # --------------------------------------------------------------------------- remote code

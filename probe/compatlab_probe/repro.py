@@ -385,7 +385,8 @@ def main(argv=None):
             with open(path, "rb") as f:
                 actual = hashlib.sha256(f.read()).hexdigest()
         except OSError as exc:
-            print(f"refused: the model code {path} is not readable ({exc}); this run needs it", file=sys.stderr)
+            print(f"refused: the model code {path} is not readable ({exc}); this run needs it (recorded "
+                  f"sha256 {expected[:16]})", file=sys.stderr)
             return 2
         if not actual.startswith(expected):
             print(f"refused: the model code {path} changed since the run (sha256 {actual[:16]}, recorded "
@@ -433,7 +434,7 @@ def code_files(request: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[
         entries = []
     files = [[e["path"], e["sha256"]] for e in entries
              if isinstance(e, dict) and isinstance(e.get("path"), str) and isinstance(e.get("sha256"), str)]
-    if not files:
+    if not files:  # a run that ended before its child read its code
         path = str(request.get("model_path") or "").rpartition(":")[0]
         files = [[path, model_id.rpartition("@")[2]]]
     return files

@@ -32,7 +32,8 @@ def test_a_code_model_runs_under_its_id_and_records_its_file(tmp_path):
                       model_path=f"{path}:build")
     assert_pass(result)
     assert result["metrics"]["model_source"] == "code"
-    assert result["metrics"]["code_files"] == [{"path": path, "sha256": digest}]
+    # FILE alone (it imports nothing from its directory): the id keeps FILE's own hash.
+    assert result["metrics"]["code_files"] == [{"path": path, "rel": "llama_attention.py", "sha256": digest}]
     assert result["model_class"] == "LlamaForCausalLM"
     # Against the baseline's reference (the stock LlamaForCausalLM, same weights): the changed
     # softmax scale moved the numbers.
@@ -78,10 +79,60 @@ def test_repro_of_an_imported_code_model_is_refused_and_a_local_one_checks_its_f
     assert "CODE_FILES = " in repro.script(request, recorded, trusted=True)
 
 
-@pytest.mark.parametrize("kind", ["generate", "train"])
-def test_a_code_model_runs_every_model_kind(tmp_path, kind):
+@pytest.mark.parametrize("kind, params", [("generate", {"new_tokens": 4}), ("train", {})],
+                         ids=["generate", "train"])
+def test_a_code_model_runs_every_model_kind(tmp_path, kind, params):
     path, digest = _copy(tmp_path)
-    result = run_kind(kind, "llama", model_id=f"code:llama_attention.build@{digest[:16]}",
+    result = run_kind(kind, "llama", kind_params=params, model_id=f"code:llama_attention.build@{digest[:16]}",
                       model_path=f"{path}:build")
     assert_pass(result)
     assert result["model_class"] == "LlamaForCausalLM"
+
+
+def _tree(tmp_path):
+    """model.py importing, from its own directory: a module, a package's module (which imports
+    its sibling relatively), and, lazily, another module; plus stdlib, torch and a name found
+    nowhere in the tree."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "layers.py").write_text("from . import norms\nfrom .. import above\n")
+    (tmp_path / "pkg" / "norms.py").write_text("import math\n")
+    (tmp_path / "helper.py").write_text("SCALE = 0.5\n")
+    (tmp_path / "lazy.py").write_text("")
+    (tmp_path / "unused.py").write_text("")
+    (tmp_path / "model.py").write_text(
+        "import os\nimport torch\nimport not_installed_anywhere\nfrom helper import SCALE\n"
+        "import pkg.layers\n\n\ndef build():\n    from lazy import x\n")
+    return tmp_path / "model.py"
+
+
+def test_code_files_are_the_file_and_what_it_imports_from_its_own_directory(tmp_path):
+    files = code_model.code_files(str(_tree(tmp_path)))
+    assert [f["rel"] for f in files] == ["helper.py", "lazy.py", "model.py", "pkg/__init__.py",
+                                         "pkg/layers.py", "pkg/norms.py"]
+    for f in files:
+        assert f["path"] == str(tmp_path / f["rel"])
+        assert f["sha256"] == hashlib.sha256((tmp_path / f["rel"]).read_bytes()).hexdigest()
+
+
+def test_the_id_hash_is_the_files_own_alone_else_their_manifests(tmp_path):
+    one = [{"path": "/m/a.py", "rel": "a.py", "sha256": "c" * 64}]
+    assert code_model.files_digest(one) == "c" * 64
+    two = [{"path": "/m/b.py", "rel": "b.py", "sha256": "b" * 64},
+           {"path": "/m/a/x.py", "rel": "a/x.py", "sha256": "a" * 64}]
+    # The same value as CodeFilesDigest in src/plan/plan_test.cc.
+    assert code_model.files_digest(two) == "d928dfe3a1ab3743d8b28b35649b7d00f9161e0b91fb5043a9fdc1be93a8a55e"
+
+
+def test_an_imported_helper_changed_since_planning_fails_to_load(tmp_path):
+    path, _ = _copy(tmp_path)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text("from llama_attention import build  # noqa: F401\n")
+    digest = code_model.files_digest(code_model.code_files(str(wrapper)))
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\n# edited\n")
+    result = run_kind("forward", "llama", model_id=f"code:wrapper.build@{digest[:16]}",
+                      model_path=f"{wrapper}:build")
+    assert result["status"] == "fail_to_load" and result["stage"] == "import"
+    assert "llama_attention.py, wrapper.py" in result["error_message"], result["error_message"]
+    assert [f["rel"] for f in result["metrics"]["code_files"]] == ["llama_attention.py", "wrapper.py"]

@@ -785,9 +785,10 @@ std::vector<FieldDef> MakeResultFields() {
   // Version 10, own code: a code:NAME@HASH model's files and their hashes.
   version = 10;
   add(Metric(Member("code_files", "",
-                    "code: models: the modelling code's files as a JSON array of {path, sha256} "
-                    "(the hashes the child read at build time; repro checks them); empty "
-                    "otherwise.",
+                    "code: models: the modelling code's files as a JSON array of {path, rel, "
+                    "sha256}: FILE and every module it imports from its own directory tree, "
+                    "sorted by rel (path relative to FILE's directory), with the hashes the child "
+                    "read before it built the model; repro checks each; empty otherwise.",
                     COMPATLAB_MEMBER(result.code_files))));
   add(Metric(Member("baseline_ref_class", "",
                     "code: models, kind forward: the stock class the variant was compared with "

@@ -1,5 +1,7 @@
 #include "plan/catalog.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
@@ -104,9 +106,21 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
   const json& c = j["code"];
   CodeModelInfo info{ProbeAnswerText(c, "model_type"), ProbeAnswerText(c, "model_class"),
                      ProbeAnswerText(c, "head_class"), ProbeAnswerText(c, "head_kind"),
-                     ProbeAnswerText(c, "sha256")};
+                     ProbeAnswerText(c, "sha256"),     {}};
   if (info.model_class.empty() || info.sha256.size() != 64) {
     return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
+  }
+  auto files = c.find("files");
+  if (files == c.end() || !files->is_array() || files->empty()) {
+    return absl::InvalidArgumentError("the probe's code model answer lists no code files");
+  }
+  for (const json& f : *files) {
+    CodeFile file{ProbeAnswerText(f, "path"), ProbeAnswerText(f, "rel"),
+                  ProbeAnswerText(f, "sha256")};
+    if (!f.is_object() || file.path.empty() || file.rel.empty() || file.sha256.size() != 64) {
+      return absl::InvalidArgumentError("the probe's code model answer has a malformed code file");
+    }
+    info.files.push_back(std::move(file));
   }
   return info;
 }

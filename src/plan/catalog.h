@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json_fwd.hpp"
@@ -36,13 +37,22 @@ struct CheckpointInfo {
   bool custom_code = false;
 };
 
+// One of a code model's files: FILE, or a module or package file it imports from FILE's own
+// directory tree (doc/probe.md, "Own code").
+struct CodeFile {
+  std::string path;    // absolute
+  std::string rel;     // relative to FILE's directory, "/"-separated
+  std::string sha256;  // of its content, as the probe read it
+};
+
 // A code model (--model-code FILE.py:FUNCTION) as the probe described it once it built it.
 struct CodeModelInfo {
   std::string model_type;   // the model's config.model_type ("" when it has none)
   std::string model_class;  // the class the function returned (or the class named)
   std::string head_class;   // the first class of its MRO transformers registers for the type
   std::string head_kind;
-  std::string sha256;  // of FILE, as the probe read it
+  std::string sha256;           // the id's hash: CodeFilesDigest(files), as the probe computed it
+  std::vector<CodeFile> files;  // FILE and the code files it imports, sorted by rel
 };
 
 // Where the probe lives and which interpreter runs it.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "util/hash.h"
 
 namespace compatlab {
 namespace {
@@ -188,6 +189,15 @@ std::string CodeModelId(const std::string& file, const std::string& function,
                         const std::string& sha256) {
   return absl::StrCat("code:", std::filesystem::path(file).stem().string(), ".", function, "@",
                       sha256.substr(0, kCodeIdHashChars));
+}
+
+std::string CodeFilesDigest(std::vector<CodeFile> files) {
+  if (files.size() == 1) return files[0].sha256;
+  std::sort(files.begin(), files.end(),
+            [](const CodeFile& a, const CodeFile& b) { return a.rel < b.rel; });
+  std::string manifest;
+  for (const CodeFile& f : files) absl::StrAppend(&manifest, f.rel, "\n", f.sha256, "\n");
+  return Sha256Hex(manifest);
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> SplitModelCode(const std::string& spec) {

@@ -85,12 +85,16 @@ std::optional<std::string> LoadBaseTestId(const TestSpec& spec);
 // True for kind load's offline row (the base of its group's server rows).
 bool IsLoadOffline(const TestSpec& spec);
 
-// The model id of a code model: "code:NAME@" + the first 16 hex digits of its file's
-// SHA-256 (a change of the file is a new model). NAME is FILE's stem and FUNCTION,
-// "attn.build".
+// The model id of a code model: "code:NAME@" + the first 16 hex digits of `sha256`, its
+// code files' CodeFilesDigest (a change of any of its files is a new model). NAME is FILE's
+// stem and FUNCTION, "attn.build".
 inline constexpr size_t kCodeIdHashChars = 16;
 std::string CodeModelId(const std::string& file, const std::string& function,
                         const std::string& sha256);
+// The hash of a code model's files (doc/probe.md, "Own code"; code_model.files_digest in the
+// probe computes the same): FILE's own SHA-256 when it is the only file, else the SHA-256 of
+// "REL\nSHA256\n" for each file in order of rel.
+std::string CodeFilesDigest(std::vector<CodeFile> files);
 // Splits "FILE.py:FUNCTION" (the last colon); InvalidArgument naming the flag when either
 // part is empty, FILE does not end in .py, or FUNCTION is not an identifier.
 absl::StatusOr<std::pair<std::string, std::string>> SplitModelCode(const std::string& spec);

@@ -270,8 +270,9 @@ namespace {
 
 PlanOverrides CodeModel() {
   PlanOverrides o;
-  o.code_model = CodeModelInfo{"llama", "LlamaForCausalLM", "LlamaForCausalLM", "causal_lm",
-                               std::string(64, 'a')};
+  o.code_model = CodeModelInfo{
+      "llama",     "LlamaForCausalLM",   "LlamaForCausalLM",
+      "causal_lm", std::string(64, 'a'), {{"/m/attn.py", "attn.py", std::string(64, 'a')}}};
   o.code_model_id = CodeModelId("/m/attn.py", "build", std::string(64, 'a'));
   o.code_model_spec = "/m/attn.py:build";
   return o;
@@ -282,6 +283,19 @@ TEST(CodeModelTest, IdNamesTheFileAndFunctionAndHoldsTheHashPrefix) {
             "code:attn.build@0123456789abcdef");
   EXPECT_TRUE(IsCodeModelId("code:attn.build@0123456789abcdef"));
   EXPECT_FALSE(IsCodeModelId("hf:llama"));
+}
+
+TEST(CodeModelTest, OneFileKeepsItsOwnHashAndSeveralHashTheirManifestByRelativePath) {
+  EXPECT_EQ(CodeFilesDigest({{"/m/attn.py", "attn.py", std::string(64, 'c')}}),
+            std::string(64, 'c'));
+  // The same value as the probe's code_model.files_digest (probe/tests/test_code_model.py).
+  const std::string digest = "d928dfe3a1ab3743d8b28b35649b7d00f9161e0b91fb5043a9fdc1be93a8a55e";
+  EXPECT_EQ(CodeFilesDigest({{"/m/b.py", "b.py", std::string(64, 'b')},
+                             {"/m/a/x.py", "a/x.py", std::string(64, 'a')}}),
+            digest);
+  EXPECT_NE(CodeFilesDigest({{"/m/b.py", "b.py", std::string(64, 'b')},
+                             {"/m/a/x.py", "a/x.py", std::string(63, 'a') + "0"}}),
+            digest);
 }
 
 TEST(CodeModelTest, SplitsFileAndFunctionAndRefusesMalformedSpecs) {
@@ -360,9 +374,15 @@ TEST(CatalogTest, ProbeFailureTextIsTheWholeError) {
   auto info = ParseCodeModelInfo(
       R"({"code": {"model_type": "llama", "model_class": "MyLlama", "head_class": "LlamaForCausalLM",
                    "head_kind": "causal_lm", "sha256": ")" +
-      std::string(64, 'b') + "\"}}");
+      std::string(64, 'b') + R"(", "files": [{"path": "/m/a.py", "rel": "a.py", "sha256": ")" +
+      std::string(64, 'b') + "\"}]}}");
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->model_class, "MyLlama");
+  ASSERT_EQ(info->files.size(), 1u);
+  EXPECT_EQ(info->files[0].rel, "a.py");
+  EXPECT_FALSE(ParseCodeModelInfo(R"({"code": {"model_class": "X", "sha256": ")" +
+                                  std::string(64, 'b') + "\"}}")
+                   .ok());  // no code files
   EXPECT_FALSE(ParseCodeModelInfo(R"({"code": {"model_class": "X", "sha256": "short"}})").ok());
 }
 

@@ -19,6 +19,9 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// Hex digits of a code file's SHA-256 shown when it changed.
+constexpr size_t kShownHashChars = 16;
+
 // Stored fields the script shows as "recorded" (and compares against).
 constexpr const char* kRecordedFields[] = {"run_id",
                                            "sweep_id",
@@ -97,20 +100,45 @@ absl::Status CheckCodeFiles(const RunRecord& run, bool trusted) {
         "it cannot be reproduced",
         run.run_id, run.spec.model_id));
   }
-  const std::string file = run.spec.model_path.substr(0, run.spec.model_path.rfind(':'));
-  const std::string expected = run.spec.model_id.substr(run.spec.model_id.rfind('@') + 1);
-  absl::StatusOr<std::string> text = ReadFile(file);
-  if (!text.ok()) {
-    return absl::FailedPreconditionError(
-        fmt::format("run {} of {}: its model code {} is not readable: {}", run.run_id,
-                    run.spec.model_id, file, std::string(text.status().message())));
+  // The files the child recorded with their hashes (code_files), else, when it recorded
+  // none, the model_path's file against the id's hash (the id of a model of that one file).
+  std::vector<std::pair<std::string, std::string>> files;
+  const nlohmann::json recorded = nlohmann::json::parse(run.result.code_files, nullptr, false);
+  if (recorded.is_array()) {
+    for (const nlohmann::json& e : recorded) {
+      if (e.is_object() && e.contains("path") && e["path"].is_string() && e.contains("sha256") &&
+          e["sha256"].is_string()) {
+        files.emplace_back(e["path"].get<std::string>(), e["sha256"].get<std::string>());
+      }
+    }
   }
-  const std::string actual = Sha256Hex(*text);
-  if (!actual.starts_with(expected)) {
-    return absl::FailedPreconditionError(fmt::format(
-        "run {} of {}: its model code {} changed since the run (sha256 {}, recorded {}); the "
-        "changed code is another model: sweep it again",
-        run.run_id, run.spec.model_id, file, actual.substr(0, expected.size()), expected));
+  const bool recorded_none = files.empty();
+  if (recorded_none) {
+    files.emplace_back(run.spec.model_path.substr(0, run.spec.model_path.rfind(':')),
+                       run.spec.model_id.substr(run.spec.model_id.rfind('@') + 1));
+  }
+  for (const auto& [file, expected] : files) {
+    absl::StatusOr<std::string> text = ReadFile(file);
+    if (!text.ok()) {
+      return absl::FailedPreconditionError(
+          fmt::format("run {} of {}: its model code {} is not readable: {}", run.run_id,
+                      run.spec.model_id, file, std::string(text.status().message())));
+    }
+    const std::string actual = Sha256Hex(*text);
+    if (recorded_none && !actual.starts_with(expected)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "run {} of {} recorded no code files, and its model code {} does not have the id's "
+          "hash (sha256 {}): it changed, or the model has more files than this one; sweep it "
+          "again",
+          run.run_id, run.spec.model_id, file, actual.substr(0, kShownHashChars)));
+    }
+    if (expected.empty() || !actual.starts_with(expected)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "run {} of {}: its model code {} changed since the run (sha256 {}, recorded {}); the "
+          "changed code is another model: sweep it again",
+          run.run_id, run.spec.model_id, file, actual.substr(0, kShownHashChars),
+          expected.substr(0, kShownHashChars)));
+    }
   }
   return absl::OkStatus();
 }

@@ -37,8 +37,10 @@ absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run);
 
 // OK unless `run` is a code: model (its own modelling code) that cannot be rerun here:
 // FailedPrecondition when it came through import (`trusted` false: its code is not ours
-// to run), or when its file (the model_path's FILE) is gone or no longer has the hash its
-// id holds (the script checks the same before it runs).
+// to run), or when one of its code files (those its run recorded in code_files: FILE and
+// the files it imports from FILE's directory tree) is gone or no longer has its recorded
+// SHA-256; a run that recorded none is checked on FILE against the id's hash (the script
+// checks the same before it runs).
 absl::Status CheckCodeFiles(const RunRecord& run, bool trusted);
 
 // True when `run` has a reproduction script: a model test (harness kinds have

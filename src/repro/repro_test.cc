@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error_signature.h"
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -214,9 +215,30 @@ TEST(CheckCodeFilesTest, ALocalRunNeedsItsUnchangedFile) {
   ASSERT_TRUE(WriteFileAtomic(file, "def build(): return 1\n").ok());
   absl::Status changed = CheckCodeFiles(run, true);
   EXPECT_EQ(changed.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(changed.message(), ::testing::HasSubstr("changed since the run"));
+  EXPECT_THAT(changed.message(), ::testing::HasSubstr("recorded no code files"));
   std::filesystem::remove(file);
   EXPECT_THAT(CheckCodeFiles(run, true).message(), ::testing::HasSubstr("not readable"));
+}
+
+TEST(CheckCodeFilesTest, EveryRecordedCodeFileIsChecked) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "code-files-2";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "model.py";
+  const std::filesystem::path helper = dir / "helper.py";
+  ASSERT_TRUE(WriteFileAtomic(file, "from helper import f\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(helper, "f = 1\n").ok());
+  RunRecord run = CodeRun(file, "a manifest");
+  run.result.code_files = fmt::format(R"([{{"path": "{}", "rel": "helper.py", "sha256": "{}"}}, )"
+                                      R"({{"path": "{}", "rel": "model.py", "sha256": "{}"}}])",
+                                      helper.string(), Sha256Hex("f = 1\n"), file.string(),
+                                      Sha256Hex("from helper import f\n"));
+  EXPECT_TRUE(CheckCodeFiles(run, /*trusted=*/true).ok());
+  ASSERT_TRUE(WriteFileAtomic(helper, "f = 2\n").ok());
+  absl::Status changed = CheckCodeFiles(run, true);
+  EXPECT_EQ(changed.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(changed.message(), ::testing::HasSubstr(helper.string() + " changed since the run"));
+  EXPECT_THAT(changed.message(), ::testing::HasSubstr(Sha256Hex("f = 2\n").substr(0, 16)));
+  EXPECT_THAT(changed.message(), ::testing::HasSubstr(Sha256Hex("f = 1\n").substr(0, 16)));
 }
 
 TEST(CheckCodeFilesTest, AnImportedCodeRunIsNeverReproduced) {

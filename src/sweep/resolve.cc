@@ -46,8 +46,9 @@ absl::Status AddCheckpoint(const std::string& model_path, const ProbeEnv& probe,
   return absl::OkStatus();
 }
 
-// The code model of `spec` (FILE.py:FUNCTION) into `overrides`: the file hashed here and
-// the model built once by the probe, whose hash must agree.
+// The code model of `spec` (FILE.py:FUNCTION) into `overrides`: the model built once by the
+// probe, which lists FILE and the code files it imports from FILE's directory tree; each of
+// them hashed here again, and the id's hash computed here must agree with the probe's.
 absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
                           PlanOverrides* overrides) {
   absl::StatusOr<std::pair<std::string, std::string>> parts = SplitModelCode(spec);
@@ -58,18 +59,36 @@ absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
     return absl::InvalidArgumentError(
         absl::StrCat("--model-code ", spec, ": no such file: ", parts->first));
   }
-  absl::StatusOr<std::string> text = ReadFile(file);
-  if (!text.ok()) return text.status();
   const std::string full = absl::StrCat(file.string(), ":", parts->second);
   absl::StatusOr<CodeModelInfo> info = InspectCodeModel(probe, full);
   if (!info.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--model-code ", spec, ": ", info.status().message()));
   }
-  const std::string sha = Sha256Hex(*text);
-  if (info->sha256 != sha) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--model-code ", spec, ": the file changed while it was planned"));
+  // The probe names the files by normalised absolute paths under FILE's directory.
+  const fs::path dir = file.parent_path().lexically_normal();
+  bool has_file = false;
+  for (const CodeFile& f : info->files) {
+    const fs::path path = (dir / f.rel).lexically_normal();
+    if (path != fs::path(f.path).lexically_normal() ||
+        !path.string().starts_with(dir.string() + "/")) {
+      return absl::InternalError(absl::StrCat("--model-code ", spec, ": the probe listed ", f.path,
+                                              " as code outside ", dir.string()));
+    }
+    has_file = has_file || path == file.lexically_normal();
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    if (Sha256Hex(*text) != f.sha256) {
+      return absl::InvalidArgumentError(absl::StrCat("--model-code ", spec, ": its code file ",
+                                                     f.rel, " changed while it was planned"));
+    }
+  }
+  const std::string sha = CodeFilesDigest(info->files);
+  if (!has_file || info->sha256 != sha) {
+    return absl::InternalError(absl::StrCat("--model-code ", spec,
+                                            ": the probe's code files disagree with the file or "
+                                            "their hash (",
+                                            info->sha256, " against ", sha, ")"));
   }
   overrides->code_model_id = CodeModelId(file.string(), parts->second, sha);
   overrides->code_model_spec = full;

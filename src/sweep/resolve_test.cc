@@ -246,8 +246,9 @@ namespace {
 std::vector<ResolvedTest> CodePlan() {
   ModelCatalog catalog = Catalog();
   PlanOverrides overrides;
-  overrides.code_model = CodeModelInfo{"llama", "LlamaForCausalLM", "LlamaForCausalLM", "causal_lm",
-                                       std::string(64, 'c')};
+  overrides.code_model = CodeModelInfo{
+      "llama",     "LlamaForCausalLM",   "LlamaForCausalLM",
+      "causal_lm", std::string(64, 'c'), {{"/m/attn.py", "attn.py", std::string(64, 'c')}}};
   overrides.code_model_id = CodeModelId("/m/attn.py", "build", std::string(64, 'c'));
   overrides.code_model_spec = "/m/attn.py:build";
   overrides.baseline = {"llama"};

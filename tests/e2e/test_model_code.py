@@ -1,15 +1,19 @@
 """Own modelling code (--model-code), checkpoints with custom code (--trust-remote-code), a
 variant swept with its baseline (--baseline) and `compatlab compare`, and repro of code models."""
 
+import hashlib
 import json
+import pathlib
 import re
 import shutil
 import subprocess
 
-from .conftest import REPO
+import pytest
+
+from .conftest import REPO, Compatlab
 
 EXAMPLE = REPO / "examples" / "model_code" / "llama_attention.py"
-CODE_ID = re.compile(r"code:llama_attention\.build@[0-9a-f]{16}")
+CODE_ID = re.compile(r"code:my_llama\.build@[0-9a-f]{16}")
 
 # A checkpoint whose config names its own code (auto_map), as a Hub repo with custom code has.
 CUSTOM_CONFIG = '''
@@ -45,17 +49,39 @@ for name in ("configuration_tiny.py", "modeling_tiny.py"):
 """
 
 
+# FILE of the swept code model: the example's attention lives in the package beside it, so
+# FILE's code files are FILE, the package's __init__.py and the example (not transformers).
+WRAPPER = "from variants.llama_attention import build  # noqa: F401\n"
+CODE_RELS = ["my_llama.py", "variants/__init__.py", "variants/llama_attention.py"]
+
+
 def _code_file(tmp_path):
     path = tmp_path / "llama_attention.py"
     shutil.copy(EXAMPLE, path)
     return path
 
 
-def test_code_model_with_baseline_is_its_own_model_and_compares(cli, db, tmp_path):
-    code = _code_file(tmp_path)
+@pytest.fixture(scope="module")
+def swept(compatlab_bin, tmp_path_factory):
+    """One sweep of the code model my_llama.py:build (eager and compile, forward) with its
+    baseline llama: (cli, db, FILE, the imported helper, the rows). Measured at the minimums
+    (--max-measure-s 0): what is checked here is where the rows go, not the figures."""
+    tmp = tmp_path_factory.mktemp("model-code")
+    (tmp / "code" / "variants").mkdir(parents=True)  # not the commands' working directory
+    (tmp / "code" / "variants" / "__init__.py").write_text("")
+    helper = tmp / "code" / "variants" / "llama_attention.py"
+    shutil.copy(EXAMPLE, helper)
+    code = tmp / "code" / "my_llama.py"
+    code.write_text(WRAPPER)
+    cli, db = Compatlab(compatlab_bin, tmp), tmp / "store.db"
     cli.sweep("--model-code", f"{code}:build", "--baseline", "llama", "--modes", "eager,compile",
-              "--backend", "aot_eager", "--kinds", "forward", "--seq-lens", "16", "--db", db)
-    rows = cli.runs(db)
+              "--backend", "aot_eager", "--kinds", "forward", "--seq-lens", "16",
+              "--max-measure-s", "0", "--db", db)
+    return cli, db, code, helper, cli.runs(db)
+
+
+def test_code_model_with_baseline_is_its_own_model_and_compares(swept):
+    cli, db, code, _, rows = swept
     ids = sorted({r["model_id"] for r in rows})
     assert len(ids) == 2 and ids[1] == "hf:llama" and CODE_ID.fullmatch(ids[0]), ids
     code_id = ids[0]
@@ -66,8 +92,13 @@ def test_code_model_with_baseline_is_its_own_model_and_compares(cli, db, tmp_pat
     for row in variant:
         assert row["model_source"] == "code"
         assert row["model_path"] == f"{code}:build"
-        [entry] = json.loads(row["code_files"])
-        assert entry["path"] == str(code) and entry["sha256"].startswith(code_id[-16:])
+        # FILE and what it imports from its own directory, each with its hash; transformers
+        # and torch (site-packages) are not code files.
+        files = json.loads(row["code_files"])
+        assert [f["rel"] for f in files] == CODE_RELS
+        for f in files:
+            assert f["path"] == str(code.parent / f["rel"])
+            assert f["sha256"] == hashlib.sha256(pathlib.Path(f["path"]).read_bytes()).hexdigest()
     # The baseline's history holds none of the variant's rows.
     baseline = cli.runs(db, "--model", "hf:llama")
     assert {r["model_id"] for r in baseline} == {"hf:llama"} and len(baseline) == 2
@@ -87,34 +118,44 @@ def test_code_model_with_baseline_is_its_own_model_and_compares(cli, db, tmp_pat
         assert t["head"]["baseline_ref_class"] == "LlamaForCausalLM"
         assert t["head"]["baseline_cosine"] < 0.99999
 
-    # Repro: a code run that came through import is not ours to run.
-    run_id = variant[0]["run_id"]
-    exported = cli.run("export", "--db", db, "--parquet", tmp_path / "dataset")
+
+def test_editing_only_an_imported_module_is_another_model_and_repro_refuses(swept):
+    """Runs after the test above: it edits the swept model's helper."""
+    cli, db, code, helper, rows = swept
+    tmp = code.parent.parent
+    run_id = next(r["run_id"] for r in rows if r["model_id"].startswith("code:"))
+    old_id = next(r["model_id"] for r in rows if r["model_id"].startswith("code:"))
+    # A code run that came through import is not ours to run.
+    exported = cli.run("export", "--db", db, "--parquet", tmp / "dataset")
     assert exported.returncode == 0, exported.stderr
-    other = tmp_path / "other.db"
-    imported = cli.run("import", "--db", other, tmp_path / "dataset")
+    other = tmp / "other.db"
+    imported = cli.run("import", "--db", other, tmp / "dataset")
     assert imported.returncode == 0, imported.stderr
     foreign = cli.run("repro", "--db", other, run_id)
     assert foreign.returncode != 0 and "came through `compatlab import`" in foreign.stderr, foreign.stderr
 
-    # The script of a local run checks the file's stored hash and refuses once it changed.
+    # The script of a local run checks every code file's stored hash.
     script = cli.run("repro", "--db", db, run_id)
     assert script.returncode == 0, script.stderr
-    assert "CODE_FILES = " in script.stdout
-    code.write_text(code.read_text().replace("SCALE = 0.5", "SCALE = 0.25"))
+    assert "CODE_FILES = " in script.stdout and str(helper) in script.stdout
+    recorded = hashlib.sha256(helper.read_bytes()).hexdigest()
+    helper.write_text(helper.read_text().replace("SCALE = 0.5", "SCALE = 0.25"))
+    now = hashlib.sha256(helper.read_bytes()).hexdigest()
     refused = cli.run("repro", "--db", db, run_id)
     assert refused.returncode != 0
-    assert "changed since the run" in refused.stderr, refused.stderr
-    (tmp_path / "repro.py").write_text(script.stdout)
-    stale = subprocess.run([str(REPO / ".venv" / "bin" / "python"), str(tmp_path / "repro.py")],
+    assert f"{helper} changed since the run" in refused.stderr, refused.stderr
+    (tmp / "repro.py").write_text(script.stdout)
+    stale = subprocess.run([str(REPO / ".venv" / "bin" / "python"), str(tmp / "repro.py")],
                            env=cli.env, capture_output=True, text=True, timeout=120)
-    assert stale.returncode == 2 and "refused: the model code" in stale.stderr, stale.stderr
+    assert stale.returncode == 2, stale.stderr
+    [line] = [x for x in stale.stderr.splitlines() if x.startswith("refused:")]
+    assert str(helper) in line and now[:16] in line and recorded[:16] in line, line
 
-    # The edited file is another model.
+    # FILE is unchanged, its helper is not: another model.
     cli.sweep("--model-code", f"{code}:build", "--modes", "eager", "--kinds", "forward",
-              "--seq-lens", "16", "--db", db)
-    new_ids = {r["model_id"] for r in cli.runs(db)} - set(ids)
-    assert len(new_ids) == 1 and CODE_ID.fullmatch(new_ids.pop())
+              "--seq-lens", "16", "--max-measure-s", "0", "--db", db)
+    new_ids = {r["model_id"] for r in cli.runs(db)} - {r["model_id"] for r in rows}
+    assert len(new_ids) == 1 and CODE_ID.fullmatch(new_id := new_ids.pop()) and new_id != old_id
 
 
 def test_bad_model_code_is_one_clear_line(cli, db, tmp_path):
@@ -149,7 +190,7 @@ def test_checkpoint_with_custom_code_needs_trust_remote_code(cli, db, tmp_path, 
     assert not db.exists()
 
     cli.sweep("--model-path", ckpt, "--trust-remote-code", "--modes", "eager", "--kinds", "forward",
-              "--seq-lens", "16", "--db", db)
+              "--seq-lens", "16", "--max-measure-s", "0", "--db", db)
     [row] = cli.runs(db)
     assert row["status"] == "pass", row["error_message"]
     assert row["resolved_model_class"] == "TinyForCausalLM"

@@ -112,6 +112,7 @@ def resolve_class(request: TestRequest, result: Result) -> tuple[type, str]:
 
     def resolve():
         if request.model_id.startswith(code_model.PREFIX):
+            _check_code_files(request, result)
             return code_model.model_class(request.model_path, request.model_type,
                                           request.kind_params.seed)
         if model_path and code_model.auto_map(model_path):
@@ -227,21 +228,29 @@ class Source:
         self.snapshot_dir = snapshot_dir
 
 
+def _check_code_files(request: TestRequest, result: Result) -> None:
+    """Records a code model's files (code_files: FILE and those it imports from its directory
+    tree) and checks their hash against the id's before any of them runs: code edited since
+    planning is another model (RuntimeError, fail_to_load at import)."""
+    path, _ = code_model.split_spec(request.model_path)
+    files = code_model.code_files(path)
+    result.metrics["code_files"] = files
+    digest = code_model.files_digest(files)
+    planned = request.model_id.rpartition("@")[2]
+    if not digest.startswith(planned):
+        names = ", ".join(f["rel"] for f in files)
+        raise RuntimeError(f"model code {path} changed since it was planned as {request.model_id}: "
+                           f"its code files ({names}) now hash to {digest[:code_model.ID_HASH_CHARS]}; "
+                           "plan it again")
+
+
 def _code_build(request: TestRequest, result: Result, dtype: Any, batch: int, seq_len: int,
                 seed: int) -> Callable[[], Any]:
-    """The build step of a code model (code_model.py): its file checked against the id's hash
-    (a file edited since planning is another model: fail_to_load), built, inputs made unless
-    the code gave its own."""
+    """The build step of a code model (code_model.py; its files checked at import): built,
+    inputs made unless the code gave its own."""
     spec = request.model_path
-    path, _ = code_model.split_spec(spec)
 
     def build():
-        digest = code_model.file_sha256(path)
-        result.metrics["code_files"] = [{"path": path, "sha256": digest}]
-        planned = request.model_id.rpartition("@")[2]
-        if not digest.startswith(planned):
-            raise RuntimeError(f"model code {path} changed since it was planned as {request.model_id} "
-                               f"(its SHA-256 is now {digest[:code_model.ID_HASH_CHARS]}): plan it again")
         model, inputs, _ = code_model.build(spec, seed)
         model = model.to(dtype=dtype).eval()
         if inputs is None:
