@@ -286,6 +286,11 @@ struct RunResult {
   std::optional<double> steady_ci_high_s;
   std::optional<int64_t> noisy;  // 1: the noisy rule held in the steady phase
   std::string noisy_reason;      // which rules held, in words
+  // --- Schema version 13: a reduced model's failure rerun (doc/results-schema.md, "Blame"). ---
+  std::string rerun_status;           // "" (no rerun), else the rerun's status name
+  std::string rerun_error_signature;  // the rerun's FailureSignature ("" when it passed)
+  std::string rerun_size;             // full or milder (what the rerun ran at)
+  std::string rerun_reduction;        // the rerun's own `reduction` text
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -209,6 +209,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.steady_ci_high_s = 0.0105;
   r.noisy = 1;
   r.noisy_reason = "load average 3.00 > 2 cores";
+  r.rerun_status = "fail_to_run";
+  r.rerun_error_signature = "RuntimeError: size mismatch";
+  r.rerun_size = "milder";
+  r.rerun_reduction = "milder reduction: hidden_size 1024->256";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";
