@@ -33,5 +33,6 @@ def test_a_rerun_whose_full_size_does_not_fit_runs_at_the_milder_reduction():
     assert m["reduced"] == 1
     assert m["reduction"].startswith("milder reduction (full size needs "), m["reduction"]
     assert "GiB > budget 0.00 GiB)" in m["reduction"], m["reduction"]
+    assert "the full config reduced " in m["reduction"] and "hidden_size 768->256" in m["reduction"], m["reduction"]
     assert m["param_count"] < 10_000_000
 

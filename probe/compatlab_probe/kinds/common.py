@@ -174,9 +174,11 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         if size == "full" and not pretrained and budget > 0:
             need = factory.full_size_bytes(cls, config, dtype)
             if need is None or need > budget:
-                milder = (f"full size needs {'an unknown amount' if need is None else _gib(need)} "
-                          f"> budget {_gib(budget)}")
+                full = config
                 config = factory.milder_config(source.config, model_type, overrides)
+                milder = (f"milder reduction (full size needs "
+                          f"{'an unknown amount' if need is None else _gib(need)} > budget {_gib(budget)}): "
+                          f"the full config reduced {factory.describe_reduction(full, config)}")
         return config, factory.fit_positions(config, needed, overrides)
 
     config, changes = (None, {}) if model_path else stage(result, "build", "fail_to_load", make_config)
@@ -186,7 +188,7 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         skip(result, changes)
     record_size(result, source, config, "reduced" if milder else size, pretrained)
     if milder:
-        result.metrics["reduction"] = f"milder reduction ({milder}): " + result.metrics["reduction"]
+        result.metrics["reduction"] = milder
     size = "reduced" if milder else size
 
     def build():
