@@ -121,9 +121,11 @@ export function devices(run) {
 export function statusBadge(run) {
   const label = run.status_detail && run.status !== "pass"
     ? `${run.status} (${run.status_detail})` : run.status;
-  // A failure blamed on compatlab (its reference, the harness: core/blame.h) is not the model's.
+  // A failure blamed on compatlab (its reduction, reference, the harness: core/blame.h) is not
+  // the model's; a reduction's names the rerun that proved it.
   if (run.blame && run.blame !== "model") {
-    return el("span", { class: `status status-${run.status}`, title: label },
+    const rerun = run.rerun_status ? `; rerun at ${run.rerun_size} size: ${run.rerun_status}` : "";
+    return el("span", { class: `status status-${run.status}`, title: label + rerun },
       `compatlab could not test this (${run.blame}): ${label}`);
   }
   return el("span", { class: `status status-${run.status}` }, label);

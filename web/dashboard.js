@@ -16,7 +16,8 @@ const metric = (g, name, stat) => g.passing?.[name]?.count ? g.passing[name][sta
 function stacksTable(groups) {
   document.querySelector("#stacks tbody").replaceChildren(...groups.map((g) => el("tr", {},
     el("td", {}, g.torch_version || DASH), el("td", {}, g.transformers_version || DASH),
-    el("td", { class: "num" }, g.runs), el("td", { class: "num" }, percent(g.pass_rate)),
+    el("td", { class: "num" }, g.runs), el("td", { class: "num" }, g.not_model || DASH),
+    el("td", { class: "num" }, percent(g.pass_rate)),
     el("td", { class: "num" }, g.passing?.speedup?.geomean ? `${number(g.passing.speedup.geomean)}×` : DASH),
     el("td", { class: "num" }, seconds(metric(g, "prepare_s", "p50"))),
     el("td", { class: "num" }, seconds(metric(g, "prepare_s", "p90"))),
@@ -37,7 +38,14 @@ function targetsTable(groups) {
   table.tHead.replaceChildren(el("tr", {}, el("th", {}, "target, mode"), stacks.map((s) => el("th", {}, `torch ${s}`))));
   table.tBodies[0].replaceChildren(...[...rows.entries()].sort().map(([key, by]) => el("tr", {},
     el("td", {}, key),
-    stacks.map((s) => el("td", { class: "num" }, by[s] ? `${percent(by[s].pass_rate)} of ${by[s].runs}` : DASH)))));
+    stacks.map((s) => el("td", { class: "num" }, by[s] ? modelRate(by[s]) : DASH)))));
+}
+
+// "80.0% of 5", and "(+1 compatlab could not test)" when runs were blamed on compatlab.
+function modelRate(g) {
+  const others = g.not_model || 0;
+  const text = `${percent(g.pass_rate)} of ${g.runs - others}`;
+  return others ? `${text} (+${others} compatlab could not test)` : text;
 }
 
 function plots(s) {

@@ -466,6 +466,42 @@ def reduce_given_config(config: Any, overrides: dict[str, Any] | None = None) ->
     return _Reducer(overrides.get("config", {}), keep_features=True).rebuild(config)
 
 
+# The milder reduction of a reduction rerun whose full size does not fit its memory budget
+# (doc/model-factory.md, "Reduction reruns"): the same rules with these bounds instead of
+# the TINY_* ones (four times the widths, twice the layers; heads, vocabulary, images and
+# the rest as reduced).
+MILDER = {"TINY_HIDDEN": 256, "TINY_HEAD_DIM": 64, "TINY_INTERMEDIATE": 512,
+          "TINY_MOE_INTERMEDIATE": 256, "TINY_LAYERS": 4}
+# Bytes per parameter a full-size rerun needs besides the model's own dtype: the CPU
+# reference's float64 copy.
+REFERENCE_BYTES_PER_PARAM = 8
+
+
+def milder_config(given: Any, model_type: str, overrides: dict[str, Any] | None = None) -> Any:
+    """The milder reduction of a Hub config (`given`) or of `model_type`'s default config."""
+    saved = {name: globals()[name] for name in MILDER}
+    globals().update(MILDER)
+    try:
+        return reduce_given_config(given, overrides) if given is not None else reduce_config(model_type, overrides)
+    finally:
+        globals().update(saved)
+
+
+def full_size_bytes(cls: type, config: Any, dtype: Any) -> int | None:
+    """What a full-size rerun of `cls(config)` is estimated to need: its parameter count
+    (built on the meta device: no memory, no init) times (the dtype's size + the float64
+    reference's 8 bytes). None when the model cannot be built on the meta device."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            model = cls(fit_config_to_class(cls, config))
+        count = sum(p.numel() for p in model.parameters())
+    except Exception:  # noqa: BLE001 - any failure to build is "unknown": the milder reduction runs
+        return None
+    return count * (torch.empty((), dtype=dtype).element_size() + REFERENCE_BYTES_PER_PARAM)
+
+
 def describe_reduction(original: Any, reduced: Any, limit: int = 400) -> str:
     """The top-level numbers a reduction changed: "hidden_size 1024->64, ..." (bounded)."""
     before, after = original.to_dict(), reduced.to_dict()

@@ -85,6 +85,9 @@ class KindParams:
     scenario: str = "offline"     # load: single_stream, offline or server (rate, slo: kinds/load.py)
     size: str = "reduced"         # model kinds: reduced or full (doc/model-factory.md, "Sizes")
     weights: str = ""             # model kinds: "" (random) or pretrained (the Hub repo's own)
+    # A reduction rerun (size full): the memory budget, bytes; full size only when its estimate
+    # fits, else the milder reduction (doc/model-factory.md, "Reduction reruns"); offline.
+    fit_bytes: int = 0
     trust_remote_code: bool = False  # checkpoints: their auto_map code may be imported (--trust-remote-code)
     given: Mapping[str, str] = field(default_factory=dict)
 
@@ -323,6 +326,7 @@ def _kind_params(raw: Any) -> KindParams:
     if given.get("trust_remote_code", "false") not in ("true", "false"):
         raise f.bad("trust_remote_code", "not true or false")
     return KindParams(size=given.get("size", d.size), weights=given.get("weights", d.weights),
+                      fit_bytes=integer("fit_bytes", d.fit_bytes, 0),
                       seed=integer("seed", d.seed, None), new_tokens=integer("new_tokens", d.new_tokens, 1),
                       steps=integer("steps", d.steps, 1), bytes=integer("bytes", d.bytes, 0),
                       pid=integer("pid", d.pid, 0), requests=integer("requests", d.requests, 1),

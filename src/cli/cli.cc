@@ -186,6 +186,10 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_option("--jobs,-j", sweep.jobs, "tests run at once (default 1)");
   sweep_cmd->add_option("--grace", sweep.grace_s,
                         "seconds between SIGTERM and SIGKILL (default 2)");
+  sweep_cmd->add_flag("--no-rerun-reduced", sweep.no_rerun_reduced,
+                      "do not rerun a reduced model's failure at full size (or the milder "
+                      "reduction) to prove it is the reduction's (doc/results-schema.md, "
+                      "\"Blame\"); such failures then stay the model's");
   sweep_cmd->add_option("--python", sweep.plan.python, "interpreter that runs the probe");
   sweep_cmd->add_flag("--allow-profile-paths", sweep.allow_profile_paths,
                       "let the suite file name target profiles by path (a profile runs Python "

@@ -62,6 +62,7 @@ int RunSweep(const SweepFlags& flags) {
   options.home = ProjectHome();
   options.jobs = flags.jobs;
   options.command_line = flags.command_line;
+  options.rerun_reduced = !flags.no_rerun_reduced;
   options.resume = flags.resume;
   if (flags.resume) {
     options.resume_id = flags.resume_id;

@@ -23,6 +23,7 @@ struct SweepFlags {
   std::optional<double> grace_s;  // default 2
   std::string command_line;
   bool allow_profile_paths = false;  // a suite may name target profiles by path
+  bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
 };
 
 // Runs a sweep; returns the process exit code (0 done, 1 harness failure,

@@ -6,8 +6,11 @@
 #ifndef COMPATLAB_CORE_BLAME_H_
 #define COMPATLAB_CORE_BLAME_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/records.h"
 
@@ -23,15 +26,53 @@ inline constexpr std::string_view kBlameHarness = "harness";
 //   reference  a failure at stage compare other than fail_accuracy (the CPU
 //              reference, run after every measured phase, ran out of memory
 //              or failed);
+//   reduction  the sweep reran the reduced model's failure (NeedsReductionRerun)
+//              at full size or a milder reduction (rerun_status set), the rerun
+//              was conclusive (RerunIsConclusive) and its error signature is not
+//              the run's (error_signature, already set): the reduction failed,
+//              not the model. Matching the error text is not proof;
 //   model      everything else, passes included (the default).
-// "reduction" needs a proof this version does not run yet (a rerun at full size
-// or a milder reduction that does not fail with the same signature; matching
-// the error text is not proof), so no run is blamed on the reduction.
 std::string Blame(const RunResult& result);
+
+// True for a run the sweep reruns once at full size or a milder reduction to
+// decide whether its failure is the reduction's: an hf: or hub: model at the
+// reduced size (kind_params size not full, weights not pretrained, the child did
+// not report reduced 0) whose status is fail_to_load, fail_to_compile,
+// fail_to_run, fail_accuracy or crash, not already blamed on compatlab's
+// reference or harness. Timeouts and oom are not rerun: a larger model only
+// takes longer and more memory.
+bool NeedsReductionRerun(const TestSpec& spec, const RunResult& result);
+
+// True for a rerun status that says something about the model: every status
+// but timeout, oom, skipped and harness_error (a rerun that could not finish
+// proves nothing, so the run stays the model's).
+bool RerunIsConclusive(TestStatus rerun_status);
 
 // True for the runs a pass rate counts: blame is empty (rows stored before
 // schema version 6) or model.
 bool BlamedOnModel(const RunResult& result);
+// The same for a stored blame text.
+bool BlamedOnModel(std::string_view blame);
+
+// A pass rate: passes over the runs blamed on the model; the others (compatlab
+// could not test them) are counted apart. One rule for the summary, diff,
+// expected-status files and serve.
+struct PassRate {
+  int64_t passes = 0;
+  int64_t model_runs = 0;
+  int64_t not_model = 0;
+
+  void Add(TestStatus status, std::string_view blame);
+  void Add(const RunResult& result) { Add(result.status, result.blame); }
+  // passes / model_runs; nullopt when no run is the model's.
+  std::optional<double> Rate() const;
+  // "50.0% (1 of 2 runs blamed on the model; 1 not the model's)", or
+  // "- (no run blamed on the model; N not the model's)".
+  std::string Describe() const;
+};
+
+// The pass rate of `runs`, one per test (e.g. the current run of each).
+PassRate PassRateOf(const std::vector<RunRecord>& runs);
 
 }  // namespace compatlab
 

@@ -26,6 +26,49 @@ TEST(BlameTest, EverythingElseIsTheModelsPassesIncluded) {
   EXPECT_EQ(Blame(Result(TestStatus::kSkipped)), "model");
 }
 
+RunResult Rerun(TestStatus status, const std::string& rerun_status,
+                const std::string& rerun_signature) {
+  RunResult r = Result(status, "prepare");
+  r.error_signature = "RuntimeError: size mismatch";
+  r.rerun_status = rerun_status;
+  r.rerun_error_signature = rerun_signature;
+  return r;
+}
+
+TEST(BlameTest, AReductionIsBlamedOnlyWhenAConclusiveRerunDoesNotFailTheSameWay) {
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "pass", "")), "reduction");
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "fail_accuracy", "AccuracyError: x")), "reduction");
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "fail_to_run", "RuntimeError: size mismatch")),
+            "model");
+  // A rerun that could not finish proves nothing.
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "timeout", "timeout")), "model");
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "oom", "MemoryError")), "model");
+  EXPECT_EQ(Blame(Rerun(TestStatus::kFailToRun, "harness_error", "x")), "model");
+}
+
+TEST(BlameTest, OnlyReducedHfAndHubFailuresAreRerun) {
+  TestSpec spec;
+  spec.model_id = "hf:bert";
+  RunResult failed = Result(TestStatus::kFailToRun, "prepare");
+  EXPECT_TRUE(NeedsReductionRerun(spec, failed));
+  EXPECT_FALSE(NeedsReductionRerun(spec, Result(TestStatus::kPass)));
+  EXPECT_FALSE(NeedsReductionRerun(spec, Result(TestStatus::kTimeout)));
+  EXPECT_FALSE(NeedsReductionRerun(spec, Result(TestStatus::kOom, "prepare")));
+  EXPECT_FALSE(NeedsReductionRerun(spec, Result(TestStatus::kFailToRun, "compare")));  // reference
+  RunResult full = failed;
+  full.reduced = 0;
+  EXPECT_FALSE(NeedsReductionRerun(spec, full));
+  TestSpec sized = spec;
+  sized.kind_params["size"] = "full";
+  EXPECT_FALSE(NeedsReductionRerun(sized, failed));
+  TestSpec code = spec;
+  code.model_id = "code:attn@ab12";
+  EXPECT_FALSE(NeedsReductionRerun(code, failed));
+  TestSpec hub = spec;
+  hub.model_id = "hub:Qwen/Qwen3-0.6B";
+  EXPECT_TRUE(NeedsReductionRerun(hub, failed));
+}
+
 TEST(BlameTest, OlderRowsWithoutABlameCountAsTheModels) {
   RunResult old;
   EXPECT_TRUE(BlamedOnModel(old));

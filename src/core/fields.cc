@@ -713,8 +713,9 @@ std::vector<FieldDef> MakeResultFields() {
       every_pass);
   add(Member("blame", "",
              "Whose failure it is (doc/results-schema.md, \"Blame\"): model (the default, passes "
-             "included), reference (the CPU reference failed) or harness (harness_error); a pass "
-             "rate counts only the runs blamed on the model.",
+             "included), reduction (a rerun at full size or a milder reduction proved it), "
+             "reference (the CPU reference failed) or harness (harness_error); a pass rate counts "
+             "only the runs blamed on the model.",
              COMPATLAB_MEMBER(result.blame)));
 
   // Version 8, hub: where the model came from (a Hub repo at a commit) and at what size.
@@ -925,6 +926,23 @@ std::vector<FieldDef> MakeResultFields() {
   add(Metric(Member("prepare_noisy_reason", "",
                     "Which noisy rules held during the first call, in words; empty when quiet.",
                     COMPATLAB_MEMBER(result.prepare_noisy_reason))));
+  // Version 14: a reduced model's failure rerun at full size or a milder reduction, the proof
+  // a failure is the reduction's (doc/results-schema.md, "Blame"; issue 10).
+  version = 14;
+  add(Member("rerun_status", "",
+             "A reduced model's failure, rerun once by the sweep at full size (or a milder "
+             "reduction, rerun_size): the rerun's status; empty when no rerun ran.",
+             COMPATLAB_MEMBER(result.rerun_status)));
+  add(Member("rerun_error_signature", "",
+             "The rerun's error signature (empty when it passed); blame is reduction only when "
+             "it is not error_signature and the rerun was conclusive.",
+             COMPATLAB_MEMBER(result.rerun_error_signature)));
+  add(Member("rerun_size", "",
+             "What the rerun ran at: full (the full config, random weights) or milder (the "
+             "documented milder reduction: full size did not fit the memory budget).",
+             COMPATLAB_MEMBER(result.rerun_size)));
+  add(Member("rerun_reduction", "", "The rerun's own reduction text (what it ran at, in words).",
+             COMPATLAB_MEMBER(result.rerun_reduction)));
   return fields;
 }
 

@@ -43,7 +43,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 13;
+inline constexpr int kSchemaVersion = 14;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };

@@ -289,6 +289,11 @@ struct RunResult {
   // Schema 13: the same rule over the first call (prepare_s).
   std::optional<int64_t> prepare_noisy;
   std::string prepare_noisy_reason;
+  // --- Schema version 14: a reduced model's failure rerun (doc/results-schema.md, "Blame"). ---
+  std::string rerun_status;           // "" (no rerun), else the rerun's status name
+  std::string rerun_error_signature;  // the rerun's FailureSignature ("" when it passed)
+  std::string rerun_size;             // full or milder (what the rerun ran at)
+  std::string rerun_reduction;        // the rerun's own `reduction` text
 };
 
 // One stored row: a test, where and when it ran, and what happened.

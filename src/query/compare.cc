@@ -76,7 +76,7 @@ absl::StatusOr<CompareOutcome> Compare(const CompareOptions& options) {
   }
   if (!options.expected.empty()) {
     const std::vector<ExpectedMismatch> mismatches = CheckExpectedStatus(expected, latest);
-    outcome.text += FormatExpectedMismatches(mismatches, expected.size());
+    outcome.text += FormatExpectedMismatches(mismatches, expected, latest);
     if (!mismatches.empty()) outcome.failed = true;
   }
   return outcome;

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/blame.h"
 #include "fmt/format.h"
 #include "query/text_table.h"
 
@@ -390,7 +391,9 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
   for (ChangeKind kind : kAllKinds) {
     counts += fmt::format(", {} {}", report.Count(kind), ChangeKindName(kind));
   }
-  out += fmt::format("\nsummary: {} compared{}; {} regressions, {} improvements\n", report.compared,
+  out += fmt::format("\npass rate: base {}; head {}\n", PassRateOf(report.base).Describe(),
+                     PassRateOf(report.head).Describe());
+  out += fmt::format("summary: {} compared{}; {} regressions, {} improvements\n", report.compared,
                      counts, report.Regressions(), report.Improvements());
   return out;
 }

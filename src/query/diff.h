@@ -129,6 +129,9 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
 // The report for people: a table per kind of change (tests listed by
 // model), then one summary line
 //   "summary: N compared, ...; R regressions, I improvements"
+// after the pass rate of each side (passes over its runs blamed on the model,
+// core/blame.h: a run compatlab could not test does not lower it)
+//   "pass rate: base 50.0% (1 of 2 runs ...); head ..."
 // Ends in '\n'.
 std::string FormatDiffReport(const DiffReport& report, const std::string& base_name,
                              const std::string& head_name);

@@ -12,12 +12,29 @@ namespace compatlab {
 namespace {
 
 constexpr std::string_view kHeader =
-    "# compatlab expected status, format 1 (doc/expected-status.md)\n"
-    "# test_id\tmodel_id\tkind\tmode\ttarget\tstatus\n";
+    "# compatlab expected status, format 2 (doc/expected-status.md)\n";
+constexpr std::string_view kColumnsLine =
+    "# test_id\tmodel_id\tkind\tmode\ttarget\tstatus\tblame\n";
+
+std::string BlameOf(const RunResult& result) {
+  return BlamedOnModel(result) ? std::string(kBlameModel) : result.blame;
+}
 
 ExpectedStatus LineOf(const RunRecord& run) {
-  return {run.test_id,   run.spec.model_id, run.spec.kind,
-          run.spec.mode, run.spec.target,   run.result.status};
+  return {run.test_id,     run.spec.model_id, run.spec.kind,      run.spec.mode,
+          run.spec.target, run.result.status, BlameOf(run.result)};
+}
+
+bool IsBlame(std::string_view blame) {
+  return blame == kBlameModel || blame == kBlameReduction || blame == kBlameReference ||
+         blame == kBlameHarness;
+}
+
+// "fail_to_run", or "fail_to_run (reduction)" for a run not blamed on the model.
+std::string StatusText(TestStatus status, const std::string& blame) {
+  std::string text(TestStatusName(status));
+  if (blame != kBlameModel) text += " (" + blame + ")";
+  return text;
 }
 
 bool FileOrder(const ExpectedStatus& a, const ExpectedStatus& b) {
@@ -46,11 +63,19 @@ std::string FormatExpectedStatus(const std::vector<RunRecord>& runs) {
   for (const RunRecord& run : runs) lines.push_back(LineOf(run));
   std::sort(lines.begin(), lines.end(), FileOrder);
   std::string out(kHeader);
+  out += fmt::format("# pass rate: {}\n", ExpectedPassRate(lines).Describe());
+  out += kColumnsLine;
   for (const ExpectedStatus& l : lines) {
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", l.test_id, Clean(l.model_id), Clean(l.kind),
-                       Clean(l.mode), Clean(l.target), TestStatusName(l.status));
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", l.test_id, Clean(l.model_id), Clean(l.kind),
+                       Clean(l.mode), Clean(l.target), TestStatusName(l.status), l.blame);
   }
   return out;
+}
+
+PassRate ExpectedPassRate(const std::vector<ExpectedStatus>& expected) {
+  PassRate rate;
+  for (const ExpectedStatus& line : expected) rate.Add(line.status, line.blame);
+  return rate;
 }
 
 absl::StatusOr<std::vector<ExpectedStatus>> ParseExpectedStatus(std::string_view text,
@@ -76,11 +101,16 @@ absl::StatusOr<std::vector<ExpectedStatus>> ParseExpectedStatus(std::string_view
     auto error = [&](const std::string& why) {
       return absl::InvalidArgumentError(fmt::format("{}:{}: {}", name, number, why));
     };
-    if (fields.size() != 6) {
+    if (fields.size() != 6 && fields.size() != 7) {
       return error(
-          fmt::format("expected 6 tab-separated fields (test_id, model_id, kind, mode, "
-                      "target, status), got {}",
+          fmt::format("expected 7 tab-separated fields (test_id, model_id, kind, mode, "
+                      "target, status, blame), got {}",
                       fields.size()));
+    }
+    const std::string blame = fields.size() == 7 ? fields[6] : std::string(kBlameModel);
+    if (!IsBlame(blame)) {
+      return error(
+          fmt::format("'{}' is not a blame (model, reduction, reference, harness)", blame));
     }
     if (!IsTestId(fields[0])) return error(fmt::format("'{}' is not a test_id", fields[0]));
     absl::StatusOr<TestStatus> status = ParseTestStatus(fields[5]);
@@ -88,7 +118,7 @@ absl::StatusOr<std::vector<ExpectedStatus>> ParseExpectedStatus(std::string_view
     if (!seen.insert(fields[0]).second) {
       return error(fmt::format("test {} appears twice", fields[0]));
     }
-    lines.push_back({fields[0], fields[1], fields[2], fields[3], fields[4], *status});
+    lines.push_back({fields[0], fields[1], fields[2], fields[3], fields[4], *status, blame});
   }
   return lines;
 }
@@ -104,15 +134,15 @@ std::vector<ExpectedMismatch> CheckExpectedStatus(const std::vector<ExpectedStat
     auto it = by_test.find(line.test_id);
     if (it == by_test.end()) {
       mismatches.push_back({ExpectedMismatch::kMissing, line, ""});
-    } else if (it->second->result.status != line.status) {
-      mismatches.push_back({ExpectedMismatch::kChanged, line,
-                            std::string(TestStatusName(it->second->result.status))});
+    } else if (const RunResult& r = it->second->result;
+               r.status != line.status || BlameOf(r) != line.blame) {
+      mismatches.push_back({ExpectedMismatch::kChanged, line, StatusText(r.status, BlameOf(r))});
     }
   }
   for (const RunRecord& run : runs) {
     if (listed.count(run.test_id) == 0) {
       mismatches.push_back({ExpectedMismatch::kUnexpected, LineOf(run),
-                            std::string(TestStatusName(run.result.status))});
+                            StatusText(run.result.status, BlameOf(run.result))});
     }
   }
   std::stable_sort(mismatches.begin(), mismatches.end(),
@@ -123,7 +153,9 @@ std::vector<ExpectedMismatch> CheckExpectedStatus(const std::vector<ExpectedStat
 }
 
 std::string FormatExpectedMismatches(const std::vector<ExpectedMismatch>& mismatches,
-                                     size_t expected_tests) {
+                                     const std::vector<ExpectedStatus>& expected,
+                                     const std::vector<RunRecord>& runs) {
+  const size_t expected_tests = expected.size();
   std::string out;
   size_t counts[3] = {0, 0, 0};
   if (!mismatches.empty()) {
@@ -136,16 +168,17 @@ std::string FormatExpectedMismatches(const std::vector<ExpectedMismatch>& mismat
       ++counts[m.what];
       static constexpr std::string_view kWhat[] = {"changed", "missing", "unexpected"};
       const ExpectedStatus& e = m.expected;
-      table.AddRow(
-          {std::string(kWhat[m.what]), e.test_id.substr(0, 12), e.model_id, e.target, e.mode,
-           e.kind,
-           m.what == ExpectedMismatch::kUnexpected ? "-" : std::string(TestStatusName(e.status)),
-           m.actual.empty() ? "-" : m.actual});
+      table.AddRow({std::string(kWhat[m.what]), e.test_id.substr(0, 12), e.model_id, e.target,
+                    e.mode, e.kind,
+                    m.what == ExpectedMismatch::kUnexpected ? "-" : StatusText(e.status, e.blame),
+                    m.actual.empty() ? "-" : m.actual});
     }
     out += table.Render();
   }
   out += fmt::format("expected status: {} tests, {} changed, {} missing, {} unexpected\n",
                      expected_tests, counts[0], counts[1], counts[2]);
+  out += fmt::format("pass rate: expected {}; actual {}\n", ExpectedPassRate(expected).Describe(),
+                     PassRateOf(runs).Describe());
   return out;
 }
 

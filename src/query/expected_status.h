@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/blame.h"
 #include "core/records.h"
 
 namespace compatlab {
@@ -20,17 +21,21 @@ struct ExpectedStatus {
   std::string mode;
   std::string target;
   TestStatus status = TestStatus::kPass;
+  // Whose failure it is (core/blame.h); format 1 files have none: model.
+  std::string blame = "model";
 };
 
 // The file for `runs` (one run per test_id, e.g. LatestPerTest's): a header
-// comment, then one tab-separated line per test
-//   test_id  model_id  kind  mode  target  status
+// comment with the pass rate (passes over the tests blamed on the model,
+// core/blame.h), then one tab-separated line per test
+//   test_id  model_id  kind  mode  target  status  blame
 // sorted by model_id, kind, mode, target, test_id. Ends in '\n'.
 std::string FormatExpectedStatus(const std::vector<RunRecord>& runs);
 
 // Parses a file. Blank lines and lines starting with '#' are skipped. Errors
-// (InvalidArgument, "<name>:<line>: <why>"): not 6 tab-separated fields, an
-// unknown status, a test_id that is not 32 hex digits or appears twice.
+// (InvalidArgument, "<name>:<line>: <why>"): not 7 tab-separated fields (6 in
+// a format 1 file: blame model), an unknown status or blame, a test_id that is
+// not 32 hex digits or appears twice.
 absl::StatusOr<std::vector<ExpectedStatus>> ParseExpectedStatus(std::string_view text,
                                                                 const std::string& name);
 
@@ -39,20 +44,25 @@ struct ExpectedMismatch {
   enum What { kChanged, kMissing, kUnexpected };
   What what = kChanged;
   ExpectedStatus expected;  // for kUnexpected: the run's line
-  std::string actual;       // the run's status; "" for kMissing
+  std::string actual;       // the run's status (and blame when not model); "" for kMissing
 };
 
+// The pass rate of the file's lines (core/blame.h: passes over the lines blamed on the model).
+PassRate ExpectedPassRate(const std::vector<ExpectedStatus>& expected);
+
 // Every difference between `expected` and `runs` (one run per test_id): a
-// test whose status differs, an expected test without a run, a run of a
-// test the file does not list. Sorted as the file is.
+// test whose status or blame differs, an expected test without a run, a run
+// of a test the file does not list. Sorted as the file is.
 std::vector<ExpectedMismatch> CheckExpectedStatus(const std::vector<ExpectedStatus>& expected,
                                                   const std::vector<RunRecord>& runs);
 
 // The mismatches for people, one line each, then
 //   "expected status: N tests, C changed, M missing, U unexpected"
+//   "pass rate: expected 50.0% (...); actual ..."   (PassRate::Describe)
 // Ends in '\n'.
 std::string FormatExpectedMismatches(const std::vector<ExpectedMismatch>& mismatches,
-                                     size_t expected_tests);
+                                     const std::vector<ExpectedStatus>& expected,
+                                     const std::vector<RunRecord>& runs);
 
 }  // namespace compatlab
 

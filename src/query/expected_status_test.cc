@@ -18,7 +18,8 @@ TEST(ExpectedStatusTest, WritesSortedLinesAndReadsThemBack) {
   const std::string text = FormatExpectedStatus(ExpectedRuns());
   EXPECT_EQ(text.rfind("# compatlab expected status", 0), 0u) << text;
   const std::string gpt2 = MakeSpec("gpt2").TestId();
-  EXPECT_NE(text.find(gpt2 + "\thf:gpt2\tforward\teager\tcpu\toom\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(gpt2 + "\thf:gpt2\tforward\teager\tcpu\toom\tmodel\n"), std::string::npos)
+      << text;
   EXPECT_LT(text.find("hf:bert"), text.find("hf:gpt2"));
   EXPECT_LT(text.find("hf:gpt2"), text.find("hf:llama"));
   auto parsed = ParseExpectedStatus(text, "golden.tsv");
@@ -27,8 +28,10 @@ TEST(ExpectedStatusTest, WritesSortedLinesAndReadsThemBack) {
   EXPECT_EQ((*parsed)[1].test_id, gpt2);
   EXPECT_EQ((*parsed)[1].status, TestStatus::kOom);
   EXPECT_TRUE(CheckExpectedStatus(*parsed, ExpectedRuns()).empty());
-  EXPECT_EQ(FormatExpectedMismatches({}, 3),
-            "expected status: 3 tests, 0 changed, 0 missing, 0 unexpected\n");
+  EXPECT_EQ(FormatExpectedMismatches({}, *parsed, ExpectedRuns()),
+            "expected status: 3 tests, 0 changed, 0 missing, 0 unexpected\n"
+            "pass rate: expected 33.3% (1 of 3 runs blamed on the model); actual 33.3% (1 of 3 "
+            "runs blamed on the model)\n");
 }
 
 TEST(ExpectedStatusTest, ReportsEveryChange) {
@@ -46,10 +49,39 @@ TEST(ExpectedStatusTest, ReportsEveryChange) {
   EXPECT_EQ(mismatches[1].actual, "timeout");
   EXPECT_EQ(mismatches[2].what, ExpectedMismatch::kUnexpected);
   EXPECT_EQ(mismatches[2].expected.model_id, "hf:t5");
-  const std::string text = FormatExpectedMismatches(mismatches, expected->size());
+  const std::string text = FormatExpectedMismatches(mismatches, *expected, now);
   EXPECT_NE(text.find("expected status: 3 tests, 1 changed, 1 missing, 1 unexpected"),
             std::string::npos)
       << text;
+}
+
+TEST(ExpectedStatusTest, AFailureNotBlamedOnTheModelDoesNotLowerThePassRate) {
+  std::vector<RunRecord> runs = ExpectedRuns();  // llama passes, gpt2 oom, bert fail_to_run
+  runs[2].result.blame = "reduction";            // bert: compatlab's reduction failed
+  const std::string text = FormatExpectedStatus(runs);
+  EXPECT_NE(text.find("# pass rate: 50.0% (1 of 2 runs blamed on the model; 1 not the "
+                      "model's)\n"),
+            std::string::npos)
+      << text;
+  auto parsed = ParseExpectedStatus(text, "golden.tsv");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ((*parsed)[0].blame, "reduction");  // bert, first in file order
+  EXPECT_EQ(*ExpectedPassRate(*parsed).Rate(), 0.5);
+  EXPECT_TRUE(CheckExpectedStatus(*parsed, runs).empty());
+  // The same status blamed on the model now is a change (the pass rate moved).
+  std::vector<RunRecord> now = runs;
+  now[2].result.blame = "model";
+  auto mismatches = CheckExpectedStatus(*parsed, now);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].actual, "fail_to_run");
+  EXPECT_NE(FormatExpectedMismatches(mismatches, *parsed, now)
+                .find("pass rate: expected 50.0% (1 of 2 runs blamed on the model; 1 not the "
+                      "model's); actual 33.3% (1 of 3 runs blamed on the model)"),
+            std::string::npos);
+  // A format 1 file (six fields) reads as blamed on the model.
+  auto old = ParseExpectedStatus(MakeSpec("llama").TestId() + "\ta\tb\tc\td\tpass\n", "g");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ((*old)[0].blame, "model");
 }
 
 TEST(ExpectedStatusTest, RejectsMalformedFiles) {
@@ -59,7 +91,8 @@ TEST(ExpectedStatusTest, RejectsMalformedFiles) {
     std::string needle;
   };
   for (const Case& c : std::vector<Case>{
-           {id + "\thf:llama\tforward\teager\tcpu\n", "golden.tsv:1: expected 6"},
+           {id + "\thf:llama\tforward\teager\tcpu\n", "golden.tsv:1: expected 7"},
+           {id + "\thf:llama\tforward\teager\tcpu\tpass\tnobody\n", "'nobody' is not a blame"},
            {"# c\n\n" + id + "\thf:llama\tforward\teager\tcpu\tgreat\n", "golden.tsv:3: "},
            {"xyz\thf:llama\tforward\teager\tcpu\tpass\n", "'xyz' is not a test_id"},
            {id + "\ta\tb\tc\td\tpass\n" + id + "\ta\tb\tc\td\tpass\n", ":2: test"}}) {

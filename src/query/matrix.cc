@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/blame.h"
 #include "core/fields.h"
 #include "fmt/format.h"
 #include "query/current.h"
@@ -107,7 +108,7 @@ ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_cha
   const RunResult& r = run.result;
   const bool cut =
       max_error_chars >= 3 && DisplayWidth(ToValidUtf8(r.error_message)) > max_error_chars;
-  return {{"verdict", std::string(VerdictName(VerdictOf(r.status)))},
+  return {{"verdict", std::string(VerdictName(VerdictOf(r)))},
           {"status", std::string(TestStatusName(r.status))},
           {"status_detail", r.status_detail},
           {"run_id", run.run_id},
@@ -225,6 +226,10 @@ Verdict VerdictOf(TestStatus status) {
     default:
       return Verdict::kFail;
   }
+}
+
+Verdict VerdictOf(const RunResult& result) {
+  return BlamedOnModel(result) ? VerdictOf(result.status) : Verdict::kCouldNotTest;
 }
 
 std::string_view VerdictName(Verdict verdict) {
@@ -457,7 +462,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
         const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
         const RunResult& r = run.result;
         fields.insert(fields.end(),
-                      {std::string(VerdictName(VerdictOf(r.status))),
+                      {std::string(VerdictName(VerdictOf(r))),
                        std::string(TestStatusName(r.status)), run.run_id, run.finished_at,
                        r.torch_version, r.transformers_version, number(r.prepare_s),
                        number(r.steady_median_s), number(FallbackOpCount(r)), r.error_message});

@@ -76,10 +76,13 @@ absl::StatusOr<StackSelection> ParseStackSelection(std::string_view text);
 enum class Verdict {
   kPass,
   kFail,          // fail_accuracy, fail_to_load, fail_to_compile, fail_to_run, timeout, crash, oom
-  kCouldNotTest,  // skipped, harness_error: the test said nothing about the model
+  kCouldNotTest,  // skipped, harness_error, or a failure blamed on compatlab (core/blame.h)
   kNotMeasured,   // no run
 };
 Verdict VerdictOf(TestStatus status);
+// A run's verdict: could_not_test when it is not blamed on the model (its reduction,
+// reference or harness failed: compatlab could not test it), else VerdictOf(status).
+Verdict VerdictOf(const RunResult& result);
 // "pass", "fail", "could_not_test", "not_measured".
 std::string_view VerdictName(Verdict verdict);
 

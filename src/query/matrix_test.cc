@@ -89,6 +89,11 @@ TEST(MatrixTest, OneCurrentVerdictPerCellOnTheNewestStack) {
   EXPECT_EQ(m.rows[1].test, "forward 1x32 float32");
   EXPECT_EQ(VerdictOf(TestStatus::kSkipped), Verdict::kCouldNotTest);
   EXPECT_EQ(VerdictOf(TestStatus::kOom), Verdict::kFail);
+  RunResult reduced;
+  reduced.status = TestStatus::kFailToRun;
+  EXPECT_EQ(VerdictOf(reduced), Verdict::kFail);
+  reduced.blame = "reduction";  // a rerun at full size passed: compatlab could not test it
+  EXPECT_EQ(VerdictOf(reduced), Verdict::kCouldNotTest);
 
   // All stacks: the older stack's later oom is current there.
   const Matrix all = BuildMatrix(runs, *ParseStackSelection("all"));

@@ -148,6 +148,20 @@ TEST(RunsFormatTest, SweepSummaryCountsModelTypeByStatus) {
   EXPECT_EQ(FormatSweepSummary({}), "no runs\n");
 }
 
+TEST(RunsFormatTest, SummaryPassRateLeavesOutReductionAndReferenceFailures) {
+  std::vector<RunRecord> runs = {
+      MakeRun("s1", MakeSpec("lilt")),
+      MakeRun("s1", MakeSpec("lilt", "train"), TestStatus::kFailToRun),
+      MakeRun("s1", MakeSpec("lilt", "generate"), TestStatus::kFailAccuracy),
+  };
+  runs[1].result.blame = "reduction";  // a rerun at full size passed
+  runs[2].result.blame = "reference";  // the CPU reference failed
+  const std::string text = FormatSweepSummary(runs);
+  EXPECT_NE(text.find("lilt"), std::string::npos);
+  // 1 of 1 run blamed on the model passed; 2 are not the model's.
+  EXPECT_NE(text.find("3          2     100.0%"), std::string::npos) << text;
+}
+
 TEST(RunsFormatTest, CsvFieldQuotesPerRfc4180) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField(""), "");

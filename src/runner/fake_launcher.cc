@@ -73,6 +73,31 @@ void LoadChild(const LaunchRequest& req, int result_fd) {
                           R"("}})");
 }
 
+// Stands in for a reduced model whose failure depends on its size (kind_params
+// fake_reduction): "reduced-only" fails at the reduced size and passes at full
+// size (kind_params size full), "always" fails the same way at every size. A
+// full-size request with fit_bytes below kind_params fake_full_bytes (default
+// 1000) runs at the milder reduction (reduced 1), else at full size (reduced 0).
+void ReductionChild(const LaunchRequest& req, int result_fd) {
+  const std::map<std::string, std::string>& params = req.spec.kind_params;
+  const bool full = params.count("size") && params.at("size") == "full";
+  const long long full_bytes =
+      params.count("fake_full_bytes") ? std::stoll(params.at("fake_full_bytes")) : 1000;
+  const bool milder =
+      full && params.count("fit_bytes") && std::stoll(params.at("fit_bytes")) < full_bytes;
+  const std::string size = !full    ? R"("reduced":1,"reduction":"reduced")"
+                           : milder ? R"("reduced":1,"reduction":"milder reduction")"
+                                    : R"("reduced":0,"reduction":"full size")";
+  if (!full || params.at("fake_reduction") == "always") {
+    WriteAll(result_fd, R"({"status":"fail_to_run","stage":"prepare","error_type":"RuntimeError",)"
+                        R"("error_message":"hidden size )" +
+                            std::string(full ? "768" : "64") + R"( too small","metrics":{)" + size +
+                            "}}");
+    return;
+  }
+  WriteAll(result_fd, R"({"status":"pass","metrics":{)" + size + "}}");
+}
+
 [[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
   const MemoryLimit* limit = req.limit;
   if (limit != nullptr && !limit->ProcsPath().empty()) {
@@ -91,7 +116,9 @@ void LoadChild(const LaunchRequest& req, int result_fd) {
                            : req.spec.kind == "load" ? std::string("load")
                                                      : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
-  if (kind == "noop") {
+  if (kind == "noop" && req.spec.kind_params.count("fake_reduction")) {
+    ReductionChild(req, result_fd);
+  } else if (kind == "noop") {
     WriteAll(result_fd, pass);
   } else if (kind == "hang") {
     while (true) pause();

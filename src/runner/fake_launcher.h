@@ -19,7 +19,11 @@ namespace compatlab {
 // A model test (model_id not "none") runs as "noop" in eager mode and as
 // "compile-cache" in compile mode; kind load in eager mode as "load" (an
 // offline row passes with load_requests_per_s seq_len / 8, or fails with
-// kind_params fake_fail; a server row reports the load_base it was given).
+// kind_params fake_fail; a server row reports the load_base it was given); an
+// eager model test with kind_params fake_reduction as a reduced model that
+// fails only when reduced ("reduced-only") or at every size ("always"); a
+// full-size request with fit_bytes below kind_params fake_full_bytes (default
+// 1000) reports the milder reduction.
 class FakeLauncher : public TestLauncher {
  public:
   absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/blame.h"
 #include "core/limits.h"
 #include "fmt/format.h"
 #include "query/diff.h"
@@ -83,16 +84,29 @@ ordered_json StatsJson(const MetricStats& s) {
       {"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max}, {"geomean", s.geomean}};
 }
 
+// {rate (null when no run is the model's), passes, model_runs, not_model} (core/blame.h).
+ordered_json PassRateJson(const PassRate& rate) {
+  const std::optional<double> r = rate.Rate();
+  return {{"rate", r ? ordered_json(*r) : ordered_json(nullptr)},
+          {"passes", rate.passes},
+          {"model_runs", rate.model_runs},
+          {"not_model", rate.not_model}};
+}
+
 ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
   ordered_json out = ordered_json::array();
   for (const SummaryGroup& g : groups) {
     ordered_json item = ordered_json::object();
     for (const auto& [k, v] : g.key) item[k] = v;
     const int64_t passes = g.statuses.contains("pass") ? g.statuses.at("pass") : 0;
+    // Passes over the runs blamed on the model (core/blame.h): a run compatlab could not
+    // test (its reduction, reference or harness failed) does not lower the model's rate.
+    const int64_t model_runs = g.runs - g.not_model;
     item["runs"] = g.runs;
     item["pass"] = passes;
+    item["not_model"] = g.not_model;
     item["pass_rate"] =
-        g.runs > 0 ? static_cast<double>(passes) / static_cast<double>(g.runs) : 0.0;
+        model_runs > 0 ? static_cast<double>(passes) / static_cast<double>(model_runs) : 0.0;
     item["statuses"] = g.statuses;
     ordered_json metrics = ordered_json::object();
     for (const auto& [name, stats] : g.passing) metrics[name] = StatsJson(stats);
@@ -354,6 +368,10 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
             {"head", names[1]},
             {"compared", report.compared},
             {"regressions", report.Regressions()},
+            {"improvements", report.Improvements()},
+            {"pass_rate",
+             {{"base", PassRateJson(PassRateOf(report.base))},
+              {"head", PassRateJson(PassRateOf(report.head))}}},
             {"counts", counts},
             {"changes", changes}});
   return std::nullopt;

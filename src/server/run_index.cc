@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/blame.h"
 #include "plan/hub.h"
 #include "query/errors_report.h"
 #include "store/schema.h"
@@ -120,7 +121,7 @@ absl::Status RunIndex::Refresh(Store& store) {
   const size_t first_metric = 3 + kColumns;
   const size_t first_matrix = first_metric + metric_names_.size();
   for (const char* f :
-       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path"}) {
+       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path", "blame"}) {
     fields.push_back(f);
   }
   // New rows are collected apart, then appended under the exclusive lock.
@@ -138,6 +139,7 @@ absl::Status RunIndex::Refresh(Store& store) {
   std::unique_lock lock(mu_);
   rows_.reserve(rows_.size() + fresh.size());
   row_models_.reserve(rows_.size() + fresh.size());
+  row_not_model_.reserve(rows_.size() + fresh.size());
   for (std::vector<uint32_t>& column : row_columns_) column.reserve(rows_.size() + fresh.size());
   metric_values_.reserve((rows_.size() + fresh.size()) * metric_names_.size());
   for (const NewRow& n : fresh) {
@@ -195,6 +197,8 @@ absl::Status RunIndex::Refresh(Store& store) {
     }
     rows_.push_back(row);
     row_models_.push_back(model);
+    const std::string blame = Text(n.values[first_matrix + 6]);
+    row_not_model_.push_back(!blame.empty() && blame != kBlameModel ? 1 : 0);
     for (int c = 0; c < kColumns; ++c) {
       row_columns_[c].push_back(col[c]);
       if (postings_[c].size() <= col[c]) postings_[c].resize(col[c] + 1);
@@ -461,6 +465,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   // by their ids packed in a hashed key (a summary walks every matching row).
   struct Acc {
     int64_t runs = 0;
+    int64_t not_model = 0;
     std::vector<int64_t> statuses;  // by status id
     std::vector<std::vector<double>> values;
   };
@@ -480,6 +485,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     ++acc.runs;
     acc.statuses.resize(n_statuses);
     ++acc.statuses[ColumnAt(kStatus, p)];
+    acc.not_model += row_not_model_[p];
     if (ColumnAt(kStatus, p) != pass) return;
     acc.values.resize(n_metrics);
     for (size_t m = 0; m < n_metrics; ++m) {
@@ -501,6 +507,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     SummaryGroup group;
     group.key = std::move(key);
     group.runs = acc.runs;
+    group.not_model = acc.not_model;
     for (size_t status = 0; status < acc.statuses.size(); ++status) {
       if (acc.statuses[status] > 0)
         group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];

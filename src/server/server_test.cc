@@ -231,6 +231,56 @@ TEST_F(ServerTest, SummaryDiffAndFacets) {
   EXPECT_EQ(diff["regressions"], 0);
 }
 
+// Sweep s2: model7 on cuda now passes, model0 on cpu fails in compatlab's reduction.
+void AddSweepTwo(Store& store, const std::vector<TestSpec>& plan) {
+  const TestSpec& fixed = plan[15];   // model7, cuda
+  const TestSpec& reduced = plan[0];  // model0, cpu
+  SweepInfo sweep;
+  sweep.sweep_id = "s2";
+  sweep.created_at = "2026-11-30T03:00:00.000Z";
+  ASSERT_TRUE(store.CreateSweep(sweep, {fixed, reduced}).ok());
+  RunRecord pass = MakeRun("s2", fixed);
+  pass.result.torch_version = "2.13.0";
+  ASSERT_TRUE(store.InsertRun(pass).ok());
+  RunRecord failed = MakeRun("s2", reduced, TestStatus::kFailToRun);
+  failed.result.torch_version = "2.13.0";
+  failed.result.blame = "reduction";
+  failed.result.rerun_status = "pass";
+  ASSERT_TRUE(store.InsertRun(failed).ok());
+}
+
+TEST_F(ServerTest, SummaryPassRateLeavesOutRunsNotBlamedOnTheModel) {
+  ASSERT_EQ(plan_[15].model_type, "model7");
+  ASSERT_EQ(plan_[15].target, "cuda");
+  AddSweepTwo(*writer_, plan_);
+  Start();
+  auto [status, summary] = Get("/api/summary?sweep_id=s2");
+  ASSERT_EQ(status, 200) << summary;
+  const json& stack = summary["by_stack"][0];
+  EXPECT_EQ(stack["runs"], 2);
+  EXPECT_EQ(stack["pass"], 1);
+  EXPECT_EQ(stack["not_model"], 1);
+  EXPECT_EQ(stack["pass_rate"], 1.0);  // the reduction's failure does not lower it
+  auto [s2, all] = Get("/api/summary");
+  EXPECT_EQ(all["by_stack"][0]["runs"], 60);
+  EXPECT_EQ(all["by_stack"][0]["not_model"], 1);
+  EXPECT_DOUBLE_EQ(all["by_stack"][0]["pass_rate"].get<double>(), 58.0 / 59.0);
+}
+
+TEST_F(ServerTest, DiffCountsImprovementsAndPassRatesOfTheModelsRuns) {
+  AddSweepTwo(*writer_, plan_);
+  Start();
+  auto [status, diff] = Get("/api/diff?base=s1&head=s2");
+  ASSERT_EQ(status, 200) << diff;
+  EXPECT_EQ(diff["compared"], 2);
+  EXPECT_EQ(diff["improvements"], 1);  // model7 on cuda newly passing, as the CLI counts it
+  EXPECT_EQ(diff["regressions"], 1);   // model0 on cpu newly failing
+  EXPECT_EQ(diff["pass_rate"]["head"]["rate"], 1.0);
+  EXPECT_EQ(diff["pass_rate"]["head"]["model_runs"], 1);
+  EXPECT_EQ(diff["pass_rate"]["head"]["not_model"], 1);
+  EXPECT_EQ(diff["pass_rate"]["base"]["passes"], 57);
+}
+
 TEST_F(ServerTest, NewRunsAppearWithoutARestart) {
   Start();
   EXPECT_EQ(Get("/api/model?model_id=hf:model29").first, 404);

@@ -211,6 +211,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.noisy_reason = "load average 3.00 > 2 cores";
   r.prepare_noisy = 1;
   r.prepare_noisy_reason = "cpu/wall 0.31 < 0.5";
+  r.rerun_status = "fail_to_run";
+  r.rerun_error_signature = "RuntimeError: size mismatch";
+  r.rerun_size = "milder";
+  r.rerun_reduction = "milder reduction: hidden_size 1024->256";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

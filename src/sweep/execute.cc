@@ -1,7 +1,9 @@
 #include "sweep/execute.h"
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <list>
 #include <memory>
 #include <set>
@@ -35,9 +37,34 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold) {
   }
 }
 
+int64_t ReductionRerunBudget(int64_t mem_limit_bytes, int64_t mem_available_bytes, int jobs) {
+  if (mem_available_bytes < 0) return mem_limit_bytes;
+  return std::min(mem_limit_bytes, mem_available_bytes / std::max(1, jobs));
+}
+
+void MergeRerunResult(const RunResult& rerun, RunResult* failed) {
+  failed->rerun_status = std::string(TestStatusName(rerun.status));
+  failed->rerun_error_signature = FailureSignature(rerun);
+  failed->rerun_size = rerun.reduced.has_value() && *rerun.reduced == 0 ? "full" : "milder";
+  failed->rerun_reduction = rerun.reduction;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
+
+// MemAvailable of /proc/meminfo in bytes; -1 when it cannot be read.
+int64_t MemAvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
 
 void RemoveDir(const std::string& dir) {
   if (dir.empty()) return;
@@ -46,12 +73,16 @@ void RemoveDir(const std::string& dir) {
 }
 
 // One planned test on its way: its job (cold, then warm) and the cold result
-// a warm rerun waits with.
+// a warm rerun waits with; a reduction rerun's job and the failed result it
+// waits with.
 struct Entry {
   const ResolvedTest* test = nullptr;
   TestJob job;
   std::optional<RunResult> cold;
   std::string cold_started_at;
+  TestJob rerun_job;
+  std::optional<RunResult> failed;
+  std::string failed_started_at;
 };
 
 TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
@@ -70,6 +101,15 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
     job.cache_phase = kCachePhaseCold;
   }
+  return job;
+}
+
+// The reduction rerun of `entry`'s test: its job at full size (or the milder
+// reduction where full size does not fit `fit_bytes`), its own cache directory.
+TestJob MakeRerunJob(const Entry& entry, const ExecuteOptions& options, int64_t fit_bytes) {
+  TestJob job = MakeJob(*entry.test, options);
+  job.spec.kind_params["size"] = "full";
+  job.spec.kind_params["fit_bytes"] = std::to_string(std::max<int64_t>(1, fit_bytes));
   return job;
 }
 
@@ -107,13 +147,17 @@ class Executor {
   std::optional<Pending> TakeStartable();
   void NoteLoadBase(const RunRecord& record);
   void StartNext();
-  void Start(Entry* entry);
+  void Start(TestJob* job);
   void OnFinished(FinishedTest finished);
   void Commit(const Entry& entry, RunResult result, const std::string& started_at,
               const std::string& finished_at);
+  // A finished result, its warm rerun folded in: rerun for its reduction, or committed.
+  void Settle(Entry* entry, RunResult result, const std::string& started_at,
+              const std::string& finished_at);
   void Stop(absl::Status status);
   bool Done() const {
-    return supervisor_.running() == 0 && (stopping_ || (pending_.empty() && warm_.empty()));
+    return supervisor_.running() == 0 &&
+           (stopping_ || (pending_.empty() && warm_.empty() && reruns_.empty()));
   }
 
   const ExecuteOptions& options_;
@@ -123,7 +167,8 @@ class Executor {
   Supervisor supervisor_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::unordered_map<const TestJob*, Entry*> by_job_;
-  std::deque<Entry*> warm_;  // cold runs waiting for their warm rerun
+  std::deque<Entry*> warm_;    // cold runs waiting for their warm rerun
+  std::deque<Entry*> reruns_;  // failed reduced runs waiting for their reduction rerun
   std::vector<FinishedTest> unstarted_;
   std::list<Pending> pending_;  // not started yet, in plan order
   // Kind load: the offline rows still to record in this run, and the base of
@@ -153,6 +198,7 @@ absl::Status Executor::Run() {
     if (finished.empty() && Done()) break;
   }
   for (Entry* e : warm_) RemoveDir(e->job.compile_cache_dir);  // a stopped run's
+  for (Entry* e : reruns_) RemoveDir(e->rerun_job.compile_cache_dir);
   supervisor_.End();
   if (!stop_status_.ok()) return stop_status_;
   if (int sig = supervisor_.interrupt_signal(); sig != 0) {
@@ -197,15 +243,21 @@ std::optional<Executor::Pending> Executor::TakeStartable() {
   return std::nullopt;
 }
 
-// Warm reruns first: their cold results wait for them to be reported.
+// Warm and reduction reruns first: their first results wait for them to be reported.
 void Executor::StartNext() {
   while (!stopping_ && static_cast<int>(supervisor_.running()) < options_.jobs &&
-         (!warm_.empty() || !pending_.empty())) {
+         (!warm_.empty() || !reruns_.empty() || !pending_.empty())) {
+    if (!reruns_.empty()) {
+      Entry* entry = reruns_.front();
+      reruns_.pop_front();
+      Start(&entry->rerun_job);
+      continue;
+    }
     if (!warm_.empty()) {
       Entry* entry = warm_.front();
       warm_.pop_front();
       entry->job.cache_phase = kCachePhaseWarm;
-      Start(entry);
+      Start(&entry->job);
       continue;
     }
     const std::optional<Pending> next = TakeStartable();
@@ -220,39 +272,47 @@ void Executor::StartNext() {
     }
     by_job_[&entry->job] = entry.get();
     if (callbacks_.on_start) callbacks_.on_start(entry->job.run_id, entry->job.spec);
-    Start(entry.get());
+    Start(&entry->job);
     entries_.push_back(std::move(entry));
   }
 }
 
-void Executor::Start(Entry* entry) {
-  const std::string& dir = entry->job.compile_cache_dir;
+void Executor::Start(TestJob* job) {
+  const std::string& dir = job->compile_cache_dir;
   if (!dir.empty()) {
     std::error_code ec;
-    if (entry->job.cache_phase == kCachePhaseCold) fs::remove_all(dir, ec);
+    if (job->cache_phase == kCachePhaseCold) fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
-    if (!ec && entry->job.cache_phase == kCachePhaseCold && !options_.compile_seed_dir.empty()) {
+    if (!ec && job->cache_phase == kCachePhaseCold && !options_.compile_seed_dir.empty()) {
       fs::copy(options_.compile_seed_dir, dir, fs::copy_options::recursive, ec);
     }
     if (ec) {
-      FinishedTest f{&entry->job, {}, UtcNowIso8601(), UtcNowIso8601()};
+      FinishedTest f{job, {}, UtcNowIso8601(), UtcNowIso8601()};
       f.facts.launch_error = absl::StrCat("compile cache directory ", dir, ": ", ec.message());
-      f.facts.mem_limit_bytes = entry->job.mem_limit_bytes;
+      f.facts.mem_limit_bytes = job->mem_limit_bytes;
       f.facts.mem_limit_method = limiter_->Method();
       unstarted_.push_back(std::move(f));
       return;
     }
   }
-  supervisor_.Add(&entry->job);
+  supervisor_.Add(job);
 }
 
 void Executor::OnFinished(FinishedTest finished) {
   Entry* entry = by_job_.at(finished.job);
   if (stopping_) {  // a stopped run reports nothing more; its tests run again on resume
     RemoveDir(entry->job.compile_cache_dir);
+    RemoveDir(entry->rerun_job.compile_cache_dir);
     return;
   }
   RunResult result = DecideStatus(finished.facts);
+  if (finished.job == &entry->rerun_job) {
+    RemoveDir(entry->rerun_job.compile_cache_dir);
+    RunResult failed = *std::move(entry->failed);
+    MergeRerunResult(result, &failed);
+    Commit(*entry, std::move(failed), entry->failed_started_at, finished.finished_at);
+    return;
+  }
   const bool compiled =
       result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy;
   if (entry->job.cache_phase == kCachePhaseCold && entry->test->execution->warm && compiled) {
@@ -268,7 +328,23 @@ void Executor::OnFinished(FinishedTest finished) {
     result = *std::move(entry->cold);
     started_at = entry->cold_started_at;
   }
-  Commit(*entry, std::move(result), started_at, finished.finished_at);
+  Settle(entry, std::move(result), started_at, finished.finished_at);
+}
+
+void Executor::Settle(Entry* entry, RunResult result, const std::string& started_at,
+                      const std::string& finished_at) {
+  result.error_signature = FailureSignature(result);
+  if (options_.rerun_reduced && NeedsReductionRerun(entry->job.spec, result)) {
+    const int64_t fit =
+        ReductionRerunBudget(entry->job.mem_limit_bytes, MemAvailableBytes(), options_.jobs);
+    entry->rerun_job = MakeRerunJob(*entry, options_, fit);
+    by_job_[&entry->rerun_job] = entry;
+    entry->failed = std::move(result);
+    entry->failed_started_at = started_at;
+    reruns_.push_back(entry);
+    return;
+  }
+  Commit(*entry, std::move(result), started_at, finished_at);
 }
 
 // Assembles the record of a finished test and stores it.

@@ -47,7 +47,21 @@ struct ExecuteOptions {
   std::string cpu_model;
   size_t tail_bytes = 64 * 1024;           // kept per output stream
   std::string limit_prefix = "compatlab";  // prefix of per-test cgroup names
+  // A reduced model's failure (NeedsReductionRerun, core/blame.h) runs once more
+  // at full size, or at the milder reduction when full size does not fit
+  // ReductionRerunBudget, before it is recorded (--no-rerun-reduced: false).
+  bool rerun_reduced = true;
 };
+
+// The memory a reduction rerun may plan for (kind_params fit_bytes): the test's
+// memory limit, or the machine's MemAvailable shared by `jobs` when smaller
+// (`mem_available_bytes` < 0: unknown, the limit alone).
+int64_t ReductionRerunBudget(int64_t mem_limit_bytes, int64_t mem_available_bytes, int jobs);
+
+// Folds a reduction rerun's result into the failed run's: rerun_status,
+// rerun_error_signature (FailureSignature of the rerun), rerun_size (full when the
+// rerun reported reduced 0, else milder) and rerun_reduction.
+void MergeRerunResult(const RunResult& rerun, RunResult* failed);
 
 struct ExecuteCallbacks {
   std::function<void(const std::string& run_id, const TestSpec& spec)> on_start;
@@ -65,15 +79,18 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold);
 // `store` (sweep options.sweep_id, which must plan them). A compiled test
 // whose execution asks for warm and whose cold run passed or failed accuracy
 // runs again in a new process on the same cache directory; its record holds
-// both (MergeWarmResult). Kind load: a server row starts only once the offline
-// row of its group (plan/plan.h, LoadBaseTestId) is recorded, in this call or
-// before it (a resume reads it from the store), and carries that row's
-// load_requests_per_s and run_id as its LaunchRequest::load_base when it passed
-// (else none: the child measures its own); so every rate of a group multiplies
-// one figure. Other tests start past a waiting one, in plan order.
-// REQUIRES: every test has its execution settings; a
-// single thread; `launcher`, `limiter` and `store` outlive the call,
-// `guardian` may be null. Returns OK when every test was recorded; Cancelled
+// both (MergeWarmResult). With options.rerun_reduced, a reduced model's failure
+// (NeedsReductionRerun) runs once more in a new process through the same
+// supervisor, limits and cache rules, with kind_params size full and fit_bytes
+// ReductionRerunBudget (the child builds the full config when its estimate fits,
+// else the milder reduction; it stays offline); its record holds both
+// (MergeRerunResult) and its blame follows (core/blame.h). Kind load: a server row starts only once
+// the offline row of its group (plan/plan.h, LoadBaseTestId) is recorded, in this call or before it
+// (a resume reads it from the store), and carries that row's load_requests_per_s and run_id as its
+// LaunchRequest::load_base when it passed (else none: the child measures its own); so every rate of
+// a group multiplies one figure. Other tests start past a waiting one, in plan order. REQUIRES:
+// every test has its execution settings; a single thread; `launcher`, `limiter` and `store` outlive
+// the call, `guardian` may be null. Returns OK when every test was recorded; Cancelled
 // ("interrupted by SIGINT") when a signal stopped the run: the running tests
 // are killed and none of them is recorded (a resume runs them); a store
 // error stops the run the same way and is returned.

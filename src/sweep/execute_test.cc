@@ -325,6 +325,85 @@ TEST_F(ExecuteTest, ServerRowsOfAFailedOfflineRowCarryNoBase) {
   }
 }
 
+// One eager forward test of a reduced hf: model standing in as fake_reduction `how`.
+ResolvedTest ReducedModel(const std::string& how) {
+  ResolvedTest t;
+  t.spec.model_id = "hf:bert";
+  t.spec.model_type = "bert";
+  t.spec.kind = "forward";
+  t.spec.mode = "eager";
+  t.spec.kind_params["fake_reduction"] = how;
+  t.spec.timeout_s = 30;
+  t.execution = TestExecution{};
+  t.execution->grace_s = 0.2;
+  return t;
+}
+
+RunRecord OnlyRecord(Store* store) {
+  absl::StatusOr<std::vector<RunRecord>> stored = store->QueryRuns(RunFilter{.sweep_id = "s1"});
+  EXPECT_TRUE(stored.ok() && stored->size() == 1u);
+  return stored.ok() && !stored->empty() ? (*stored)[0] : RunRecord{};
+}
+
+TEST_F(ExecuteTest, AFailureOnlyWhenReducedIsRerunAtFullSizeAndBlamedOnTheReduction) {
+  std::vector<ResolvedTest> plan = {ReducedModel("reduced-only")};
+  Plan(plan);
+  ASSERT_TRUE(Execute(plan).ok());
+  ASSERT_EQ(launcher_.requests().size(), 2u);  // the test, then its rerun
+  const LaunchRequest& rerun = launcher_.requests()[1];
+  EXPECT_EQ(rerun.spec.kind_params.at("size"), "full");
+  EXPECT_GT(std::stoll(rerun.spec.kind_params.at("fit_bytes")), 0);
+  const RunRecord r = OnlyRecord(store_.get());
+  EXPECT_EQ(r.result.status, TestStatus::kFailToRun);  // what the reduced test did, kept
+  EXPECT_EQ(r.result.error_signature, "RuntimeError: hidden size N too small");
+  EXPECT_EQ(r.spec.kind_params.count("size"), 0u);  // the row is the planned test's
+  EXPECT_EQ(r.result.rerun_status, "pass");
+  EXPECT_EQ(r.result.rerun_error_signature, "");
+  EXPECT_EQ(r.result.rerun_size, "full");
+  EXPECT_EQ(r.result.rerun_reduction, "full size");
+  EXPECT_EQ(r.result.blame, "reduction");
+}
+
+TEST_F(ExecuteTest, AFailureAtEverySizeIsTheModels) {
+  std::vector<ResolvedTest> plan = {ReducedModel("always")};
+  Plan(plan);
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(launcher_.requests().size(), 2u);
+  const RunRecord r = OnlyRecord(store_.get());
+  EXPECT_EQ(r.result.rerun_status, "fail_to_run");
+  EXPECT_EQ(r.result.rerun_error_signature, r.result.error_signature);  // the same signature
+  EXPECT_EQ(r.result.blame, "model");
+}
+
+TEST_F(ExecuteTest, ARerunThatDoesNotFitAtFullSizeRunsAtTheMilderReduction) {
+  std::vector<ResolvedTest> plan = {ReducedModel("reduced-only")};
+  plan[0].spec.kind_params["fake_full_bytes"] = "1000000000000000";  // more than any budget
+  Plan(plan);
+  ASSERT_TRUE(Execute(plan).ok());
+  const RunRecord r = OnlyRecord(store_.get());
+  EXPECT_EQ(r.result.rerun_status, "pass");
+  EXPECT_EQ(r.result.rerun_size, "milder");
+  EXPECT_EQ(r.result.rerun_reduction, "milder reduction");
+  EXPECT_EQ(r.result.blame, "reduction");
+}
+
+TEST_F(ExecuteTest, NoRerunWhenReductionRerunsAreOffOrTheTestPassed) {
+  std::vector<ResolvedTest> plan = {ReducedModel("reduced-only")};
+  Plan(plan);
+  options_.rerun_reduced = false;
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(launcher_.requests().size(), 1u);
+  const RunRecord r = OnlyRecord(store_.get());
+  EXPECT_EQ(r.result.rerun_status, "");
+  EXPECT_EQ(r.result.blame, "model");
+}
+
+TEST(ReductionRerunBudgetTest, IsTheMemoryLimitOrTheFreeMemoryPerJobWhenSmaller) {
+  EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{32} << 30, 2), int64_t{8} << 30);
+  EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{8} << 30, 4), int64_t{2} << 30);
+  EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, -1, 4), int64_t{8} << 30);
+}
+
 TEST(MergeWarmResultTest, NamesWarmRunsWithoutHitsAndFailedOnes) {
   RunResult cold;
   RunResult warm;

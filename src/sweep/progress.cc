@@ -64,6 +64,10 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
     }
     absl::StrAppend(&line, "  ", msg);
   }
+  if (!result.rerun_status.empty()) {  // the reduction rerun that decided the blame
+    absl::StrAppend(&line, "  [rerun at ", result.rerun_size, " size: ", result.rerun_status,
+                    "; blame ", result.blame, "]");
+  }
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }

@@ -40,6 +40,21 @@ class Captured {
   FILE* file_;
 };
 
+TEST(ProgressTest, AFailedLineNamesTheReductionRerunThatDecidedItsBlame) {
+  Captured out;
+  Progress progress(out.file(), /*live=*/false, 1, 0, [] { return 0.0; });
+  progress.Started("r1", Spec("forward"));
+  RunResult result;
+  result.status = TestStatus::kFailToRun;
+  result.error_message = "size mismatch";
+  result.rerun_status = "pass";
+  result.rerun_size = "full";
+  result.blame = "reduction";
+  progress.Finished("r1", Spec("forward"), result);
+  EXPECT_THAT(out.Text(),
+              HasSubstr("size mismatch  [rerun at full size: pass; blame reduction]\n"));
+}
+
 TEST(ProgressTest, PipedOutputNamesATestStillRunningAfterTheLongTestTimeOnce) {
   Captured out;
   double now = 100.0;

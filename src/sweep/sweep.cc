@@ -235,6 +235,7 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   eo.timeout_s = o.timeout_s;
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;
+  eo.rerun_reduced = o.rerun_reduced;
   eo.host = HostName();
   eo.cpu_model = CpuModel();
   ExecuteCallbacks callbacks;

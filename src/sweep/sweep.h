@@ -30,6 +30,9 @@ struct SweepOptions {
   std::optional<double> grace_s;
   std::optional<int64_t> mem_limit_bytes;
   std::optional<int> jobs;  // unset: 1, or on resume the sweep's stored jobs
+  // A reduced model's failure reruns once at full size or a milder reduction
+  // (ExecuteOptions::rerun_reduced; an execution policy, given again on resume).
+  bool rerun_reduced = true;
   std::string command_line;
 };
 

@@ -273,7 +273,7 @@ def test_expected_status_file_gates_changes(cli, store):
     proc = cli.run("diff", "--db", db, "--head", sweep_id, "--write-expected", golden)
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in golden.read_text().splitlines() if not ln.startswith("#")]
-    assert len(lines) == 4 and all(len(ln.split("\t")) == 6 for ln in lines)
+    assert len(lines) == 4 and all(len(ln.split("\t")) == 7 for ln in lines)
     proc = cli.run("diff", "--db", db, "--head", sweep_id, "--expected", golden)
     assert proc.returncode == 0, proc.stdout
     assert "expected status: 4 tests, 0 changed, 0 missing, 0 unexpected" in proc.stdout

@@ -1,6 +1,11 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame]  -> prints the store's path.
+
+With `blame`: a store of its own for the runs compatlab could not test: llama passes; bert
+and gpt2 are test-only models (tests/e2e/reduction_model.py) that fail when reduced, bert
+only then (its rerun at the milder reduction passes: blamed on the reduction), gpt2 at
+every size (the model's).
 
 With `hub`: a store of its own for the search by Hub id: one Hub model
 (hub:testorg/tiny-encoder, forward, eager) read offline from a Hub cache written in
@@ -76,6 +81,21 @@ def hub_store(binary, work):
     return db
 
 
+def blame_store(binary, work):
+    import os
+
+    e2e = pathlib.Path(__file__).resolve().parents[1] / "e2e"
+    db = work / "blame.db"
+    env = dict(os.environ, HF_HUB_OFFLINE="1", COMPATLAB_TEST_MIN_HIDDEN="bert=128,gpt2=1000000",
+               PYTHONPATH=os.pathsep.join([str(e2e / "reduction_site"), str(e2e)]))
+    proc = subprocess.run([str(binary), "sweep", "--db", str(db), "--models", "llama,bert,gpt2", "--modes",
+                           "eager", "--kinds", "forward", "--seq-lens", "8", "--mem-limit", "1G",
+                           "--max-measure-s", "0"], capture_output=True, text=True, timeout=600, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"make_store.py: the blame sweep failed: {proc.stderr}")
+    return db
+
+
 def main():
     binary, work = sys.argv[1], pathlib.Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
@@ -84,6 +104,9 @@ def main():
         return
     if sys.argv[3:] == ["hub"]:
         print(hub_store(binary, work))
+        return
+    if sys.argv[3:] == ["blame"]:
+        print(blame_store(binary, work))
         return
     db = work / "web.db"
     suite = work / "web-suite.json"

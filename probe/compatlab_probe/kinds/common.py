@@ -158,7 +158,10 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     cls, head_kind = resolve_class(request, result)
     needed = int(positions_needed or seq_len)
 
+    milder = ""  # a reduction rerun whose full size does not fit: why, in words
+
     def make_config():
+        nonlocal milder
         if source.config is not None:  # a Hub model's own configuration
             config = source.config if size == "full" or pretrained else \
                 factory.reduce_given_config(source.config, overrides)
@@ -168,6 +171,15 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
             config = CONFIG_MAPPING[model_type]()
         else:
             config = factory.reduce_config(model_type, overrides)
+        budget = request.kind_params.fit_bytes
+        if size == "full" and not pretrained and budget > 0:
+            need = factory.full_size_bytes(cls, config, dtype)
+            if need is None or need > budget:
+                full = config
+                config = factory.milder_config(source.config, model_type, overrides)
+                milder = (f"milder reduction (full size needs "
+                          f"{'an unknown amount' if need is None else _gib(need)} > budget {_gib(budget)}): "
+                          f"the full config reduced {factory.describe_reduction(full, config)}")
         return config, factory.fit_positions(config, needed, overrides)
 
     config, changes = (None, {}) if model_path else stage(result, "build", "fail_to_load", make_config)
@@ -175,7 +187,10 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         changes = {}
     if isinstance(changes, str):  # the reducer cannot give the architecture that many positions
         skip(result, changes)
-    record_size(result, source, config, size, pretrained)
+    record_size(result, source, config, "reduced" if milder else size, pretrained)
+    if milder:
+        result.metrics["reduction"] = milder
+    size = "reduced" if milder else size
 
     def build():
         if model_path and request.kind_params.trust_remote_code:
@@ -217,6 +232,10 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes)
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / (1 << 30):.2f} GiB"
 
 
 class Source:
@@ -289,7 +308,7 @@ def model_source(request: TestRequest, result: Result, pretrained: bool) -> Sour
     try:
         repo, revision = hub.parse_hub_id(request.model_id)
         result.metrics["hub_repo_id"] = repo
-        with hub.network(hub.child_online()):
+        with hub.network(hub.child_online() and not request.kind_params.fit_bytes):  # a rerun: offline
             found = hub.fetch(repo, revision)
     except hub.HubError as exc:
         result.fail("fail_to_load", "import", exc, detail=str(exc))
