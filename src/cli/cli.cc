@@ -15,6 +15,7 @@
 #include "cli/fields.h"
 #include "cli/hub_list.h"
 #include "cli/matrix.h"
+#include "cli/migrate.h"
 #include "cli/query.h"
 #include "cli/repro.h"
 #include "cli/sweep.h"
@@ -333,6 +334,8 @@ int RunCli(int argc, char** argv) {
 
   FieldsFlags fields;
   CLI::App* fields_cmd = AddFieldsCommand(app, fields);
+  MigrateFlags migrate;
+  CLI::App* migrate_cmd = AddMigrateCommand(app, migrate);
 
   try {
     app.parse(argc, argv);
@@ -353,6 +356,7 @@ int RunCli(int argc, char** argv) {
   if (*targets_cmd) return RunTargets();
   if (*hub_list_cmd) return RunHubList(hub_list);
   if (*fields_cmd) return RunFields(fields);
+  if (*migrate_cmd) return RunMigrate(migrate);
   if (*query_cmd) return RunQuery(query);
   if (*matrix_cmd) return RunMatrix(matrix);
 #ifndef COMPATLAB_PORTABLE

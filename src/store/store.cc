@@ -76,8 +76,9 @@ absl::Status CheckStore(sqlite::Database& db, OpenMode mode) {
   }
   if (version < kSchemaVersion && mode == OpenMode::kReadOnly) {
     return absl::FailedPreconditionError(
-        fmt::format("{}: store schema version {} must be migrated to {}; open it read-write once",
-                    path, version, kSchemaVersion));
+        fmt::format("{}: store schema version {} must be migrated to {}: run `compatlab migrate "
+                    "--db {}` once (a sweep or an import into it migrates it too)",
+                    path, version, kSchemaVersion, path));
   }
   return absl::OkStatus();
 }
@@ -237,8 +238,8 @@ absl::StatusOr<std::vector<RunSortKey>> ParseRunSort(const std::string& text) {
   return keys;
 }
 
-Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db)
-    : path_(std::move(path)), db_(std::move(db)) {}
+Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db, int opened_version)
+    : path_(std::move(path)), opened_version_(opened_version), db_(std::move(db)) {}
 
 Store::~Store() = default;
 
@@ -270,6 +271,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
   STORE_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs)));
   STORE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
   STORE_RETURN_IF_ERROR(CheckStore(*db, mode));
+  STORE_ASSIGN_OR_RETURN(const int64_t opened_version, db->QueryInt("PRAGMA user_version"));
   // A writer checks the whole file (tables, indexes, UNIQUE constraints) before
   // its first write: a damaged store is refused and left byte-identical.
   if (mode != OpenMode::kReadOnly) STORE_RETURN_IF_ERROR(CheckStoreIntegrity(*db));
@@ -281,7 +283,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
     STORE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
     STORE_RETURN_IF_ERROR(Migrate(*db, kSchemaVersion, ResultFields()));
   }
-  return std::unique_ptr<Store>(new Store(path, std::move(db)));
+  return std::unique_ptr<Store>(new Store(path, std::move(db), static_cast<int>(opened_version)));
+}
+
+absl::StatusOr<int> MigrateStoreAt(const fs::path& path) {
+  STORE_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(path, OpenMode::kReadWrite));
+  return store->opened_version();
 }
 
 absl::Status Store::CreateSweep(const SweepInfo& sweep, const std::vector<TestSpec>& plan) {

@@ -100,6 +100,14 @@ struct MergeStats {
 // InvalidArgument. Store::Open checks it first.
 absl::Status CheckStorePath(const std::filesystem::path& path);
 
+// `compatlab migrate`: opens the store at `path` read-write, which migrates a
+// store of an older schema version to kSchemaVersion in one transaction (a
+// damaged file is refused and left as it was, as by Store::Open). Returns the
+// version the file had: kSchemaVersion when there was nothing to do. Readers
+// (query, serve, diff, ...) open read-only and refuse an older store, naming
+// this command.
+absl::StatusOr<int> MigrateStoreAt(const std::filesystem::path& path);
+
 class Store {
  public:
   // Opens the store at `path`.
@@ -124,6 +132,10 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  // The schema version the file had when it was opened: below kSchemaVersion
+  // when this Open migrated it (kReadWrite, kReadWriteCreate), 0 for a store
+  // this Open created.
+  int opened_version() const { return opened_version_; }
 
   // From now on, reading a run whose stored row is over `max_bytes` fails
   // with OutOfRange before the row is loaded (SQLite's SQLITE_LIMIT_LENGTH on
@@ -235,12 +247,13 @@ class Store {
                                                      bool with_outputs);
 
  private:
-  Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db);
+  Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db, int opened_version);
 
   // The INSERT of InsertRun and MergeRuns, inside the caller's transaction.
   absl::Status InsertRunRow(const RunRecord& record);
 
   const std::filesystem::path path_;
+  int opened_version_ = 0;
   const std::unique_ptr<sqlite::Database> db_;
   // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
   std::unique_ptr<sqlite::Statement> rowid_select_[2];

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "sqlite3.h"
+#include "store/migrations.h"
 #include "store/record_json.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -190,6 +191,28 @@ TEST_F(StoreTest, RejectsNewerSchemaVersionWithoutWriting) {
     ASSERT_TRUE(db->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1)).ok());
   }  // closing checkpoints the WAL into the file
   ExpectRefusedInEveryMode(absl::StatusCode::kFailedPrecondition, "newer");
+}
+
+TEST_F(StoreTest, MigrateBringsAnOlderStoreToThisVersionAndReadersNameTheCommand) {
+  {
+    auto db = Raw(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(Migrate(*db, kSchemaVersion - 1, ResultFields()).ok());
+  }
+  absl::StatusOr<std::unique_ptr<Store>> reader = Store::Open(path_, OpenMode::kReadOnly);
+  ASSERT_EQ(reader.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(
+      reader.status().message().find("run `compatlab migrate --db " + path_.string() + "` once"),
+      std::string::npos)
+      << reader.status();
+
+  absl::StatusOr<int> was = MigrateStoreAt(path_);
+  ASSERT_TRUE(was.ok()) << was.status();
+  EXPECT_EQ(*was, kSchemaVersion - 1);
+  ASSERT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());
+  was = MigrateStoreAt(path_);  // nothing left to do
+  ASSERT_TRUE(was.ok()) << was.status();
+  EXPECT_EQ(*was, kSchemaVersion);
+  EXPECT_EQ(MigrateStoreAt(dir_ / "absent.db").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(StoreTest, EmptyFileBecomesStoreOnlyWhenCreating) {
