@@ -1,6 +1,11 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|curves]  -> prints the store's path.
+
+With `curves`: a store of its own for the model page's curves: a tiny llama's train
+(20 steps: a learning run) and generate (64 new tokens), eager,
+exported to Parquet (typed list columns) and imported into a second store, which is served:
+the page draws what came through the typed columns.
 
 With `hub`: a store of its own for the search by Hub id: one Hub model
 (hub:testorg/tiny-encoder, forward, eager) read offline from a Hub cache written in
@@ -56,6 +61,16 @@ def load_store(binary, work):
     return db
 
 
+def curves_store(binary, work):
+    db = work / "curves-sweep.db"
+    run(binary, "sweep", "--db", db, "--models", "llama", "--kinds", "train,generate", "--modes", "eager",
+        "--seq-lens", "8", "--train-steps", "20", "--new-tokens", "64", "--max-measure-s", "0.5")
+    run(binary, "export", "--db", db, "--parquet", work / "curves-out")
+    imported = work / "curves.db"
+    run(binary, "import", "--db", imported, work / "curves-out")
+    return imported
+
+
 def hub_store(binary, work):
     import os
 
@@ -79,6 +94,9 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     if sys.argv[3:] == ["load"]:
         print(load_store(binary, work))
+        return
+    if sys.argv[3:] == ["curves"]:
+        print(curves_store(binary, work))
         return
     if sys.argv[3:] == ["hub"]:
         print(hub_store(binary, work))
