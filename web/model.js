@@ -238,7 +238,7 @@ async function generateCurves(runId) {
   if (run.gen_match_curve) {
     draw("gen-match", {
       type: "scatter",
-      data: { datasets: [line("match rate of new tokens before the position", points(run.gen_match_curve), { pointRadius: 3 })] },
+      data: { datasets: [line("match rate of new tokens before the position", points(run.gen_match_curve), { pointRadius: 3, clip: false })] },
       options: { animation: false, scales: { x, y: { min: 0, max: 1, title: { display: true, text: "match rate" } } } },
     });
   }
