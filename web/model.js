@@ -187,6 +187,80 @@ async function loadGroup(group) {
   }
 }
 
+// Curves (doc/results-schema.md): a train row's loss and gradient-norm curves against the
+// CPU float64 reference (and CPU eager at the test's dtype), a generate row's match rate and
+// decode time against position. Lists leave the curves out: /api/run has them as arrays.
+const runLabel = (r) => `${r.target} ${r.mode} ${r.dtype} ${r.batch_size}×${r.seq_len} `
+  + `${Object.entries(JSON.parse(r.kind_params || "{}")).map(([k, v]) => `${k}=${v}`).join(" ")} · `
+  + `${r.status} · ${(r.started_at || "").replace("T", " ").slice(0, 16)}`;
+
+function curveSelect(id, rows, show) {
+  const select = document.getElementById(id);
+  select.replaceChildren(...rows.map((r) => el("option", { value: r.run_id }, runLabel(r))));
+  select.disabled = !rows.length;
+  select.onchange = () => show(select.value).catch((e) => showError(document.getElementById("curves-note"), e));
+  return rows.length ? show(rows[0].run_id) : Promise.resolve();
+}
+
+const steps = (values) => (values || []).map((y, i) => ({ x: i + 1, y }));
+const line = (label, data, extra = {}) => ({ label, data, showLine: true, pointRadius: 0, borderWidth: 1.5, ...extra });
+
+async function trainCurves(runId) {
+  const { run } = await api("/api/run", { run_id: runId });
+  document.getElementById("train-loss-box").hidden = false;
+  document.getElementById("train-grad-box").hidden = false;
+  const x = { title: { display: true, text: "step" } };
+  draw("train-loss", {
+    type: "scatter",
+    data: { datasets: [
+      line(`target (${run.target} ${run.mode})`, steps(run.train_loss)),
+      line("CPU float64 reference", steps(run.train_ref_loss), { borderDash: [6, 4] }),
+      ...(run.train_eager_loss ? [line(`CPU eager ${run.dtype}`, steps(run.train_eager_loss), { borderDash: [2, 3] })] : []),
+    ] },
+    options: { animation: false, scales: { x, y: { title: { display: true, text: "loss" } } } },
+  });
+  draw("train-grad", {
+    type: "scatter",
+    data: { datasets: [
+      line(`target (${run.target} ${run.mode})`, steps(run.train_grad_norm)),
+      line("CPU float64 reference", steps(run.train_ref_grad_norm), { borderDash: [6, 4] }),
+    ] },
+    options: { animation: false, scales: { x, y: { type: "logarithmic", title: { display: true, text: "global gradient norm" } } } },
+  });
+}
+
+async function generateCurves(runId) {
+  const { run } = await api("/api/run", { run_id: runId });
+  const points = (pairs, scale = 1) => (pairs || []).map(([x, y]) => ({ x, y: y * scale }));
+  const x = { min: 0, title: { display: true, text: "position (new token)" } };
+  const match = document.getElementById("gen-match-box");
+  match.hidden = !run.gen_match_curve;
+  if (run.gen_match_curve) {
+    draw("gen-match", {
+      type: "scatter",
+      data: { datasets: [line("match rate of new tokens before the position", points(run.gen_match_curve), { pointRadius: 3, clip: false })] },
+      options: { animation: false, scales: { x, y: { min: 0, max: 1, title: { display: true, text: "match rate" } } } },
+    });
+  }
+  document.getElementById("gen-decode-box").hidden = false;
+  draw("gen-decode", {
+    type: "scatter",
+    data: { datasets: [line("median decode step (ms)", points(run.gen_decode_curve, 1e3), { pointRadius: 2 })] },
+    options: { animation: false, scales: { x, y: { min: 0, title: { display: true, text: "ms per token" } } } },
+  });
+}
+
+async function curvesSection(runs) {
+  const newest = (a, b) => (b.started_at || "").localeCompare(a.started_at || "");
+  const train = runs.filter((r) => r.kind === "train" && r.train_steps > 1).sort(newest);
+  const generate = runs.filter((r) => r.kind === "generate" && r.gen_new_tokens > 0).sort(newest);
+  if (!train.length && !generate.length) return;
+  document.getElementById("curves-section").hidden = false;
+  document.getElementById("curves-note").textContent =
+    `${train.length} train and ${generate.length} generate results with curves, newest first`;
+  await Promise.all([curveSelect("train-run", train, trainCurves), curveSelect("gen-run", generate, generateCurves)]);
+}
+
 // The compare section (/api/compare, doc/compare.md): this model against another selector,
 // as head (the variant) or as base; one row per paired test, diff's changes in the last column.
 // "2.00x [1.64–2.44]": the ratio and the range its figures' intervals allow (doc/compare.md).
@@ -270,7 +344,8 @@ api("/api/model", { model_id: modelId }).then((m) => {
   const other = document.getElementById("compare-other");
   other.value = asked || (m.model_type && !modelId.startsWith("hf:") ? `hf:${m.model_type}` : "");
   if (asked) compare(asked, false);
-  return loadSection(runs);
+  return Promise.all([loadSection(runs), curvesSection(runs).catch(
+    (e) => showError(document.getElementById("curves-note"), e))]);
 }, (e) => showError(document.getElementById("summary"), e));
 
 const stack = new URLSearchParams(location.search).get("stack") || "";

@@ -60,6 +60,8 @@ ordered_json FieldsJson() {
     fields.push_back({{"name", f.name},
                       {"group", GroupName(f.group)},
                       {"type", DocTypeName(f)},
+                      // A curve's Parquet list type (doc/dataset.md, "List columns"); "" if none.
+                      {"list", ListKindName(f.list)},
                       {"unit", f.unit},
                       {"since_version", f.since_version},
                       {"child_section", SectionName(f.child)},

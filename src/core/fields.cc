@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/limits.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -89,6 +90,10 @@ FieldDef Child(ChildSection section, FieldDef field, std::string_view key = {}) 
   return field;
 }
 FieldDef Metric(FieldDef field) { return Child(ChildSection::kMetrics, std::move(field)); }
+FieldDef Curve(ListKind kind, FieldDef field) {
+  field.list = kind;
+  return field;
+}
 FieldDef Bulky(FieldDef field) {
   field.bulky = true;
   return field;
@@ -437,12 +442,14 @@ std::vector<FieldDef> MakeResultFields() {
                     "train: median time of the steps after the first.",
                     COMPATLAB_MEMBER(result.train_steady_step_s))),
       only(train, {FillWhen::kMultiStep}));
-  add(Metric(Member("train_loss", "", "train: loss of each step as a JSON array.",
-                    COMPATLAB_MEMBER(result.train_loss))),
+  add(Curve(ListKind::kReals,
+            Metric(Member("train_loss", "", "train: loss of each step as a JSON array.",
+                          COMPATLAB_MEMBER(result.train_loss)))),
       only(train));
-  add(Metric(Member("train_ref_loss", "",
-                    "train: loss of each step of the CPU reference (JSON array).",
-                    COMPATLAB_MEMBER(result.train_ref_loss))),
+  add(Curve(ListKind::kReals,
+            Metric(Member("train_ref_loss", "",
+                          "train: loss of each step of the CPU reference (JSON array).",
+                          COMPATLAB_MEMBER(result.train_ref_loss)))),
       only(train, {FillWhen::kCompared}));
   add(Metric(Member(
           "train_grad_cosine", "",
@@ -866,20 +873,24 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.noisy_reason))));
   // Version 12, curves: learning equivalence over many train steps.
   version = 12;
-  add(Metric(Member("train_grad_norm", "",
-                    "train: the global gradient norm (float64 over every parameter) of each "
-                    "step as a JSON array.",
-                    COMPATLAB_MEMBER(result.train_grad_norm))),
+  add(Curve(ListKind::kReals,
+            Metric(Member("train_grad_norm", "",
+                          "train: the global gradient norm (float64 over every parameter) of each "
+                          "step as a JSON array.",
+                          COMPATLAB_MEMBER(result.train_grad_norm)))),
       only(train));
-  add(Metric(Member("train_ref_grad_norm", "",
-                    "train: the same for each step of the CPU reference (JSON array).",
-                    COMPATLAB_MEMBER(result.train_ref_grad_norm))),
+  add(Curve(ListKind::kReals,
+            Metric(Member("train_ref_grad_norm", "",
+                          "train: the same for each step of the CPU reference (JSON array).",
+                          COMPATLAB_MEMBER(result.train_ref_grad_norm)))),
       only(train, {FillWhen::kCompared}));
-  add(Metric(Member("train_eager_loss", "",
+  add(Curve(
+      ListKind::kReals,
+      Metric(Member("train_eager_loss", "",
                     "train, learning runs (steps >= 20): loss of each step of the CPU eager run "
                     "at the test's dtype in the same child (JSON array); empty for the CPU eager "
                     "row itself.",
-                    COMPATLAB_MEMBER(result.train_eager_loss))));
+                    COMPATLAB_MEMBER(result.train_eager_loss)))));
   add(Metric(Member("train_loss_rmse", "",
                     "train, learning runs: RMSE of the loss curve against the reference's.",
                     COMPATLAB_MEMBER(result.train_loss_rmse))));
@@ -888,21 +899,27 @@ std::vector<FieldDef> MakeResultFields() {
                     "curve; the learning rule allows acc_multiplier times it (doc/accuracy.md).",
                     COMPATLAB_MEMBER(result.train_eager_loss_rmse))));
   // Version 10, curves: long outputs.
-  add(Metric(Member("gen_match_curve", "",
-                    "generate: the token match against the reference over positions, a JSON array "
-                    "of [p, match rate of new tokens 0..p-1] at p = 64, 256, 1024, 4096 below N, "
-                    "then N.",
-                    COMPATLAB_MEMBER(result.gen_match_curve))),
+  add(Curve(ListKind::kRealPoints,
+            Metric(Member(
+                "gen_match_curve", "",
+                "generate: the token match against the reference over positions, a JSON array "
+                "of [p, match rate of new tokens 0..p-1] at p = 64, 256, 1024, 4096 below N, "
+                "then N.",
+                COMPATLAB_MEMBER(result.gen_match_curve)))),
       only(generate, {FillWhen::kCompared}));
-  add(Metric(Member("gen_decode_curve", "",
-                    "generate: decode time per token against position, a JSON array of [p, median "
-                    "seconds of the decode steps from new token p] (at most 64 buckets).",
-                    COMPATLAB_MEMBER(result.gen_decode_curve))),
+  add(Curve(ListKind::kRealPoints,
+            Metric(Member(
+                "gen_decode_curve", "",
+                "generate: decode time per token against position, a JSON array of [p, median "
+                "seconds of the decode steps from new token p] (at most 64 buckets).",
+                COMPATLAB_MEMBER(result.gen_decode_curve)))),
       only(generate));
-  add(Metric(Member("gen_mem_curve", "",
+  add(Curve(
+      ListKind::kIntegerPoints,
+      Metric(Member("gen_mem_curve", "",
                     "generate: host memory growth against position, a JSON array of [p, the "
                     "process RSS at new token p minus at new token 0, bytes] (first clocked call).",
-                    COMPATLAB_MEMBER(result.gen_mem_curve))));
+                    COMPATLAB_MEMBER(result.gen_mem_curve)))));
   add(Metric(Member("gen_mem_growth_bytes", kBytes,
                     "generate: the process RSS at the last new token minus at the first.",
                     COMPATLAB_MEMBER(result.gen_mem_growth_bytes))));
@@ -992,6 +1009,134 @@ const FieldDef* FindResultField(std::string_view name) {
     if (f.name == name) return &f;
   }
   return nullptr;
+}
+
+namespace {
+
+absl::Status BadList(const FieldDef& field, std::string_view what) {
+  return absl::InvalidArgumentError(fmt::format("field {}: {}", field.name, what));
+}
+
+// Python's json.dumps writes NaN, Infinity and -Infinity for non-finite
+// floats; a list of numbers holds no strings, so the words can only be those.
+std::string NonFiniteAsNull(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    bool replaced = false;
+    for (std::string_view word : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.substr(i, word.size()) == word) {
+        out += "null";
+        i += word.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ListValue> ParseListText(const FieldDef& field, std::string_view text) {
+  if (field.list == ListKind::kNone) return BadList(field, "not a list field");
+  const nlohmann::json parsed = nlohmann::json::parse(
+      field.list == ListKind::kReals ? NonFiniteAsNull(text) : std::string(text), nullptr,
+      /*allow_exceptions=*/false);
+  if (!parsed.is_array()) return BadList(field, "not a JSON array");
+  if (parsed.size() > kMaxListElements) {
+    return BadList(field, fmt::format("{} elements, over the limit of {} (doc/limits.md)",
+                                      parsed.size(), kMaxListElements));
+  }
+  ListValue value;
+  auto integer = [](const nlohmann::json& v) -> std::optional<int64_t> {
+    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX)) {
+      return v.get<int64_t>();
+    }
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const nlohmann::json& element = parsed[i];
+    if (field.list == ListKind::kReals) {
+      if (element.is_null()) {
+        value.reals.push_back(std::nullopt);
+      } else if (element.is_number()) {
+        value.reals.push_back(element.get<double>());
+      } else {
+        return BadList(field, fmt::format("element {} is not a number or null", i));
+      }
+      continue;
+    }
+    if (!element.is_array() || element.size() != 2) {
+      return BadList(field, fmt::format("element {} is not a [position, value] pair", i));
+    }
+    const std::optional<int64_t> position = integer(element[0]);
+    if (!position.has_value() || *position < 0) {
+      return BadList(field, fmt::format("element {}: the position is not an integer >= 0", i));
+    }
+    value.positions.push_back(*position);
+    if (field.list == ListKind::kRealPoints) {
+      if (!element[1].is_number()) {
+        return BadList(field, fmt::format("element {}: the value is not a number", i));
+      }
+      value.reals.push_back(element[1].get<double>());
+    } else {
+      const std::optional<int64_t> n = integer(element[1]);
+      if (!n.has_value()) {
+        return BadList(field, fmt::format("element {}: the value is not an integer", i));
+      }
+      value.integers.push_back(*n);
+    }
+  }
+  return value;
+}
+
+size_t ListSize(const ListValue& value) {
+  return value.positions.empty() ? value.reals.size() : value.positions.size();
+}
+
+nlohmann::ordered_json ListJson(const FieldDef& field, const ListValue& value) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  const size_t size = ListSize(value);
+  for (size_t i = 0; i < size; ++i) {
+    switch (field.list) {
+      case ListKind::kReals:
+        if (value.reals[i].has_value()) {
+          json.push_back(*value.reals[i]);
+        } else {
+          json.push_back(nullptr);
+        }
+        break;
+      case ListKind::kRealPoints:
+        json.push_back({value.positions[i], value.reals[i].value_or(0.0)});
+        break;
+      case ListKind::kIntegerPoints:
+        json.push_back({value.positions[i], value.integers[i]});
+        break;
+      case ListKind::kNone:
+        break;
+    }
+  }
+  return json;
+}
+
+std::string ListText(const FieldDef& field, const ListValue& value) {
+  return ListJson(field, value).dump();
+}
+
+std::string_view ListKindName(ListKind kind) {
+  switch (kind) {
+    case ListKind::kReals:
+      return "list<double>";
+    case ListKind::kRealPoints:
+      return "list<struct<position: int64, value: double>>";
+    case ListKind::kIntegerPoints:
+      return "list<struct<position: int64, value: int64>>";
+    case ListKind::kNone:
+      break;
+  }
+  return "";
 }
 
 std::string DocTypeName(const FieldDef& field) {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -43,10 +44,32 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 14;
+inline constexpr int kSchemaVersion = 15;
+// The schema version that adds no field: from it on Parquet files hold the
+// list fields (curves) as typed list columns (doc/dataset.md, "List columns").
+inline constexpr int kTypedListsVersion = 15;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };
+
+// A list field (a curve): JSON array text in the store (RunResult keeps the
+// text), a JSON array in `--format json` and the HTTP API, a typed Arrow list
+// column in Parquet (doc/dataset.md, "List columns"). At most kMaxListElements
+// elements (core/limits.h).
+enum class ListKind {
+  kNone,           // not a list
+  kReals,          // [x, ...]: list<double>; null where the value was not finite
+  kRealPoints,     // [[position, x], ...]: list<struct<position: int64, value: double>>
+  kIntegerPoints,  // [[position, n], ...]: list<struct<position: int64, value: int64>>
+};
+
+// A parsed list field. kReals fills `reals`; the points kinds fill `positions`
+// and, beside them, `reals` (kRealPoints) or `integers` (kIntegerPoints).
+struct ListValue {
+  std::vector<int64_t> positions;
+  std::vector<std::optional<double>> reals;
+  std::vector<int64_t> integers;
+};
 
 // One field value. std::monostate is SQL NULL (only for nullable fields).
 using FieldValue = std::variant<std::monostate, int64_t, double, std::string>;
@@ -123,6 +146,8 @@ struct FieldDef {
   // Long text (up to 64 KiB) that lists of runs leave out (Store::RunsByRowid
   // without outputs, serve's run lists); a single run has it.
   bool bulky = false;
+  // A curve: what its JSON text holds (ParseListText); kNone for any other field.
+  ListKind list = ListKind::kNone;
 };
 
 // Every result field, in column order. The vector lives for the whole program.
@@ -130,6 +155,21 @@ const std::vector<FieldDef>& ResultFields();
 
 // The field called `name`, or nullptr.
 const FieldDef* FindResultField(std::string_view name);
+
+// The list `text` of list field `field` (not empty): a JSON array of the
+// field's ListKind, at most kMaxListElements elements, every number finite,
+// positions >= 0 and integers. Python's NaN, Infinity and -Infinity (older
+// stores' losses) read as null elements of kReals. InvalidArgument naming the
+// field otherwise.
+absl::StatusOr<ListValue> ParseListText(const FieldDef& field, std::string_view text);
+// The number of elements of `value`.
+size_t ListSize(const ListValue& value);
+// `value` as a JSON array (null elements for missing reals).
+nlohmann::ordered_json ListJson(const FieldDef& field, const ListValue& value);
+// ListJson's compact text: what the store keeps.
+std::string ListText(const FieldDef& field, const ListValue& value);
+// "list<double>", ...: the type column of doc/dataset.md for a list field.
+std::string_view ListKindName(ListKind kind);
 
 // "text", "integer", "real", followed by " or null" when nullable: the type
 // column of doc/results-schema.md.

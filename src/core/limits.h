@@ -20,6 +20,9 @@ namespace compatlab {
 inline constexpr int64_t kMaxImportTextBytes = int64_t{256} << 10;
 // All text values of one run together.
 inline constexpr int64_t kMaxImportRowBytes = int64_t{1} << 20;
+// Elements of one list field (a curve: doc/limits.md): one per train step at
+// most, and --train-steps is at most 4096.
+inline constexpr size_t kMaxListElements = 4096;
 // Runs of one import, all files together.
 inline constexpr int64_t kMaxImportRuns = 2'000'000;
 // Decoded text of one import, all files together (about what its runs hold in memory).

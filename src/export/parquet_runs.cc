@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -41,7 +43,30 @@ constexpr int kZstdLevel = 3;
 bool IsTimestamp(const FieldDef& field) { return field.unit == kTimestampUnit; }
 bool IsKindParams(const FieldDef& field) { return field.name == kKindParams; }
 
+bool IsList(const FieldDef& field) { return field.list != ListKind::kNone; }
+
+// The element type of a list field's column (doc/dataset.md, "List columns").
+std::shared_ptr<arrow::DataType> ListElementType(ListKind kind) {
+  switch (kind) {
+    case ListKind::kRealPoints:
+      return arrow::struct_({arrow::field("position", arrow::int64(), false),
+                             arrow::field("value", arrow::float64(), false)});
+    case ListKind::kIntegerPoints:
+      return arrow::struct_({arrow::field("position", arrow::int64(), false),
+                             arrow::field("value", arrow::int64(), false)});
+    case ListKind::kReals:
+    case ListKind::kNone:
+      break;
+  }
+  return arrow::float64();
+}
+
 std::shared_ptr<arrow::DataType> ArrowType(const FieldDef& field) {
+  if (IsList(field)) {
+    // Reals may be null (not finite when measured); a point never is.
+    return arrow::list(
+        arrow::field("element", ListElementType(field.list), field.list == ListKind::kReals));
+  }
   if (IsTimestamp(field)) return arrow::timestamp(arrow::TimeUnit::MILLI, "UTC");
   if (IsKindParams(field)) return arrow::map(arrow::utf8(), arrow::utf8());
   switch (field.type) {
@@ -58,7 +83,9 @@ std::shared_ptr<arrow::DataType> ArrowType(const FieldDef& field) {
 std::shared_ptr<arrow::Schema> MakeSchema() {
   arrow::FieldVector fields;
   for (const FieldDef& field : ResultFields()) {
-    fields.push_back(arrow::field(std::string(field.name), ArrowType(field), field.nullable));
+    // A list column is null where the store's text is empty (no curve).
+    fields.push_back(
+        arrow::field(std::string(field.name), ArrowType(field), field.nullable || IsList(field)));
   }
   return arrow::schema(std::move(fields),
                        arrow::key_value_metadata({std::string(kParquetSchemaVersionKey)},
@@ -84,7 +111,65 @@ struct Column {
   AppendFn append;
 };
 
+Column MakeListColumn(const FieldDef& field, arrow::MemoryPool* pool) {
+  Column column;
+  auto positions = std::make_shared<arrow::Int64Builder>(pool);
+  std::shared_ptr<arrow::DoubleBuilder> reals;
+  std::shared_ptr<arrow::Int64Builder> integers;
+  std::shared_ptr<arrow::ArrayBuilder> values;
+  std::shared_ptr<arrow::StructBuilder> points;
+  if (field.list == ListKind::kReals) {
+    reals = std::make_shared<arrow::DoubleBuilder>(pool);
+    values = reals;
+  } else {
+    std::shared_ptr<arrow::ArrayBuilder> value;
+    if (field.list == ListKind::kRealPoints) {
+      reals = std::make_shared<arrow::DoubleBuilder>(pool);
+      value = reals;
+    } else {
+      integers = std::make_shared<arrow::Int64Builder>(pool);
+      value = integers;
+    }
+    points = std::make_shared<arrow::StructBuilder>(
+        ListElementType(field.list), pool,
+        std::vector<std::shared_ptr<arrow::ArrayBuilder>>{positions, value});
+    values = points;
+  }
+  auto list = std::make_shared<arrow::ListBuilder>(pool, values, ArrowType(field));
+  column.builder = list;
+  column.append = [&field, list, positions, reals, integers,
+                   points](const RunRecord& r) -> arrow::Status {
+    const FieldValue value = field.get(r);
+    const std::string* text = std::get_if<std::string>(&value);
+    if (text == nullptr || text->empty()) return list->AppendNull();
+    absl::StatusOr<ListValue> parsed = ParseListText(field, *text);
+    if (!parsed.ok()) {
+      return arrow::Status::Invalid("run ", r.run_id, ": ", std::string(parsed.status().message()));
+    }
+    ARROW_RETURN_NOT_OK(list->Append());
+    const size_t size = ListSize(*parsed);
+    for (size_t i = 0; i < size; ++i) {
+      if (points != nullptr) {
+        ARROW_RETURN_NOT_OK(points->Append());
+        ARROW_RETURN_NOT_OK(positions->Append(parsed->positions[i]));
+        if (integers != nullptr) {
+          ARROW_RETURN_NOT_OK(integers->Append(parsed->integers[i]));
+        } else {
+          ARROW_RETURN_NOT_OK(reals->Append(*parsed->reals[i]));
+        }
+      } else if (parsed->reals[i].has_value()) {
+        ARROW_RETURN_NOT_OK(reals->Append(*parsed->reals[i]));
+      } else {
+        ARROW_RETURN_NOT_OK(reals->AppendNull());
+      }
+    }
+    return arrow::Status::OK();
+  };
+  return column;
+}
+
 Column MakeColumn(const FieldDef& field, arrow::MemoryPool* pool) {
+  if (IsList(field)) return MakeListColumn(field, pool);
   Column column;
   if (IsKindParams(field)) {
     auto keys = std::make_shared<arrow::StringBuilder>(pool);
@@ -223,11 +308,22 @@ std::string_view StringAt(const arrow::Array& array, int64_t i) {
   }
 }
 
-// Why the column `type` cannot hold `field`, or "" when it can.
-std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type) {
+// Whether `type` is a list field's column type: a list of the kind's element
+// type, any item name (writers call it element or item).
+bool IsListColumnType(const FieldDef& field, const arrow::DataType& type) {
+  if (type.id() != arrow::Type::LIST) return false;
+  const arrow::DataType& element = *static_cast<const arrow::ListType&>(type).value_type();
+  return element.Equals(*ListElementType(field.list), /*check_metadata=*/false);
+}
+
+// Why the column `type` cannot hold `field`, or "" when it can. A file older
+// than schema version 15 holds the lists as JSON text.
+std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type, int file_version) {
   const std::string expected = ArrowType(field)->ToString();
   bool ok = false;
-  if (IsTimestamp(field)) {
+  if (IsList(field)) {
+    ok = IsListColumnType(field, type) || (file_version < kTypedListsVersion && IsStringType(type));
+  } else if (IsTimestamp(field)) {
     if (type.id() == arrow::Type::TIMESTAMP) {
       const auto& ts = static_cast<const arrow::TimestampType&>(type);
       ok = ts.unit() == arrow::TimeUnit::MILLI &&
@@ -249,8 +345,83 @@ std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type) {
   return fmt::format("column {} has type {}, expected {}", field.name, type.ToString(), expected);
 }
 
+absl::Status BadElement(const FieldDef& field, int64_t j, std::string_view what) {
+  return absl::InvalidArgumentError(fmt::format("field {}: element {} {}", field.name, j, what));
+}
+
+// A real element: finite (null only where `null_ok`).
+absl::Status CheckReal(const FieldDef& field, const arrow::DoubleArray& reals, int64_t j,
+                       int64_t element, bool null_ok, std::optional<double>* out) {
+  if (reals.IsNull(j)) {
+    if (!null_ok) return BadElement(field, element, "is null");
+    *out = std::nullopt;
+    return absl::OkStatus();
+  }
+  const double v = reals.Value(j);
+  if (!std::isfinite(v)) return BadElement(field, element, fmt::format("is not finite ({})", v));
+  *out = v;
+  return absl::OkStatus();
+}
+
+// Row `i` of a list field's column as the store's JSON text, checked: at most
+// kMaxListElements elements, finite reals, non-null points, positions >= 0.
+// A string column (a file older than schema version 15) holds the text itself.
+absl::StatusOr<FieldValue> ListValueAt(const FieldDef& field, const arrow::Array& array,
+                                       int64_t i) {
+  if (array.IsNull(i)) return FieldValue(std::string());
+  if (IsStringType(*array.type())) {
+    const std::string_view text = StringAt(array, i);
+    if (text.empty()) return FieldValue(std::string());
+    absl::StatusOr<ListValue> parsed = ParseListText(field, text);
+    if (!parsed.ok()) return parsed.status();
+    return FieldValue(ListText(field, *parsed));
+  }
+  const auto& list = static_cast<const arrow::ListArray&>(array);
+  const int64_t begin = list.value_offset(i);
+  const int64_t size = list.value_length(i);
+  if (size > static_cast<int64_t>(kMaxListElements)) {
+    return absl::InvalidArgumentError(
+        fmt::format("field {}: {} elements, over the limit of {} "
+                    "(doc/limits.md)",
+                    field.name, size, kMaxListElements));
+  }
+  ListValue value;
+  if (field.list == ListKind::kReals) {
+    const auto& reals = static_cast<const arrow::DoubleArray&>(*list.values());
+    for (int64_t k = 0; k < size; ++k) {
+      std::optional<double> v;
+      if (absl::Status s = CheckReal(field, reals, begin + k, k, true, &v); !s.ok()) return s;
+      value.reals.push_back(v);
+    }
+    return FieldValue(ListText(field, value));
+  }
+  const auto& points = static_cast<const arrow::StructArray&>(*list.values());
+  const auto& positions = static_cast<const arrow::Int64Array&>(*points.field(0));
+  for (int64_t k = 0; k < size; ++k) {
+    const int64_t j = begin + k;
+    if (points.IsNull(j) || positions.IsNull(j)) return BadElement(field, k, "is null");
+    if (positions.Value(j) < 0) return BadElement(field, k, "has a negative position");
+    value.positions.push_back(positions.Value(j));
+    if (field.list == ListKind::kRealPoints) {
+      std::optional<double> v;
+      if (absl::Status s = CheckReal(
+              field, static_cast<const arrow::DoubleArray&>(*points.field(1)), j, k, false, &v);
+          !s.ok()) {
+        return s;
+      }
+      value.reals.push_back(v);
+    } else {
+      const auto& integers = static_cast<const arrow::Int64Array&>(*points.field(1));
+      if (integers.IsNull(j)) return BadElement(field, k, "is null");
+      value.integers.push_back(integers.Value(j));
+    }
+  }
+  return FieldValue(ListText(field, value));
+}
+
 // The value of row `i` of `array` (holding `field`) as the store holds it.
 absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& array, int64_t i) {
+  if (IsList(field)) return ListValueAt(field, array, i);
   if (array.IsNull(i)) return FieldValue(std::monostate{});
   if (IsTimestamp(field)) {
     return FieldValue(
@@ -395,7 +566,8 @@ absl::Status CheckSchema(const arrow::Schema& schema,
       return Invalid(name, fmt::format("column {} appears more than once", field.name));
     }
     const int index = indices.front();
-    if (std::string why = TypeMismatch(field, *schema.field(index)->type()); !why.empty()) {
+    if (std::string why = TypeMismatch(field, *schema.field(index)->type(), *file_version);
+        !why.empty()) {
       return Invalid(name, why);
     }
   }

@@ -7,6 +7,7 @@
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
+#include "arrow/json/from_string.h"
 #include "core/limits.h"
 #include "gtest/gtest.h"
 #include "parquet/arrow/reader.h"
@@ -87,7 +88,9 @@ TEST(ParquetRunsTest, SchemaIsTheResultFieldsTyped) {
   for (size_t i = 0; i < fields.size(); ++i) {
     const auto& column = schema->field(static_cast<int>(i));
     EXPECT_EQ(column->name(), fields[i].name);
-    EXPECT_EQ(column->nullable(), fields[i].nullable) << fields[i].name;
+    // A list column is null where the store holds no curve.
+    EXPECT_EQ(column->nullable(), fields[i].nullable || fields[i].list != ListKind::kNone)
+        << fields[i].name;
   }
   EXPECT_EQ(schema->GetFieldByName("run_id")->type()->ToString(), "string");
   EXPECT_EQ(schema->GetFieldByName("seq_len")->type()->ToString(), "int64");
@@ -220,6 +223,144 @@ TEST(ParquetRunsTest, AFileAtTheLimitsImports) {
   auto read = RunsFromParquet(ParquetOf({run}), "f.parquet");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->front().result.stdout_tail.size(), static_cast<size_t>(kMaxImportTextBytes));
+}
+
+std::string WithListArray(const std::shared_ptr<arrow::Table>& table, const std::string& name,
+                          const std::shared_ptr<arrow::Array>& array, int version) {
+  const int index = table->schema()->GetFieldIndex(name);
+  auto replaced = *table->SetColumn(index, arrow::field(name, array->type()),
+                                    std::make_shared<arrow::ChunkedArray>(array));
+  replaced = replaced->ReplaceSchemaMetadata(arrow::key_value_metadata(
+      {std::string(kParquetSchemaVersionKey)}, {std::to_string(version)}));
+  return BytesOf(*replaced, /*store_schema=*/true);
+}
+
+// The list column `name` of the one-row `table` replaced by `json` (one row,
+// Arrow's JSON form) of type `type`; with `version` as the file's schema version.
+std::string WithListColumn(const std::shared_ptr<arrow::Table>& table, const std::string& name,
+                           const std::shared_ptr<arrow::DataType>& type, const std::string& json,
+                           int version = kSchemaVersion) {
+  auto array = arrow::json::ArrayFromJSONString(type, json);
+  EXPECT_TRUE(array.ok()) << array.status().ToString();
+  return WithListArray(table, name, *array, version);
+}
+
+std::shared_ptr<arrow::DataType> RealsType() {
+  return arrow::list(arrow::field("element", arrow::float64()));
+}
+std::shared_ptr<arrow::DataType> PointsType() {
+  return arrow::list(arrow::field("element",
+                                  arrow::struct_({arrow::field("position", arrow::int64(), false),
+                                                  arrow::field("value", arrow::float64(), false)}),
+                                  false));
+}
+
+TEST(ParquetListsTest, CurvesAreTypedListColumnsAndRoundTrip) {
+  RunRecord run = FullRun("s1");
+  run.result.train_grad_norm = "[1.5, NaN, 1.0]";  // Python's text of an older store
+  run.result.train_eager_loss = "";                // no curve
+  const std::string bytes = ParquetOf({run});
+  std::shared_ptr<arrow::Table> table = TableOf(bytes);
+  EXPECT_EQ(table->GetColumnByName("train_loss")->type()->ToString(), "list<element: double>");
+  EXPECT_EQ(table->GetColumnByName("gen_decode_curve")->type()->ToString(),
+            "list<element: struct<position: int64 not null, value: double not null> not null>");
+  EXPECT_EQ(table->GetColumnByName("gen_mem_curve")->type()->ToString(),
+            "list<element: struct<position: int64 not null, value: int64 not null> not null>");
+  EXPECT_EQ(table->GetColumnByName("train_eager_loss")->null_count(), 1);
+  auto losses =
+      std::static_pointer_cast<arrow::ListArray>(table->GetColumnByName("train_loss")->chunk(0));
+  ASSERT_EQ(losses->value_length(0), 3);
+  EXPECT_EQ(std::static_pointer_cast<arrow::DoubleArray>(losses->values())->Value(1), 10.25);
+  auto norms = std::static_pointer_cast<arrow::ListArray>(
+      table->GetColumnByName("train_grad_norm")->chunk(0));
+  EXPECT_TRUE(norms->values()->IsNull(1));  // not finite: null
+
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  const RunResult& back = runs->front().result;
+  EXPECT_EQ(back.train_loss, "[10.5,10.25,10.0]");
+  EXPECT_EQ(back.train_grad_norm, "[1.5,null,1.0]");
+  EXPECT_EQ(back.train_eager_loss, "");
+  EXPECT_EQ(back.gen_match_curve, run.result.gen_match_curve);
+  EXPECT_EQ(back.gen_decode_curve, run.result.gen_decode_curve);
+  EXPECT_EQ(back.gen_mem_curve, run.result.gen_mem_curve);
+  // Export, import, export: the same file.
+  EXPECT_EQ(ParquetOf({runs->front()}), bytes);
+}
+
+TEST(ParquetListsTest, AnOlderFilesTextListsImport) {
+  RunRecord run = FullRun("s1");
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({run}));
+  const std::string older = WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5, 1.25]"])",
+                                           /*version=*/12);
+  auto runs = RunsFromParquet(older, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->front().result.train_loss, "[1.5,1.25]");
+  ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5, \"x\"]"])", 12),
+                 "row 0: field train_loss: element 1 is not a number or null");
+  // From schema version 15 on a curve is a typed list, never text.
+  ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5]"])"),
+                 "column train_loss has type string, expected list<element: double>");
+}
+
+TEST(ParquetListsTest, RejectsACurveOverTheElementBound) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  std::string json = "[[";
+  for (size_t i = 0; i <= kMaxListElements; ++i) json += i == 0 ? "0.5" : ",0.5";
+  json += "]]";
+  ExpectRejected(WithListColumn(table, "train_loss", RealsType(), json),
+                 "row 0: field train_loss: 4097 elements, over the limit of 4096");
+}
+
+TEST(ParquetListsTest, RejectsAWrongElementType) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  ExpectRejected(WithListColumn(table, "train_loss", arrow::list(arrow::int64()), "[[1, 2]]"),
+                 "column train_loss has type list<element: int64>, expected list<element: double>");
+  ExpectRejected(WithListColumn(table, "gen_decode_curve", RealsType(), "[[0.5]]"),
+                 "column gen_decode_curve has type list<element: double>, expected");
+}
+
+TEST(ParquetListsTest, RejectsANonFiniteValue) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  arrow::ListBuilder list(arrow::default_memory_pool(), std::make_shared<arrow::DoubleBuilder>(),
+                          RealsType());
+  auto* reals = static_cast<arrow::DoubleBuilder*>(list.value_builder());
+  ASSERT_TRUE(list.Append().ok());
+  ASSERT_TRUE(reals->Append(1.5).ok());
+  ASSERT_TRUE(reals->Append(std::nan("")).ok());
+  std::shared_ptr<arrow::Array> nan;
+  ASSERT_TRUE(list.Finish(&nan).ok());
+  ExpectRejected(WithListArray(table, "train_loss", nan, kSchemaVersion),
+                 "row 0: field train_loss: element 1 is not finite (nan)");
+  // Points: a value that is not finite, a negative position.
+  auto infinite = *arrow::json::ArrayFromJSONString(PointsType(), "[[[0, 0.5], [16, 0.0]]]");
+  auto points = std::static_pointer_cast<arrow::ListArray>(infinite);
+  auto values = std::static_pointer_cast<arrow::StructArray>(points->values());
+  arrow::DoubleBuilder with_inf;
+  ASSERT_TRUE(with_inf.AppendValues({0.5, HUGE_VAL}).ok());
+  std::shared_ptr<arrow::Array> inf_values;
+  ASSERT_TRUE(with_inf.Finish(&inf_values).ok());
+  auto bad_struct = *arrow::StructArray::Make({values->field(0), inf_values},
+                                              {arrow::field("position", arrow::int64(), false),
+                                               arrow::field("value", arrow::float64(), false)});
+  auto bad_points =
+      std::make_shared<arrow::ListArray>(PointsType(), 1, points->value_offsets(), bad_struct);
+  ExpectRejected(WithListArray(table, "gen_match_curve", bad_points, kSchemaVersion),
+                 "row 0: field gen_match_curve: element 1 is not finite (inf)");
+  ExpectRejected(WithListColumn(table, "gen_match_curve", PointsType(), "[[[-1, 0.5]]]"),
+                 "row 0: field gen_match_curve: element 0 has a negative position");
+}
+
+TEST(ParquetListsTest, AStoredTextThatIsNoListFailsTheExportNamingTheRun) {
+  RunRecord run = MakeRun("s1", MakeSpec("gpt2"));
+  run.result.gen_decode_curve = "[[1, 0.5], [2]]";
+  auto bytes = RunsToParquet({run});
+  EXPECT_EQ(bytes.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bytes.status().message())
+                .find(run.run_id + ": field gen_decode_curve: "
+                                   "element 1 is not a [position, value] pair"),
+            std::string::npos)
+      << bytes.status();
 }
 
 // Rows "| `name` | type | yes/no | ..." of the column table of doc/dataset.md.

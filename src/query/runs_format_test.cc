@@ -91,7 +91,10 @@ TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {
     for (const auto& [key, value] : object.items()) {
       const FieldDef& field = ResultFields()[i++];
       EXPECT_EQ(key, field.name);
-      if (value.is_null()) {
+      if (field.list != ListKind::kNone) {
+        // Curves are JSON arrays, null when not measured.
+        EXPECT_TRUE(value.is_array() || value.is_null()) << key;
+      } else if (value.is_null()) {
         EXPECT_TRUE(field.nullable) << key;
       } else if (field.type == FieldType::kText) {
         EXPECT_TRUE(value.is_string()) << key;
@@ -106,6 +109,9 @@ TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {
   EXPECT_EQ(json[0]["host_peak_rss_bytes"], int64_t{5} << 33);
   EXPECT_EQ(json[0]["kind_params"], R"({"b":"x\"y","new_tokens":"16"})");
   EXPECT_EQ(json[0]["status"], "crash");
+  EXPECT_EQ(json[0]["train_loss"], nlohmann::ordered_json::parse("[10.5,10.25,10.0]"));
+  EXPECT_EQ(json[0]["gen_mem_curve"], nlohmann::ordered_json::parse("[[0,0],[15,4096]]"));
+  EXPECT_TRUE(json[1]["train_loss"].is_null());
   EXPECT_TRUE(json[1]["build_s"].is_null());
   EXPECT_TRUE(json[1]["exit_code"].is_null());
   EXPECT_EQ(json[1]["status"], "skipped");

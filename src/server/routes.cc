@@ -41,9 +41,10 @@ constexpr size_t kMatrixErrorChars = 300;  // a cell's error_message, cut (/api/
 ordered_json RunJson(const RunRecord& run, bool full) {
   ordered_json json = RunRecordToJson(run);
   if (!full) {
-    // Left out of run lists (up to 64 KiB each): /api/run has them.
+    // Left out of run lists (up to 64 KiB each; curves up to 4096 elements):
+    // /api/run has them.
     for (const FieldDef& field : ResultFields()) {
-      if (field.bulky) json.erase(std::string(field.name));
+      if (field.bulky || field.list != ListKind::kNone) json.erase(std::string(field.name));
     }
   }
   const size_t cap = full ? kMaxApiTextBytes : kMaxListTextBytes;
@@ -63,7 +64,7 @@ const std::vector<const FieldDef*>& ListedFields() {
   static const auto* const fields = [] {
     auto* list = new std::vector<const FieldDef*>;
     for (const FieldDef& f : ResultFields()) {
-      if (!f.bulky) list->push_back(&f);
+      if (!f.bulky && f.list == ListKind::kNone) list->push_back(&f);
     }
     return list;
   }();

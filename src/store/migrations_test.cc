@@ -73,7 +73,12 @@ TEST(MigrationsTest, EachVersionAddsItsFieldsInTableOrder) {
       if (f.since_version <= version) expected.push_back(std::string(f.name));
     }
     EXPECT_EQ(RunColumns(*db), expected);
-    EXPECT_LT(previous, expected.size());
+    // Every version adds a field but the one that typed Parquet's curves.
+    if (version == kTypedListsVersion) {
+      EXPECT_EQ(previous, expected.size());
+    } else {
+      EXPECT_LT(previous, expected.size());
+    }
     previous = expected.size();
   }
   EXPECT_EQ(previous, ResultFields().size());

@@ -43,10 +43,20 @@ nlohmann::ordered_json FieldValueToJson(const FieldValue& value) {
       value);
 }
 
+nlohmann::ordered_json ListFieldJson(const FieldDef& field, const FieldValue& value) {
+  const std::string* text = std::get_if<std::string>(&value);
+  if (text == nullptr || text->empty()) return nullptr;
+  absl::StatusOr<ListValue> list = ParseListText(field, *text);
+  if (!list.ok()) return *text;  // text an older compatlab stored that is no list: as it is
+  return ListJson(field, *list);
+}
+
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (const FieldDef& field : ResultFields()) {
-    json[std::string(field.name)] = FieldValueToJson(field.get(record));
+    json[std::string(field.name)] = field.list == ListKind::kNone
+                                        ? FieldValueToJson(field.get(record))
+                                        : ListFieldJson(field, field.get(record));
   }
   return json;
 }

@@ -19,8 +19,13 @@ namespace compatlab {
 // NULL -> null, numbers -> numbers, text -> string.
 nlohmann::ordered_json FieldValueToJson(const FieldValue& value);
 
+// A list field's value (a curve) as a JSON array: null when the text is empty
+// (not measured); a text that does not parse as the list stays a string.
+nlohmann::ordered_json ListFieldJson(const FieldDef& field, const FieldValue& value);
+
 // One object with every result field (schema.h names, in schema order).
-// kind_params stays canonical JSON text, as the schema types it.
+// kind_params stays canonical JSON text, as the schema types it; list fields
+// (curves) are JSON arrays (ListFieldJson).
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
 
 // The TestSpec as a JSON object: its field-table fields (group kSpec) in

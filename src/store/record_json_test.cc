@@ -76,6 +76,18 @@ TEST(RecordJsonTest, RunRecordJsonHasSchemaKeysInOrderWithTypedValues) {
   EXPECT_EQ(json["kind_params"], "{}");
 }
 
+TEST(RecordJsonTest, CurvesAreArraysAndTextThatIsNoListStaysText) {
+  RunRecord record = test::MakeRun("s1", test::MakeSpec("gpt2"));
+  record.result.train_loss = "[2.5, NaN, 1.0]";  // Python's text for a loss that was not finite
+  record.result.gen_decode_curve = "[[1, 0.5]]";
+  record.result.gen_match_curve = "not a list";  // as an older compatlab might have stored
+  const nlohmann::ordered_json json = RunRecordToJson(record);
+  EXPECT_EQ(json["train_loss"], nlohmann::ordered_json::parse("[2.5,null,1.0]"));
+  EXPECT_EQ(json["gen_decode_curve"], nlohmann::ordered_json::parse("[[1,0.5]]"));
+  EXPECT_EQ(json["gen_match_curve"], "not a list");
+  EXPECT_TRUE(json["gen_mem_curve"].is_null());
+}
+
 TEST(RecordJsonTest, PlannedTestRoundTripsWithItsExecution) {
   ResolvedTest test{test::FullRun("s1").spec, TestExecution{}};
   test.execution->target_profile_json = R"({"name":"x","compile":{"options":{}}})";

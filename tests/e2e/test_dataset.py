@@ -22,6 +22,19 @@ ARROW_TYPES = {"text": pa.string(), "integer": pa.int64(), "real": pa.float64()}
 DUCKDB_TYPES = {"text": "VARCHAR", "integer": "BIGINT", "real": "DOUBLE"}
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 KIND_PARAMS = pa.map_(pa.string(), pa.string())
+# The curves: typed list columns (doc/dataset.md, "List columns"), null where not measured.
+_REALS = pa.list_(pa.field("element", pa.float64()))
+
+
+def _points(value):
+    return pa.list_(pa.field("element", pa.struct([pa.field("position", pa.int64(), False),
+                                                    pa.field("value", value, False)]), False))
+
+
+LIST_TYPES = {**{name: _REALS for name in ("train_loss", "train_ref_loss", "train_grad_norm",
+                                           "train_ref_grad_norm", "train_eager_loss")},
+              "gen_match_curve": _points(pa.float64()), "gen_decode_curve": _points(pa.float64()),
+              "gen_mem_curve": _points(pa.int64())}
 
 
 def documented_fields():
@@ -42,7 +55,7 @@ def expected_arrow_type(name, doc_type):
         return TIMESTAMP
     if name == "kind_params":
         return KIND_PARAMS
-    return ARROW_TYPES[doc_type]
+    return LIST_TYPES.get(name, ARROW_TYPES[doc_type])
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +103,7 @@ def test_export_is_one_file_per_stack_with_the_documented_columns(cli, store):
     for name, doc_type, nullable in fields:
         field = schema.field(name)
         assert field.type == expected_arrow_type(name, doc_type), name
-        assert field.nullable == nullable, name
+        assert field.nullable == (nullable or name in LIST_TYPES), name
     table = pq.read_table(files[0])
     assert table.num_rows == len(runs)
     assert sorted(table.column("status").to_pylist()) == sorted(r["status"] for r in runs)
@@ -128,6 +141,11 @@ def test_duckdb_reads_an_export(cli, store):
             assert described[name] == "TIMESTAMP WITH TIME ZONE", name
         elif name == "kind_params":
             assert described[name] == "MAP(VARCHAR, VARCHAR)", name
+        elif name in LIST_TYPES:  # the curves (doc/dataset.md, "List columns")
+            value = "BIGINT" if name == "gen_mem_curve" else "DOUBLE"
+            assert described[name] == (
+                "DOUBLE[]" if LIST_TYPES[name] == _REALS else f'STRUCT("position" BIGINT, "value" {value})[]'
+            ), (name, described[name])
         else:
             assert described[name] == DUCKDB_TYPES[doc_type], name
     counts = dict(con.sql(f"SELECT status, count(*) FROM '{glob}' GROUP BY status").fetchall())

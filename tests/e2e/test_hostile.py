@@ -304,6 +304,35 @@ def test_the_same_run_id_in_two_files_of_one_import_is_refused(cli, noop_table, 
     assert not db.exists()
 
 
+# --- 9b. hostile curves (typed list columns, doc/limits.md) -----------------------------------
+
+@pytest.mark.parametrize("case", ["over_the_bound", "not_finite", "wrong_element_type"])
+def test_a_hostile_curve_is_refused_with_one_line_and_the_store_untouched(cli, noop_store, noop_table,
+                                                                          tmp_path, case):
+    store = tmp_path / "store.db"
+    shutil.copy(noop_store, store)
+    before = sha256(store)
+    schema = noop_table.schema
+    curve = {"over_the_bound": [0.5] * 4097, "not_finite": [1.5, float("nan")],
+             "wrong_element_type": [1, 2]}[case]
+    if case == "wrong_element_type":
+        index = schema.get_field_index("train_loss")
+        schema = schema.set(index, pa.field("train_loss", pa.list_(pa.int64())))
+    path = tmp_path / "in" / f"{case}.parquet"
+    path.parent.mkdir()
+    pq.write_table(pa.Table.from_pylist([planted(noop_table, case, train_loss=curve)], schema=schema), path)
+    proc = cli.run("import", "--db", store, path)
+    assert proc.returncode == 2, proc.stderr
+    # one line naming the file and why, then import's summary line
+    rejected, summary = proc.stderr.strip().splitlines()
+    assert summary == "compatlab: error: 1 of 1 files rejected; nothing imported", proc.stderr
+    assert f"{case}.parquet: " in rejected and {"over_the_bound": "row 0: field train_loss: 4097 elements, over the limit of 4096",
+            "not_finite": "row 0: field train_loss: element 1 is not finite (nan)",
+            "wrong_element_type": "column train_loss has type list<element: int64>, expected list<element: double>",
+            }[case] in rejected, proc.stderr
+    assert sha256(store) == before
+
+
 # --- 10. a failed import into a new store ------------------------------------------------------
 
 def test_a_failed_import_into_a_new_store_leaves_nothing(cli, noop_table, tmp_path):

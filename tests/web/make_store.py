@@ -1,11 +1,16 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves]  -> prints the store's path.
 
 With `blame`: a store of its own for the runs compatlab could not test: llama passes; bert
 and gpt2 are test-only models (tests/e2e/reduction_model.py) that fail when reduced, bert
 only then (its rerun at the milder reduction passes: blamed on the reduction), gpt2 at
 every size (the model's).
+
+With `curves`: a store of its own for the model page's curves: a tiny llama's train
+(20 steps: a learning run) and generate (64 new tokens), eager,
+exported to Parquet (typed list columns) and imported into a second store, which is served:
+the page draws what came through the typed columns.
 
 With `hub`: a store of its own for the search by Hub id: one Hub model
 (hub:testorg/tiny-encoder, forward, eager) read offline from a Hub cache written in
@@ -63,6 +68,16 @@ def load_store(binary, work):
     return db
 
 
+def curves_store(binary, work):
+    db = work / "curves-sweep.db"
+    run(binary, "sweep", "--db", db, "--models", "llama", "--kinds", "train,generate", "--modes", "eager",
+        "--seq-lens", "8", "--train-steps", "20", "--new-tokens", "64", "--max-measure-s", "0.5")
+    run(binary, "export", "--db", db, "--parquet", work / "curves-out")
+    imported = work / "curves.db"
+    run(binary, "import", "--db", imported, work / "curves-out")
+    return imported
+
+
 def hub_store(binary, work):
     import os
 
@@ -101,6 +116,9 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     if sys.argv[3:] == ["load"]:
         print(load_store(binary, work))
+        return
+    if sys.argv[3:] == ["curves"]:
+        print(curves_store(binary, work))
         return
     if sys.argv[3:] == ["hub"]:
         print(hub_store(binary, work))

@@ -22,6 +22,9 @@ const shots = [
   ["dashboard.png", "/dashboard.html", "#stacks tbody tr"],
   // kind load's table and plots (a store with load runs of llama; skipped otherwise)
   ["load.png", "/model.html?model_id=hf%3Allama", "#load tbody tr", "#load-section"],
+  // the curves of a train and a generate run (a store with such runs of llama; skipped otherwise)
+  ["train-curves.png", "/model.html?model_id=hf%3Allama", "#train-loss-box:not([hidden])", "#train-curves"],
+  ["generate-curves.png", "/model.html?model_id=hf%3Allama", "#gen-decode-box:not([hidden])", "#gen-curves"],
 ];
 for (const [file, url, ready, part] of shots) {
   const page = await context.newPage();

@@ -218,6 +218,12 @@ def _finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
+def curve_json(values: list[float | None]) -> str:
+    """A curve as the store keeps it: a JSON array, null where a value is not finite (strict
+    JSON; json.dumps would write NaN, which no JSON reader takes)."""
+    return json.dumps([None if v is None else _finite_or_none(float(v)) for v in values])
+
+
 def learning_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
     """The synthetic task of a learning run: each row of input_ids becomes its own first
     LEARN_PERIOD tokens repeated (seeded through the inputs, valid ids of the model), so the
@@ -320,8 +326,8 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     median = result.metrics.get("steady_median_s")
     result.metrics["train_steady_step_s"] = median
     result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, median)
-    result.metrics["train_loss"] = json.dumps(trainer.losses)
-    result.metrics["train_grad_norm"] = json.dumps(trainer.grad_norm_curve())
+    result.metrics["train_loss"] = curve_json(trainer.losses)
+    result.metrics["train_grad_norm"] = curve_json(trainer.grad_norm_curve())
     test.audit(lambda: _Trainer(initial_copy(initial, target), trainer.batch, lr=lr).step())
     _compare(test, trainer, initial, cpu_batch, steps, dtype, lr, learning)
 
@@ -407,9 +413,9 @@ def _compare(test: ModelTest, trainer: _Trainer, initial: Any, cpu_batch: dict[s
     ref_losses, ref_first, ref_last, ref_norms = ref["value"]
     cos_first = grad_cosine(first, ref_first)
     cos_last = grad_cosine(last, ref_last) if last else None
-    curves = {"train_ref_loss": json.dumps(ref_losses), "train_ref_grad_norm": json.dumps(ref_norms)}
+    curves = {"train_ref_loss": curve_json(ref_losses), "train_ref_grad_norm": curve_json(ref_norms)}
     if eager_losses is not None:
-        curves["train_eager_loss"] = json.dumps(eager_losses)
+        curves["train_eager_loss"] = curve_json(eager_losses)
     if learning:
         acc = accuracy.compare_learning(trainer.losses, ref_losses, eager_losses, cos_first, dtype,
                                         baseline=test.is_baseline)
