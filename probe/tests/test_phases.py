@@ -54,6 +54,33 @@ def test_an_error_of_the_steady_phase_is_fail_to_run_at_steady(monkeypatch):
     assert result["metrics"]["prepare_s"] > 0  # the first call before it was recorded
 
 
+def test_the_speedup_is_the_ratio_of_the_blocks_medians_not_of_the_overall_medians(monkeypatch):
+    from compatlab_probe.kinds import common
+    from compatlab_probe.request import MeasureSettings
+
+    class Clock:  # advanced only by the calls: the figures are exact on any machine
+        now = 0.0
+
+        def perf_counter(self):
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(common, "time", clock)
+    # 5 pairs of 2-call blocks. Compiled blocks (ms): [1,1] [1,5] [2,2] [5,5] [5,5], block
+    # medians 1 3 2 5 5 (median 3), overall median of the 10 calls 3.5; eager 6 ms a call.
+    compiled = iter([1, 1, 1, 5, 2, 2, 5, 5, 5, 5])
+
+    def advance(ms):
+        clock.now += ms / 1000
+
+    metrics = common.alternating_steady(lambda: advance(next(compiled)), lambda: advance(6),
+                                        MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0))
+    assert metrics["steady_iters"] == 10
+    assert metrics["steady_median_s"] == pytest.approx(0.0035)
+    assert metrics["eager_steady_median_s"] == pytest.approx(0.006)
+    assert metrics["speedup"] == pytest.approx(2.0)  # 6 / 3, not 6 / 3.5
+
+
 def test_compiled_and_eager_steady_calls_run_in_alternating_blocks_not_call_by_call():
     from compatlab_probe.kinds.common import alternating_steady
     from compatlab_probe.request import MeasureSettings
