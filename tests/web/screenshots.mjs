@@ -1,6 +1,8 @@
 // Screenshots of the page for the README (a tool, not a test):
 //   node tests/web/screenshots.mjs BASE_URL OUT_DIR
 // (a running `compatlab serve`; Debian's chromium, headless, through playwright-core).
+// The curve shots show llama's newest train and generate runs: the README's
+// train-biased-curves.png is train-curves.png taken again after the biased-backend sweep.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
