@@ -95,7 +95,9 @@ def test_the_cache_answers_offline_and_no_network_is_a_reason(resolved, tmp_path
     assert models["hub:testorg/cached"]["commit"] == commit
     assert models[f"hub:testorg/cached@{commit}"]["model_type"] == "bert"
     code, out, err = resolver(["resolve", "hub:testorg/elsewhere"], hub_env(tmp_path, "http://127.0.0.1:9"))
-    assert out["models"]["hub:testorg/elsewhere"]["error"].startswith("no network")
+    # One try tells the endpoint is unreachable (hub.unreachable), and says why: no retries.
+    error = out["models"]["hub:testorg/elsewhere"]["error"]
+    assert error.startswith("no network: the Hub (http://127.0.0.1:9) is unreachable (") and "Retrying" not in err
 
 
 def test_list_writes_ids_by_sort_and_the_unreachable_hub_is_exit_1(stand_in, tmp_path):

@@ -148,5 +148,11 @@ def test_perturbed_backend_is_fail_accuracy_per_shape_and_its_script_reproduces(
     proc = subprocess.run([venv_python, str(tmp_path / "repro.py")], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert "recorded: fail_accuracy" in proc.stdout, proc.stdout + proc.stderr[-2000:]
-    assert "reproduced: yes" in proc.stdout, proc.stdout + proc.stderr[-2000:]
-    assert proc.returncode == 0
+    assert "status: fail_accuracy\n" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    # Same cpu_model and stack: the steady figure is judged within its interval too, and how
+    # fast the machine is now decides which way (a fresh clone's make test once reran it at
+    # 5.8 ms against a recorded 124.7 ms): never asserted, only that the verdict follows it.
+    (figures,) = [line for line in proc.stdout.splitlines() if line.startswith("figures")]
+    within = figures.endswith(": within") or figures.startswith("figures not comparable here")
+    assert f"reproduced: {'yes' if within else 'no'}" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert proc.returncode == (0 if within else 1)
