@@ -4,49 +4,18 @@
 //   node --test tests/web/blame.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { serveStore, until } from "./harness.mjs";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const bin = process.env.COMPATLAB_BIN || path.join(repo, "build/compatlab");
-const python = process.env.COMPATLAB_PYTHON || path.join(repo, ".venv/bin/python");
-const work = mkdtempSync(path.join(tmpdir(), "compatlab-web-blame-"));
-let server, browser, base;
+let served, browser, base;
 
 before(async () => {
-  const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work, "blame"],
-    { encoding: "utf8", env: { ...process.env, HF_HUB_OFFLINE: "1" } }).trim();
-  server = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
-  base = await new Promise((resolve, reject) => {
-    let err = "";
-    server.stderr.on("data", (d) => {
-      err += d;
-      const m = err.match(/on (http:\/\/127\.0\.0\.1:\d+)\//);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`compatlab serve exited ${code}: ${err}`)));
-  });
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  served = await serveStore("blame");
+  ({ browser, base } = served);
 });
 
 after(async () => {
-  await browser?.close();
-  server?.kill("SIGTERM");
-  rmSync(work, { recursive: true, force: true });
+  await served?.close();
 });
-
-async function until(page, fn, arg, timeout = 20000) {
-  const end = Date.now() + timeout;
-  while (!(await page.evaluate(fn, arg))) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${fn}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test("the dashboard leaves a reduction's failure out of the pass rate; the run says compatlab could not test it", async () => {
   const page = await browser.newPage();
