@@ -46,4 +46,5 @@ def test_model_cold_run_finds_no_graph_of_its_model_and_the_warm_rerun_hits(swep
     assert compiled["warm_state"] == "warm" and compiled["warm_cache_hits"] > 0
     assert compiled["warm_cache_misses"] == 0
     assert 0 < compiled["warm_prepare_s"] < compiled["prepare_s"]
+    assert compiled["acc_rule"] in ("allclose", "rmse_ratio", "cosine"), compiled["acc_rule"]
     assert compiled["speedup"] > 0 and compiled["eager_steady_median_s"] > 0

@@ -2,8 +2,8 @@
 
 Tiny gpt2 forward tests through the real binary on the cpu target, the `ctest`
 test device (testdevice/, doc/test-device.md) and the unverified neuron profile.
-Compile mode uses aot_eager here (inductor's cold/warm cache is covered by the
-probe's one inductor test): fast, and it runs on every target.
+Compile mode uses aot_eager here (inductor's cold/warm cache is covered by
+tests/e2e/test_compile_startup.py): fast, and it runs on every target.
 """
 
 import json
