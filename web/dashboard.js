@@ -41,10 +41,11 @@ function targetsTable(groups) {
     stacks.map((s) => el("td", { class: "num" }, by[s] ? modelRate(by[s]) : DASH)))));
 }
 
-// "80.0% of 5", and "(+1 compatlab could not test)" when runs were blamed on compatlab.
+// "80.0% of 5" (the tested runs blamed on the model), and "(+1 compatlab could not
+// test)" when runs were blamed on compatlab; skipped runs count in neither.
 function modelRate(g) {
   const others = g.not_model || 0;
-  const text = `${percent(g.pass_rate)} of ${g.runs - others}`;
+  const text = `${percent(g.pass_rate)} of ${g.model_runs}`;
   return others ? `${text} (+${others} compatlab could not test)` : text;
 }
 

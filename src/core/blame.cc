@@ -50,13 +50,25 @@ bool BlamedOnModel(const RunResult& result) { return BlamedOnModel(result.blame)
 
 bool BlamedOnModel(std::string_view blame) { return blame.empty() || blame == kBlameModel; }
 
+PassRateRole PassRateRoleOf(TestStatus status, std::string_view blame) {
+  if (!BlamedOnModel(blame)) return PassRateRole::kNotModel;
+  if (status == TestStatus::kSkipped) return PassRateRole::kSkipped;
+  return PassRateRole::kModelRun;
+}
+
 void PassRate::Add(TestStatus status, std::string_view blame) {
-  if (!BlamedOnModel(blame)) {
-    ++not_model;
-    return;
+  switch (PassRateRoleOf(status, blame)) {
+    case PassRateRole::kNotModel:
+      ++not_model;
+      return;
+    case PassRateRole::kSkipped:
+      ++skipped;
+      return;
+    case PassRateRole::kModelRun:
+      ++model_runs;
+      if (status == TestStatus::kPass) ++passes;
+      return;
   }
-  ++model_runs;
-  if (status == TestStatus::kPass) ++passes;
 }
 
 PassRate PassRateOf(const std::vector<RunRecord>& runs) {
@@ -71,7 +83,8 @@ std::optional<double> PassRate::Rate() const {
 }
 
 std::string PassRate::Describe() const {
-  const std::string others = not_model == 0 ? "" : fmt::format("; {} not the model's", not_model);
+  std::string others = not_model == 0 ? "" : fmt::format("; {} not the model's", not_model);
+  if (skipped != 0) others += fmt::format("; {} skipped", skipped);
   if (model_runs == 0) return fmt::format("- (no run blamed on the model{})", others);
   return fmt::format("{:.1f}% ({} of {} runs blamed on the model{})", 100.0 * *Rate(), passes,
                      model_runs, others);

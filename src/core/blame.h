@@ -48,26 +48,34 @@ bool NeedsReductionRerun(const TestSpec& spec, const RunResult& result);
 // proves nothing, so the run stays the model's).
 bool RerunIsConclusive(TestStatus rerun_status);
 
-// True for the runs a pass rate counts: blame is empty (rows stored before
+// True for the runs blamed on the model: blame is empty (rows stored before
 // schema version 6) or model.
 bool BlamedOnModel(const RunResult& result);
 // The same for a stored blame text.
 bool BlamedOnModel(std::string_view blame);
 
-// A pass rate: passes over the runs blamed on the model; the others (compatlab
-// could not test them) are counted apart. One rule for the summary, diff,
-// expected-status files and serve.
+// Where a run counts in a pass rate (PassRate): a test the model ran (pass or one
+// of its failures), one compatlab could not test (blamed on its reduction,
+// reference or harness), or one that was never run (status skipped: no modelling
+// class, a kind or mode the model or target does not take).
+enum class PassRateRole { kModelRun, kNotModel, kSkipped };
+PassRateRole PassRateRoleOf(TestStatus status, std::string_view blame);
+
+// A pass rate: passes over the runs blamed on the model that were tested; the
+// others (compatlab could not test them) and the skipped ones are counted apart.
+// One rule for the summary, diff, expected-status files and serve.
 struct PassRate {
   int64_t passes = 0;
   int64_t model_runs = 0;
   int64_t not_model = 0;
+  int64_t skipped = 0;
 
   void Add(TestStatus status, std::string_view blame);
   void Add(const RunResult& result) { Add(result.status, result.blame); }
   // passes / model_runs; nullopt when no run is the model's.
   std::optional<double> Rate() const;
-  // "50.0% (1 of 2 runs blamed on the model; 1 not the model's)", or
-  // "- (no run blamed on the model; N not the model's)".
+  // "50.0% (1 of 2 runs blamed on the model; 1 not the model's; 3 skipped)", or
+  // "- (no run blamed on the model; N not the model's)"; a count of 0 is left out.
   std::string Describe() const;
 };
 

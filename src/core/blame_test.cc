@@ -76,5 +76,31 @@ TEST(BlameTest, OlderRowsWithoutABlameCountAsTheModels) {
   EXPECT_FALSE(BlamedOnModel(old));
 }
 
+// A configuration-only model type (no modelling class) or a kind the model does not
+// take is skipped: never run, so neither a pass nor a failure of the model. hf-all's
+// 155 configuration-only types once showed 0.0% and lowered the sweep's rate from
+// 87.1% to 70.0%.
+TEST(PassRateTest, SkippedRunsAreCountedApartAndDoNotLowerTheRate) {
+  PassRate rate;
+  rate.Add(TestStatus::kPass, "model");
+  rate.Add(TestStatus::kFailToRun, "model");
+  rate.Add(TestStatus::kFailToRun, "reduction");
+  rate.Add(TestStatus::kSkipped, "model");
+  rate.Add(TestStatus::kSkipped, "");
+  EXPECT_EQ(rate.passes, 1);
+  EXPECT_EQ(rate.model_runs, 2);
+  EXPECT_EQ(rate.not_model, 1);
+  EXPECT_EQ(rate.skipped, 2);
+  EXPECT_EQ(*rate.Rate(), 0.5);
+  EXPECT_EQ(rate.Describe(), "50.0% (1 of 2 runs blamed on the model; 1 not the model's; 2 skipped)");
+}
+
+TEST(PassRateTest, OnlySkippedRunsHaveNoRate) {
+  PassRate rate;
+  rate.Add(TestStatus::kSkipped, "model");
+  EXPECT_FALSE(rate.Rate().has_value());
+  EXPECT_EQ(rate.Describe(), "- (no run blamed on the model; 1 skipped)");
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -179,15 +179,10 @@ namespace {
 // Figures of the passing runs of one summary row.
 struct PassFigures {
   std::vector<double> prepare_s, steady_s, speedups;
-  int64_t model_runs = 0, model_passes = 0, not_model = 0;
+  PassRate rate;  // core/blame.h: skipped and not-the-model's runs counted apart
   void Add(const RunResult& r) {
-    if (!BlamedOnModel(r)) {
-      ++not_model;
-      return;
-    }
-    ++model_runs;
-    if (r.status != TestStatus::kPass) return;
-    ++model_passes;
+    rate.Add(r);
+    if (r.status != TestStatus::kPass || !BlamedOnModel(r)) return;
     if (r.prepare_s) prepare_s.push_back(*r.prepare_s);
     if (r.steady_median_s) steady_s.push_back(*r.steady_median_s);
     if (r.speedup && *r.speedup > 0) speedups.push_back(*r.speedup);
@@ -232,7 +227,8 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
     columns.push_back({std::string(TestStatusName(status)), TextTable::kRight});
   }
   columns.push_back({"total", TextTable::kRight});
-  // Runs blamed on compatlab (core/blame.h) and passes over the runs blamed on the model.
+  // Runs blamed on compatlab (core/blame.h) and passes over the tested runs blamed on the
+  // model (skipped runs are in their status column, not in the rate).
   columns.push_back({"not_model", TextTable::kRight});
   columns.push_back({"pass_rate", TextTable::kRight});
   // Of the passing runs: median prepare and steady times, geometric-mean speedup.
@@ -252,11 +248,9 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
       total += n;
     }
     cells.push_back(std::to_string(total));
-    cells.push_back(f.not_model == 0 ? "." : std::to_string(f.not_model));
-    cells.push_back(f.model_runs == 0
-                        ? "-"
-                        : fmt::format("{:.1f}%", 100.0 * static_cast<double>(f.model_passes) /
-                                                     static_cast<double>(f.model_runs)));
+    cells.push_back(f.rate.not_model == 0 ? "." : std::to_string(f.rate.not_model));
+    const std::optional<double> rate = f.rate.Rate();
+    cells.push_back(rate ? fmt::format("{:.1f}%", 100.0 * *rate) : "-");
     cells.push_back(Number(Median(f.prepare_s), 3));
     cells.push_back(Number(Median(f.steady_s), 3, 1000.0));
     cells.push_back(Number(Geomean(f.speedups), 2));

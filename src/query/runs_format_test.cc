@@ -168,6 +168,23 @@ TEST(RunsFormatTest, SummaryPassRateLeavesOutReductionAndReferenceFailures) {
   EXPECT_NE(text.find("3          2     100.0%"), std::string::npos) << text;
 }
 
+// hf-all's configuration-only types are skipped ("no modelling class"): never run, so
+// their row has no rate ("-", not 0.0%) and the total leaves them out.
+TEST(RunsFormatTest, SummaryPassRateLeavesOutSkippedRuns) {
+  std::vector<RunRecord> runs = {
+      MakeRun("s1", MakeSpec("bert")),
+      MakeRun("s1", MakeSpec("bert", "train"), TestStatus::kFailToRun),
+      MakeRun("s1", MakeSpec("EvollaModel"), TestStatus::kSkipped),
+  };
+  const std::string text = FormatSweepSummary(runs);
+  EXPECT_NE(text.find("EvollaModel     .            .        1      1          .          -"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("total           1            1        1      3          .      50.0%"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RunsFormatTest, CsvFieldQuotesPerRfc4180) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField(""), "");

@@ -85,13 +85,15 @@ ordered_json StatsJson(const MetricStats& s) {
       {"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"max", s.max}, {"geomean", s.geomean}};
 }
 
-// {rate (null when no run is the model's), passes, model_runs, not_model} (core/blame.h).
+// {rate (null when no run is the model's), passes, model_runs, not_model, skipped}
+// (core/blame.h).
 ordered_json PassRateJson(const PassRate& rate) {
   const std::optional<double> r = rate.Rate();
   return {{"rate", r ? ordered_json(*r) : ordered_json(nullptr)},
           {"passes", rate.passes},
           {"model_runs", rate.model_runs},
-          {"not_model", rate.not_model}};
+          {"not_model", rate.not_model},
+          {"skipped", rate.skipped}};
 }
 
 ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
@@ -100,12 +102,15 @@ ordered_json GroupsJson(const std::vector<SummaryGroup>& groups) {
     ordered_json item = ordered_json::object();
     for (const auto& [k, v] : g.key) item[k] = v;
     const int64_t passes = g.statuses.contains("pass") ? g.statuses.at("pass") : 0;
-    // Passes over the runs blamed on the model (core/blame.h): a run compatlab could not
-    // test (its reduction, reference or harness failed) does not lower the model's rate.
-    const int64_t model_runs = g.runs - g.not_model;
+    // Passes over the tested runs blamed on the model (core/blame.h): a run compatlab could
+    // not test (its reduction, reference or harness failed) or a skipped one (never run)
+    // does not lower the model's rate.
+    const int64_t model_runs = g.runs - g.not_model - g.skipped;
     item["runs"] = g.runs;
     item["pass"] = passes;
     item["not_model"] = g.not_model;
+    item["skipped"] = g.skipped;
+    item["model_runs"] = model_runs;
     item["pass_rate"] =
         model_runs > 0 ? static_cast<double>(passes) / static_cast<double>(model_runs) : 0.0;
     item["statuses"] = g.statuses;

@@ -139,7 +139,7 @@ absl::Status RunIndex::Refresh(Store& store) {
   std::unique_lock lock(mu_);
   rows_.reserve(rows_.size() + fresh.size());
   row_models_.reserve(rows_.size() + fresh.size());
-  row_not_model_.reserve(rows_.size() + fresh.size());
+  row_roles_.reserve(rows_.size() + fresh.size());
   for (std::vector<uint32_t>& column : row_columns_) column.reserve(rows_.size() + fresh.size());
   metric_values_.reserve((rows_.size() + fresh.size()) * metric_names_.size());
   for (const NewRow& n : fresh) {
@@ -198,7 +198,9 @@ absl::Status RunIndex::Refresh(Store& store) {
     rows_.push_back(row);
     row_models_.push_back(model);
     const std::string blame = Text(n.values[first_matrix + 6]);
-    row_not_model_.push_back(!blame.empty() && blame != kBlameModel ? 1 : 0);
+    absl::StatusOr<TestStatus> status = ParseTestStatus(dicts_[kStatus].values[col[kStatus]]);
+    // A status this build does not know is the model's run: it is not a skip.
+    row_roles_.push_back(PassRateRoleOf(status.ok() ? *status : TestStatus::kHarnessError, blame));
     for (int c = 0; c < kColumns; ++c) {
       row_columns_[c].push_back(col[c]);
       if (postings_[c].size() <= col[c]) postings_[c].resize(col[c] + 1);
@@ -466,6 +468,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
   struct Acc {
     int64_t runs = 0;
     int64_t not_model = 0;
+    int64_t skipped = 0;
     std::vector<int64_t> statuses;  // by status id
     std::vector<std::vector<double>> values;
   };
@@ -485,7 +488,8 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     ++acc.runs;
     acc.statuses.resize(n_statuses);
     ++acc.statuses[ColumnAt(kStatus, p)];
-    acc.not_model += row_not_model_[p];
+    acc.not_model += row_roles_[p] == PassRateRole::kNotModel ? 1 : 0;
+    acc.skipped += row_roles_[p] == PassRateRole::kSkipped ? 1 : 0;
     if (ColumnAt(kStatus, p) != pass) return;
     acc.values.resize(n_metrics);
     for (size_t m = 0; m < n_metrics; ++m) {
@@ -508,6 +512,7 @@ Summary RunIndex::Summarize(const IndexQuery& query, size_t max_points) const {
     group.key = std::move(key);
     group.runs = acc.runs;
     group.not_model = acc.not_model;
+    group.skipped = acc.skipped;
     for (size_t status = 0; status < acc.statuses.size(); ++status) {
       if (acc.statuses[status] > 0)
         group.statuses[dicts_[kStatus].values[status]] = acc.statuses[status];

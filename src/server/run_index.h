@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/blame.h"
 #include "query/matrix.h"
 #include "store/store.h"
 
@@ -69,8 +70,10 @@ struct SummaryGroup {
   std::map<std::string, std::string> key;  // e.g. {torch_version: ..., transformers_version: ...}
   int64_t runs = 0;
   // Runs blamed on compatlab (core/blame.h: its reduction, reference or harness), not the
-  // model's; a pass rate is passes over runs - not_model.
+  // model's, and the model's skipped runs (never run); a pass rate is passes over
+  // runs - not_model - skipped (core/blame.h, PassRateRoleOf).
   int64_t not_model = 0;
+  int64_t skipped = 0;
   std::map<std::string, int64_t> statuses;     // status name -> runs
   std::map<std::string, MetricStats> passing;  // metric -> stats over passing runs
 };
@@ -214,7 +217,7 @@ class RunIndex {
   mutable std::shared_mutex mu_;
   std::vector<Row> rows_;
   std::vector<uint32_t> row_models_;             // model id, by position
-  std::vector<uint8_t> row_not_model_;           // 1: blamed on compatlab, by position
+  std::vector<PassRateRole> row_roles_;          // core/blame.h: where a row counts, by position
   std::vector<uint32_t> row_columns_[kColumns];  // column value ids, by column, by position
   // Posting lists: the positions holding each value id of a column, ascending
   // (a filter on a rare value walks its list, not every row).

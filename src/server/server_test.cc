@@ -267,6 +267,31 @@ TEST_F(ServerTest, SummaryPassRateLeavesOutRunsNotBlamedOnTheModel) {
   EXPECT_DOUBLE_EQ(all["by_stack"][0]["pass_rate"].get<double>(), 58.0 / 59.0);
 }
 
+// A skipped run (never run: no modelling class, a kind the model does not take) is
+// counted apart and lowers no pass rate (core/blame.h, PassRateRoleOf).
+TEST_F(ServerTest, SummaryPassRateLeavesOutSkippedRuns) {
+  SweepInfo sweep;
+  sweep.sweep_id = "s3";
+  sweep.created_at = "2026-11-30T04:00:00.000Z";
+  ASSERT_TRUE(writer_->CreateSweep(sweep, {plan_[1], plan_[2]}).ok());
+  RunRecord pass = MakeRun("s3", plan_[1]);
+  pass.result.torch_version = "2.14.0";
+  ASSERT_TRUE(writer_->InsertRun(pass).ok());
+  RunRecord skipped = MakeRun("s3", plan_[2], TestStatus::kSkipped);
+  skipped.result.torch_version = "2.14.0";
+  ASSERT_TRUE(writer_->InsertRun(skipped).ok());
+  Start();
+  auto [status, summary] = Get("/api/summary?sweep_id=s3");
+  ASSERT_EQ(status, 200) << summary;
+  const json& stack = summary["by_stack"][0];
+  EXPECT_EQ(stack["runs"], 2);
+  EXPECT_EQ(stack["pass"], 1);
+  EXPECT_EQ(stack["not_model"], 0);
+  EXPECT_EQ(stack["skipped"], 1);
+  EXPECT_EQ(stack["model_runs"], 1);
+  EXPECT_EQ(stack["pass_rate"], 1.0);
+}
+
 TEST_F(ServerTest, DiffCountsImprovementsAndPassRatesOfTheModelsRuns) {
   AddSweepTwo(*writer_, plan_);
   Start();
