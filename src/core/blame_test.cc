@@ -92,7 +92,8 @@ TEST(PassRateTest, SkippedRunsAreCountedApartAndDoNotLowerTheRate) {
   EXPECT_EQ(rate.not_model, 1);
   EXPECT_EQ(rate.skipped, 2);
   EXPECT_EQ(*rate.Rate(), 0.5);
-  EXPECT_EQ(rate.Describe(), "50.0% (1 of 2 runs blamed on the model; 1 not the model's; 2 skipped)");
+  EXPECT_EQ(rate.Describe(),
+            "50.0% (1 of 2 runs blamed on the model; 1 not the model's; 2 skipped)");
 }
 
 TEST(PassRateTest, OnlySkippedRunsHaveNoRate) {
