@@ -234,6 +234,44 @@ TEST(PlanTest, EveryServerRowOfALoadGroupNamesItsGroupsOfflineRowPlannedBeforeIt
   EXPECT_EQ(offline_at.size(), 2u * 2 * 2);  // one group each
 }
 
+TEST(PlanTest, EveryOtherRowOfALoadGroupNamesItsSingleStreamRowPlannedBeforeItUnlessGivenSlo) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama", "bert"};
+  suite.modes = {"eager", "compile"};
+  suite.seq_lens = {16, 32};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides o;
+  o.kinds = {"load", "forward"};
+  auto plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::map<std::string, size_t> single_at;  // test id -> plan position
+  int judged = 0;
+  for (size_t i = 0; i < plan->size(); ++i) {
+    const TestSpec& s = (*plan)[i];
+    const bool load = s.kind == "load";
+    EXPECT_EQ(IsLoadSingleStream(s), load && s.kind_params.at("scenario") == "single_stream");
+    if (IsLoadSingleStream(s)) single_at[s.TestId()] = i;
+    std::optional<std::string> slo = LoadSloTestId(s);
+    EXPECT_EQ(slo.has_value(), load && s.kind_params.at("scenario") != "single_stream");
+    if (!slo) continue;
+    ++judged;
+    ASSERT_TRUE(single_at.count(*slo))
+        << "no single_stream row before " << KindParamsToJson(s.kind_params);
+    const TestSpec& single = (*plan)[single_at[*slo]];
+    EXPECT_EQ(single.model_id, s.model_id);
+    EXPECT_EQ(single.mode, s.mode);
+    EXPECT_EQ(single.seq_len, s.seq_len);
+  }
+  EXPECT_EQ(judged, 2 * 2 * 2 * 4);         // models x modes x shapes x (offline + 3 rates)
+  EXPECT_EQ(single_at.size(), 2u * 2 * 2);  // one group each
+
+  o.load_slo = "ttft=1,itl=0.05";  // an objective given: no row takes another's
+  plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const TestSpec& s : *plan) EXPECT_FALSE(LoadSloTestId(s).has_value()) << s.TestId();
+}
+
 TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {
   Suite suite;
   suite.name = "t";
