@@ -58,6 +58,43 @@ class ExecuteTest : public ::testing::Test {
                        callbacks_);
   }
 
+  // Plans and executes `plan` until its first load row of `scenario` is recorded, stops
+  // there as SIGINT does, and resumes the tests still pending. Returns that row's run_id and
+  // the resume's launches.
+  std::pair<std::string, std::vector<LaunchRequest>> StopAfterLoadRowAndResume(
+      const std::vector<ResolvedTest>& plan, const std::string& scenario) {
+    Plan(plan);
+    std::string run_id;
+    callbacks_.on_finish = [&](const RunRecord& r) {
+      if (!run_id.empty() || r.spec.kind_params.at("scenario") != scenario) return;
+      run_id = r.run_id;
+      kill(getpid(), SIGINT);
+    };
+    EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+    callbacks_.on_finish = nullptr;
+    auto pending = store_->Plan("s1", /*pending_only=*/true);
+    if (!pending.ok()) {
+      ADD_FAILURE() << pending.status();
+      return {run_id, {}};
+    }
+    const size_t before = launcher_.requests().size();
+    EXPECT_TRUE(Execute(*pending).ok());
+    return {run_id, {launcher_.requests().begin() + before, launcher_.requests().end()}};
+  }
+
+  // Plans and executes `plan`, two tests at once, with kind_params fake_fail `scenario`: the
+  // fake load child fails that scenario's row. Returns the stored records of the sweep.
+  std::vector<RunRecord> ExecuteFailingLoadRow(std::vector<ResolvedTest> plan,
+                                               const std::string& scenario) {
+    for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = scenario;
+    Plan(plan);
+    options_.jobs = 2;
+    EXPECT_TRUE(Execute(plan).ok());
+    absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+    EXPECT_TRUE(stored.ok()) << stored.status();
+    return stored.ok() ? *std::move(stored) : std::vector<RunRecord>{};
+  }
+
   // The stored records of the sweep, by spec kind and seq_len ("noop/32").
   std::map<std::string, RunRecord> Records() {
     RunFilter filter;
@@ -281,26 +318,11 @@ TEST_F(ExecuteTest, EveryServerRowOfALoadGroupGetsItsOfflineRowsThroughputAsBase
 }
 
 TEST_F(ExecuteTest, AResumedServerRowTakesTheBaseOfTheStoredOfflineRow) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
-  Plan(plan);
-  std::string offline_run;
-  callbacks_.on_finish = [&](const RunRecord& r) {
-    if (r.spec.kind_params.at("scenario") != "offline") return;
-    offline_run = r.run_id;
-    kill(getpid(), SIGINT);  // stop after the offline row
-  };
-  EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+  const auto [offline_run, resumed] =
+      StopAfterLoadRowAndResume(LoadPlanOf({"0.5x", "1.5x"}, {16}), "offline");
   ASSERT_FALSE(offline_run.empty());
-
-  callbacks_.on_finish = nullptr;
-  auto pending = store_->Plan("s1", /*pending_only=*/true);
-  ASSERT_TRUE(pending.ok());
-  ASSERT_EQ(pending->size(), 2u);  // the two server rows
-  const size_t before = launcher_.requests().size();
-  ASSERT_TRUE(Execute(*pending).ok());
-  ASSERT_EQ(launcher_.requests().size(), before + 2);
-  for (size_t i = before; i < launcher_.requests().size(); ++i) {
-    const LaunchRequest& r = launcher_.requests()[i];
+  ASSERT_EQ(resumed.size(), 2u);  // the two server rows
+  for (const LaunchRequest& r : resumed) {
     ASSERT_TRUE(r.load_base.has_value()) << r.spec.kind_params.at("rate");
     EXPECT_DOUBLE_EQ(r.load_base->offline_requests_per_s, 2.0);
     EXPECT_EQ(r.load_base->run_id, offline_run);
@@ -308,17 +330,12 @@ TEST_F(ExecuteTest, AResumedServerRowTakesTheBaseOfTheStoredOfflineRow) {
 }
 
 TEST_F(ExecuteTest, ServerRowsOfAFailedOfflineRowCarryNoBase) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
-  for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = "offline";
-  Plan(plan);
-  options_.jobs = 2;
-  ASSERT_TRUE(Execute(plan).ok());
+  const std::vector<RunRecord> stored =
+      ExecuteFailingLoadRow(LoadPlanOf({"0.5x", "1.5x"}, {16}), "offline");
   std::map<std::string, LaunchRequest> servers = ServerLaunches(launcher_);
   ASSERT_EQ(servers.size(), 2u);
   for (const auto& [key, request] : servers) EXPECT_FALSE(request.load_base.has_value()) << key;
-  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
-  ASSERT_TRUE(stored.ok());
-  for (const RunRecord& r : *stored) {
+  for (const RunRecord& r : stored) {
     if (r.spec.kind_params.at("scenario") == "server") {
       EXPECT_EQ(r.result.load_base_source, "this_child");
     }
@@ -382,26 +399,11 @@ TEST_F(ExecuteTest, EveryOtherRowOfALoadGroupIsJudgedByItsSingleStreamRowsObject
 }
 
 TEST_F(ExecuteTest, AResumedLoadRowTakesTheObjectiveOfTheStoredSingleStreamRow) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x"}, {16});
-  Plan(plan);
-  std::string single_run;
-  callbacks_.on_finish = [&](const RunRecord& r) {
-    if (r.spec.kind_params.at("scenario") != "single_stream") return;
-    single_run = r.run_id;
-    kill(getpid(), SIGINT);  // stop after the single_stream row
-  };
-  EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+  const auto [single_run, resumed] =
+      StopAfterLoadRowAndResume(LoadPlanOf({"0.5x"}, {16}), "single_stream");
   ASSERT_FALSE(single_run.empty());
-
-  callbacks_.on_finish = nullptr;
-  auto pending = store_->Plan("s1", /*pending_only=*/true);
-  ASSERT_TRUE(pending.ok());
-  ASSERT_EQ(pending->size(), 2u);  // offline and the server row
-  const size_t before = launcher_.requests().size();
-  ASSERT_TRUE(Execute(*pending).ok());
-  ASSERT_EQ(launcher_.requests().size(), before + 2);
-  for (size_t i = before; i < launcher_.requests().size(); ++i) {
-    const LaunchRequest& r = launcher_.requests()[i];
+  ASSERT_EQ(resumed.size(), 2u);  // offline and the server row
+  for (const LaunchRequest& r : resumed) {
     SCOPED_TRACE(r.spec.kind_params.at("scenario"));
     ASSERT_TRUE(r.load_slo.has_value());
     EXPECT_EQ(*r.load_slo, (LoadSlo{0.16, 0.016, single_run}));
@@ -409,20 +411,16 @@ TEST_F(ExecuteTest, AResumedLoadRowTakesTheObjectiveOfTheStoredSingleStreamRow) 
 }
 
 TEST_F(ExecuteTest, RowsOfAFailedSingleStreamRowCarryNoObjectiveButStillTheirBase) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
-  for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = "single_stream";
-  Plan(plan);
-  options_.jobs = 2;
-  ASSERT_TRUE(Execute(plan).ok());
+  const std::vector<RunRecord> stored =
+      ExecuteFailingLoadRow(LoadPlanOf({"0.5x", "1.5x"}, {16}), "single_stream");
   std::map<std::string, LaunchRequest> judged = JudgedLaunches(launcher_);
   ASSERT_EQ(judged.size(), 3u);
   for (const auto& [key, request] : judged) {
     EXPECT_FALSE(request.load_slo.has_value()) << key;
     EXPECT_EQ(request.load_base.has_value(), key != "16@offline") << key;
   }
-  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
-  ASSERT_TRUE(stored.ok());
-  for (const RunRecord& r : *stored) {
+  ASSERT_EQ(stored.size(), 4u);
+  for (const RunRecord& r : stored) {
     if (r.spec.kind_params.at("scenario") == "single_stream") continue;
     EXPECT_EQ(r.result.load_slo_source, "single_stream_p50x3");
     EXPECT_EQ(r.result.load_slo_run_id, "");
