@@ -102,6 +102,17 @@ class LoadBase:
 
 
 @dataclass(frozen=True)
+class LoadSlo:
+    """Kind load, an offline or server row without kind_params slo: the goodput objectives
+    (seconds) of its group's single_stream row (run `run_id`), so that every row of a group is
+    judged by one objective; the sweep sends them once that row passed."""
+
+    ttft_s: float
+    itl_s: float
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
 class DeviceMemory:
     """A profile's `memory`: functions resetting and reading the allocator's peak, and its name."""
 
@@ -182,6 +193,7 @@ class TestRequest:
     torch_num_threads: int = 0  # 0: torch's default
     supervisor_pid: int = 0     # 0: none given
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
+    load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
 
     @property
     def compiling(self) -> bool:
@@ -287,6 +299,19 @@ def _load_base(raw: Any) -> LoadBase | None:
     return LoadBase(offline_requests_per_s=rps, run_id=f.string("run_id", ""))
 
 
+def _load_slo(raw: Any) -> LoadSlo | None:
+    if raw is None:
+        return None
+    f = _Fields(raw, "load_slo.")
+    objectives = {}
+    for key in ("ttft_s", "itl_s"):
+        value = f.number(key, 0.0)
+        if not math.isfinite(value) or value <= 0:
+            raise f.bad(key, "not a time above 0")
+        objectives[key] = value
+    return LoadSlo(**objectives, run_id=f.string("run_id", ""))
+
+
 def _memory_limit(raw: Any) -> MemoryLimit:
     f, d = _Fields(raw, "memory_limit."), MemoryLimit()
     limit = MemoryLimit(method=f.string("method", d.method), bytes=f.integer("bytes", d.bytes, 0),
@@ -385,7 +410,8 @@ def parse_request(raw: Any) -> TestRequest:
                                 cache_dir=f.string("compile_cache_dir", ""), cache_phase=f.string("cache_phase", "")),
         measure=_measure(f.value("measure")), memory_limit=_memory_limit(f.value("memory_limit")),
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
-        supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")))
+        supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
+        load_slo=_load_slo(f.value("load_slo")))
 
 
 def supervisor_pid_of(raw: Any) -> int:

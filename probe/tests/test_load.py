@@ -104,6 +104,75 @@ def test_tiny_llama_serves_each_scenario(scenario, params, extra):
         assert math.isclose(m["load_arrival_rate_per_s"], 60.0)
 
 
+# The objective as a sweep sends it to a group's other rows: its single_stream row's (request load_slo).
+SLO = {"load_slo": {"ttft_s": 10.0, "itl_s": 10.0, "run_id": "single-run"}}
+
+
+@pytest.fixture
+def steady_runs(monkeypatch):
+    """The runs each engine served in the steady phase: (requests, "one at a time" | "at once" |
+    "arrivals") per top-level serve() call."""
+    runs, depth, steady = [], [0], [False]
+
+    def spy(serve):
+        def wrapper(self, requests, arrivals):
+            if steady[0] and depth[0] == 0:
+                how = ("one at a time" if arrivals is None
+                       else "at once" if not any(arrivals) else "arrivals")
+                runs.append((len(requests), how))
+            depth[0] += 1
+            try:
+                return serve(self, requests, arrivals)
+            finally:
+                depth[0] -= 1
+        return wrapper
+
+    measure = load._measure
+
+    def measured(*args, **kwargs):
+        steady[0] = True
+        try:
+            return measure(*args, **kwargs)
+        finally:
+            steady[0] = False
+
+    for engine in (load.ContinuousEngine, load.StaticEngine):
+        monkeypatch.setattr(engine, "serve", spy(engine.serve))
+    monkeypatch.setattr(load, "_measure", measured)
+    return runs
+
+
+@pytest.mark.parametrize("scenario,params,extra,expected", [
+    # the group's objective and base: the steady phase is the row's scenario alone
+    ("server", {"rate": "1.5x"}, {**BASE, **SLO}, [(6, "arrivals")]),
+    ("offline", {}, SLO, [(6, "at once")]),
+    # no objective in the request: its own single_stream calibration first
+    ("offline", {}, None, [(6, "one at a time"), (6, "at once")]),
+])
+def test_a_request_carrying_its_groups_objective_is_judged_by_it_without_calibrating(
+        steady_runs, scenario, params, extra, expected):
+    out = _run(scenario, extra=extra, **params)
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert steady_runs == expected
+    if extra and "load_slo" in extra:  # a loose objective: every request is good
+        assert (m["load_slo_source"], m["load_slo_run_id"]) == ("single_stream_row", "single-run")
+        assert (m["load_slo_ttft_s"], m["load_slo_itl_s"]) == (10.0, 10.0)
+        assert m["load_goodput_per_s"] == m["load_requests_per_s"]
+    else:
+        assert (m["load_slo_source"], m["load_slo_run_id"]) == ("single_stream_p50x3", "")
+
+
+def test_a_given_slo_wins_over_the_groups_objective(steady_runs):
+    out = _run("offline", extra=SLO, slo="ttft=0.000001,itl=0.000001")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert (m["load_slo_source"], m["load_slo_run_id"]) == ("kind_params", "")
+    assert (m["load_slo_ttft_s"], m["load_slo_itl_s"]) == (0.000001, 0.000001)
+    assert m["load_goodput_per_s"] == 0
+    assert steady_runs == [(6, "at once")]
+
+
 @pytest.mark.slow  # compiles (minutes on a busy 2-core machine); tests/e2e/test_field_matrix.py runs load compiled
 def test_compile_mode_counts_recompiles_and_gpt2_says_which_engine():
     out = _run("offline", mode="compile")

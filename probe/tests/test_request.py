@@ -14,6 +14,7 @@ from compatlab_probe.request import (
     BadRequest,
     KindParams,
     LoadBase,
+    LoadSlo,
     MeasureSettings,
     TestRequest,
     parse_request,
@@ -66,6 +67,12 @@ def test_a_load_base_parses_and_is_absent_by_default():
     assert r.load_base == LoadBase(2.5, "r0")
 
 
+def test_a_load_objective_parses_and_is_absent_by_default():
+    assert parse_request({"kind": "load"}).load_slo is None
+    r = parse_request(dict(WIRE, load_slo={"ttft_s": 0.3, "itl_s": 0.02, "run_id": "r1"}))
+    assert r.load_slo == LoadSlo(0.3, 0.02, "r1")
+
+
 def test_measure_settings_clamp():
     assert MeasureSettings().clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(1, 5, 1.0)
     assert MeasureSettings(0, 2, 0.0).clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(0, 2, 0.0)
@@ -93,6 +100,10 @@ def test_measure_settings_clamp():
     ({"load_base": {"offline_requests_per_s": 0}}, "bad load_base.offline_requests_per_s 0"),
     ({"load_base": {"offline_requests_per_s": "2"}}, "bad load_base.offline_requests_per_s '2'"),
     ({"load_base": 2.5}, "load_base must be an object"),
+    ({"load_slo": {"ttft_s": 0.3, "itl_s": 0}}, "bad load_slo.itl_s 0"),
+    ({"load_slo": {"itl_s": 0.02}}, "bad load_slo.ttft_s None"),
+    ({"load_slo": {"ttft_s": "1", "itl_s": 0.02}}, "bad load_slo.ttft_s '1'"),
+    ({"load_slo": [0.3, 0.02]}, "load_slo must be an object"),
 ])
 def test_malformed_requests_name_the_field(change, message):
     with pytest.raises(BadRequest, match=message.replace("[", r"\[").replace("(", r"\(")):

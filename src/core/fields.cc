@@ -635,9 +635,12 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.load_slo_itl_s))),
       only(load));
   add(Metric(Member("load_slo_source", "",
-                    "load: where the objectives come from: kind_params (--slo) or "
+                    "load: where the objectives come from: kind_params (--slo), "
+                    "single_stream_row (the objectives of its group's single_stream row in "
+                    "this sweep, shared by every row of the group: load_slo_run_id) or "
                     "single_stream_p50x3 (3x the p50s of a single_stream run in the same "
-                    "process).",
+                    "process: the single_stream row itself, or a row whose single_stream row "
+                    "did not pass or that ran alone).",
                     COMPATLAB_MEMBER(result.load_slo_source))),
       only(load));
   add(Metric(Member("load_max_concurrency", "",
@@ -960,6 +963,13 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(result.rerun_size)));
   add(Member("rerun_reduction", "", "The rerun's own reduction text (what it ran at, in words).",
              COMPATLAB_MEMBER(result.rerun_reduction)));
+  // Version 16, load: every row of a group judged by one objective, its single_stream row's.
+  version = 16;
+  add(Metric(Member("load_slo_run_id", "",
+                    "load, load_slo_source single_stream_row: the run_id of the single_stream "
+                    "row whose objectives (load_slo_ttft_s, load_slo_itl_s) the row took; "
+                    "empty otherwise.",
+                    COMPATLAB_MEMBER(result.load_slo_run_id))));
   return fields;
 }
 

@@ -224,7 +224,7 @@ struct RunResult {
   std::optional<double> load_goodput_per_s;
   std::optional<double> load_slo_ttft_s;
   std::optional<double> load_slo_itl_s;
-  std::string load_slo_source;  // kind_params, single_stream_p50x3
+  std::string load_slo_source;  // kind_params, single_stream_row (v16), single_stream_p50x3
   std::optional<int64_t> load_max_concurrency;
   std::optional<int64_t> load_recompiles;  // compile mode
   std::string load_ttft_dist;              // JSON array text, bounded (doc/limits.md)
@@ -294,6 +294,9 @@ struct RunResult {
   std::string rerun_error_signature;  // the rerun's FailureSignature ("" when it passed)
   std::string rerun_size;             // full or milder (what the rerun ran at)
   std::string rerun_reduction;        // the rerun's own `reduction` text
+
+  // --- Schema version 16: kind load's one objective per group (doc/probe.md, "Kind load"). ---
+  std::string load_slo_run_id;  // load_slo_source single_stream_row: the single_stream row's run_id
 };
 
 // One stored row: a test, where and when it ran, and what happened.

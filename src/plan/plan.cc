@@ -171,15 +171,32 @@ std::vector<std::string> VariantModels(const Suite& suite, const PlanOverrides& 
 
 }  // namespace
 
+namespace {
+
+// The test id of the row of `spec`'s load group that runs `scenario`.
+std::string LoadGroupRowId(const TestSpec& spec, std::string_view scenario) {
+  TestSpec row = spec;
+  row.kind_params["scenario"] = std::string(scenario);
+  row.kind_params.erase("rate");
+  return row.TestId();
+}
+
+}  // namespace
+
 std::optional<std::string> LoadBaseTestId(const TestSpec& spec) {
   if (!IsLoadScenario(spec, "server")) return std::nullopt;
-  TestSpec offline = spec;
-  offline.kind_params["scenario"] = "offline";
-  offline.kind_params.erase("rate");
-  return offline.TestId();
+  return LoadGroupRowId(spec, "offline");
 }
 
 bool IsLoadOffline(const TestSpec& spec) { return IsLoadScenario(spec, "offline"); }
+
+std::optional<std::string> LoadSloTestId(const TestSpec& spec) {
+  if (!IsLoadScenario(spec, "offline") && !IsLoadScenario(spec, "server")) return std::nullopt;
+  if (spec.kind_params.count("slo")) return std::nullopt;  // --slo: every row's own, given
+  return LoadGroupRowId(spec, "single_stream");
+}
+
+bool IsLoadSingleStream(const TestSpec& spec) { return IsLoadScenario(spec, "single_stream"); }
 
 std::vector<std::string> PlanTargets(const Suite& suite, const PlanOverrides& overrides) {
   return Either(overrides.targets, suite.targets);

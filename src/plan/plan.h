@@ -84,6 +84,13 @@ absl::StatusOr<std::vector<std::map<std::string, std::string>>> KindParamVariant
 std::optional<std::string> LoadBaseTestId(const TestSpec& spec);
 // True for kind load's offline row (the base of its group's server rows).
 bool IsLoadOffline(const TestSpec& spec);
+// Kind load's one objective per group: without an explicit objective (kind_params slo,
+// --slo), every offline and server row is judged by the goodput objectives of its group's
+// single_stream row (sweep/execute.h); ExpandPlan puts that row first. For such a row, the
+// test id of its group's single_stream row; nullopt for every other test.
+std::optional<std::string> LoadSloTestId(const TestSpec& spec);
+// True for kind load's single_stream row (the objective of its group's other rows).
+bool IsLoadSingleStream(const TestSpec& spec);
 
 // The model id of a code model: "code:NAME@" + the first 16 hex digits of `sha256`, its
 // code files' CodeFilesDigest (a change of any of its files is a new model). NAME is FILE's

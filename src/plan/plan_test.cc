@@ -202,7 +202,31 @@ TEST(PlanTest, LoadExpandsIntoSingleStreamOfflineAndOneServerTestPerRate) {
   EXPECT_EQ((*plan)[3].kind_params.at("rate"), "0.25x");
 }
 
-TEST(PlanTest, EveryServerRowOfALoadGroupNamesItsGroupsOfflineRowPlannedBeforeIt) {
+// Expects every test of `plan` for which `group_row` names a row to name one planned before
+// it, of its model, mode and shape, with `scenario`. Returns how many tests named one.
+int ExpectLoadGroupRowsPlannedBefore(const std::vector<TestSpec>& plan, std::string_view scenario,
+                                     std::optional<std::string> (*group_row)(const TestSpec&)) {
+  std::map<std::string, size_t> at;  // test id -> plan position
+  int named = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const TestSpec& s = plan[i];
+    if (s.kind == "load" && s.kind_params.at("scenario") == scenario) at[s.TestId()] = i;
+    const std::optional<std::string> row = group_row(s);
+    if (!row) continue;
+    ++named;
+    if (!at.count(*row)) {
+      ADD_FAILURE() << "no " << scenario << " row before " << KindParamsToJson(s.kind_params);
+      continue;
+    }
+    const TestSpec& before = plan[at[*row]];
+    EXPECT_EQ(before.model_id, s.model_id);
+    EXPECT_EQ(before.mode, s.mode);
+    EXPECT_EQ(before.seq_len, s.seq_len);
+  }
+  return named;
+}
+
+TEST(PlanTest, EveryLoadRowNamesTheRowsOfItsGroupItWaitsForPlannedBeforeIt) {
   Suite suite;
   suite.name = "t";
   suite.models = {"llama", "bert"};
@@ -213,25 +237,23 @@ TEST(PlanTest, EveryServerRowOfALoadGroupNamesItsGroupsOfflineRowPlannedBeforeIt
   o.kinds = {"load", "forward"};
   auto plan = ExpandPlan(suite, o, &catalog, Profiles());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  std::map<std::string, size_t> offline_at;  // test id -> plan position
-  int servers = 0;
-  for (size_t i = 0; i < plan->size(); ++i) {
-    const TestSpec& s = (*plan)[i];
-    EXPECT_EQ(IsLoadOffline(s), s.kind == "load" && s.kind_params.at("scenario") == "offline");
-    if (IsLoadOffline(s)) offline_at[s.TestId()] = i;
-    std::optional<std::string> base = LoadBaseTestId(s);
-    EXPECT_EQ(base.has_value(), s.kind == "load" && s.kind_params.at("scenario") == "server");
-    if (!base) continue;
-    ++servers;
-    ASSERT_TRUE(offline_at.count(*base))
-        << "no offline row before " << KindParamsToJson(s.kind_params);
-    const TestSpec& offline = (*plan)[offline_at[*base]];
-    EXPECT_EQ(offline.model_id, s.model_id);
-    EXPECT_EQ(offline.mode, s.mode);
-    EXPECT_EQ(offline.seq_len, s.seq_len);
+  for (const TestSpec& s : *plan) {
+    const std::string scenario = s.kind == "load" ? s.kind_params.at("scenario") : "";
+    EXPECT_EQ(IsLoadSingleStream(s), scenario == "single_stream");
+    EXPECT_EQ(IsLoadOffline(s), scenario == "offline");
+    EXPECT_EQ(LoadBaseTestId(s).has_value(), scenario == "server");
+    EXPECT_EQ(LoadSloTestId(s).has_value(), scenario == "offline" || scenario == "server");
   }
-  EXPECT_EQ(servers, 2 * 2 * 2 * 3);         // models x modes x shapes x rates
-  EXPECT_EQ(offline_at.size(), 2u * 2 * 2);  // one group each
+  // Server rows: their offline row, the base; offline and server rows: their single_stream
+  // row, the objective. models x modes x shapes x (3 rates, and the offline row).
+  EXPECT_EQ(ExpectLoadGroupRowsPlannedBefore(*plan, "offline", &LoadBaseTestId), 2 * 2 * 2 * 3);
+  EXPECT_EQ(ExpectLoadGroupRowsPlannedBefore(*plan, "single_stream", &LoadSloTestId),
+            2 * 2 * 2 * 4);
+
+  o.load_slo = "ttft=1,itl=0.05";  // an objective given: no row takes another's
+  plan = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const TestSpec& s : *plan) EXPECT_FALSE(LoadSloTestId(s).has_value()) << s.TestId();
 }
 
 TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {

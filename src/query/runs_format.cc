@@ -95,6 +95,7 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                    C{"mem_mib", kR}});
   bool any = false;
   bool own_base = false;
+  bool own_objective = false;
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
     if (run.spec.kind != "load" || r.status != TestStatus::kPass) continue;
@@ -102,6 +103,11 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
     auto rate = run.spec.kind_params.find("rate");
     const bool own = rate != run.spec.kind_params.end() && r.load_base_source == "this_child";
     own_base = own_base || own;
+    auto scenario = run.spec.kind_params.find("scenario");
+    const bool own_slo = scenario != run.spec.kind_params.end() &&
+                         scenario->second != "single_stream" &&
+                         r.load_slo_source == "single_stream_p50x3";
+    own_objective = own_objective || own_slo;
     const std::string rate_cell =
         rate == run.spec.kind_params.end()
             ? "-"
@@ -111,7 +117,8 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
       return v ? fmt::format("{}", *v) : std::string("-");
     };
     table.AddRow({run.spec.model_id, run.spec.target, run.spec.mode, r.load_scenario, rate_cell,
-                  r.load_engine, Number(r.load_requests_per_s, 2), Number(r.load_goodput_per_s, 2),
+                  r.load_engine, Number(r.load_requests_per_s, 2),
+                  Number(r.load_goodput_per_s, 2) + (own_slo ? "^" : ""),
                   Number(r.load_output_tokens_per_s, 1), Number(r.load_ttft_p50_s, 1, 1000.0),
                   Number(r.load_ttft_p99_s, 1, 1000.0), Number(r.load_itl_p50_s, 2, 1000.0),
                   Number(r.load_itl_p99_s, 2, 1000.0), Number(r.load_e2e_p99_s, 1, 1000.0),
@@ -124,6 +131,11 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
     out +=
         "* the rate's base was measured in the row's own process: its group's offline row did "
         "not pass\n";
+  }
+  if (own_objective) {
+    out +=
+        "^ the goodput objective was calibrated in the row's own process: its group's "
+        "single_stream row did not pass\n";
   }
   return out;
 }

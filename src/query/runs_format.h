@@ -30,7 +30,9 @@ struct RunsTableOptions {
 // rate is the server row's multiple and arrival rate ("1.5x=12.3/s"), "-"
 // otherwise; a '*' and a footnote line mark a rate whose base the row measured
 // itself (load_base_source this_child) instead of sharing its group's offline
-// row's. "" when there are none; else ends in '\n'.
+// row's; a '^' and a footnote line mark the goodput of an offline or server row
+// judged by an objective of its own (load_slo_source single_stream_p50x3) instead
+// of its group's single_stream row's. "" when there are none; else ends in '\n'.
 std::string FormatLoadTable(const std::vector<RunRecord>& runs);
 
 // One line per run, in the given order, under a header:

@@ -52,6 +52,7 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   server.spec.kind = "load";
   server.spec.kind_params = {{"scenario", "server"}, {"rate", "0.9x"}};
   server.result.status = TestStatus::kPass;
+  server.result.load_slo_source = "single_stream_row";
   RunRecord offline = server;
   offline.spec.kind_params = {{"scenario", "offline"}};
   offline.result.load_scenario = "offline";
@@ -77,6 +78,18 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   ASSERT_EQ(marked.size(), 4u);  // header, rule, the row, the footnote
   EXPECT_NE(marked[2].find("0.9x=18.4/s*"), std::string::npos) << marked[2];
   EXPECT_EQ(marked[3].rfind("* the rate's base was measured in the row's own process", 0), 0u);
+  EXPECT_EQ(lines[2].find("11.20^"), std::string::npos);  // the group's objective: no mark
+
+  RunRecord own_slo = server;
+  own_slo.result.load_slo_source = "single_stream_p50x3";
+  RunRecord single = own_slo;  // a single_stream row's objective is always its own: no mark
+  single.spec.kind_params = {{"scenario", "single_stream"}};
+  const std::vector<std::string> judged = Lines(FormatLoadTable({own_slo, single}));
+  ASSERT_EQ(judged.size(), 5u);  // header, rule, the rows, the footnote
+  EXPECT_NE(judged[2].find("11.20^"), std::string::npos) << judged[2];
+  EXPECT_EQ(judged[3].find('^'), std::string::npos) << judged[3];
+  EXPECT_EQ(judged[4].rfind("^ the goodput objective was calibrated in the row's own process", 0),
+            0u);
 }
 
 TEST(RunsFormatTest, JsonHasEverySchemaFieldWithTypedValues) {

@@ -78,6 +78,12 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
     launch.load_base =
         LoadBase{*record.result.load_offline_requests_per_s, record.result.load_base_run_id};
   }
+  // A load row judged by its group's objective reruns with that objective, not its own.
+  if (record.result.load_slo_source == "single_stream_row" && record.result.load_slo_ttft_s &&
+      record.result.load_slo_itl_s) {
+    launch.load_slo = LoadSlo{*record.result.load_slo_ttft_s, *record.result.load_slo_itl_s,
+                              record.result.load_slo_run_id};
+  }
 
   const ordered_json row = RunRecordToJson(record);
   ordered_json recorded = ordered_json::object();

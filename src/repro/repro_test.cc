@@ -109,6 +109,32 @@ TEST_F(ReproTest, InputIsTheSupervisorsRequestPlusWhatWasRecorded) {
   EXPECT_TRUE(json::parse(ReproInputJson(run, nullptr))["known_error"].is_null());
 }
 
+TEST_F(ReproTest, ALoadRowRerunsWithTheBaseAndObjectiveItsGroupGaveIt) {
+  TestSpec spec = test::MakeSpec("gpt2");
+  spec.kind = "load";
+  spec.kind_params = {{"scenario", "server"}, {"rate", "0.5x"}};
+  RunRecord run = test::MakeRun("s1", spec);
+  run.result.load_base_source = "offline_row";
+  run.result.load_offline_requests_per_s = 4.0;
+  run.result.load_base_run_id = "run-offline";
+  run.result.load_slo_source = "single_stream_row";
+  run.result.load_slo_ttft_s = 0.3;
+  run.result.load_slo_itl_s = 0.02;
+  run.result.load_slo_run_id = "run-single";
+  json request = json::parse(ReproInputJson(run, nullptr))["request"];
+  EXPECT_EQ(request["load_base"],
+            json({{"offline_requests_per_s", 4.0}, {"run_id", "run-offline"}}));
+  EXPECT_EQ(request["load_slo"],
+            json({{"ttft_s", 0.3}, {"itl_s", 0.02}, {"run_id", "run-single"}}));
+
+  // Its own objective (the group's single_stream row did not pass): none sent, it calibrates again.
+  run.result.load_slo_source = "single_stream_p50x3";
+  run.result.load_slo_run_id = "";
+  request = json::parse(ReproInputJson(run, nullptr))["request"];
+  EXPECT_FALSE(request.contains("load_slo"));
+  EXPECT_TRUE(request.contains("load_base"));
+}
+
 TEST_F(ReproTest, GeneratorReadsTheInputOnStandardInputNeverArgv) {
   RunRecord run = FailingRun();
   run.result.error_message = "marker-7f3a9 in the message";

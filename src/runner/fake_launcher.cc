@@ -47,30 +47,44 @@ void CompileCacheChild(const LaunchRequest& req, int result_fd) {
   }
 }
 
-// Stands in for kind load in eager mode: an offline row passes with
-// load_requests_per_s = seq_len / 8 (fails with kind_params fake_fail); a server
-// row reports the base its request carried (load_base_source this_child and
-// load_offline_requests_per_s -1 when none).
+// Stands in for kind load in eager mode. The row of kind_params fake_fail's scenario
+// fails. A single_stream row passes with the objectives load_slo_ttft_s = seq_len / 100
+// and load_slo_itl_s = seq_len / 1000; an offline row with load_requests_per_s =
+// seq_len / 8; a server row reports the base its request carried (load_base_source
+// this_child and load_offline_requests_per_s -1 when none). Offline and server rows
+// report the objective their request carried (load_slo_source single_stream_p50x3 and
+// load_slo_ttft_s -1 when none).
 void LoadChild(const LaunchRequest& req, int result_fd) {
   const std::map<std::string, std::string>& params = req.spec.kind_params;
-  auto scenario = params.find("scenario");
-  if (scenario != params.end() && scenario->second == "offline") {
-    if (params.count("fake_fail")) {
-      WriteAll(result_fd, R"({"status":"fail_to_run","stage":"steady","error_message":"boom"})");
-      return;
-    }
-    WriteAll(result_fd, R"({"status":"pass","metrics":{"load_scenario":"offline",)"
-                        R"("load_requests_per_s":)" +
-                            std::to_string(static_cast<double>(req.spec.seq_len) / 8) + "}}");
+  const std::string scenario = params.count("scenario") ? params.at("scenario") : "";
+  if (params.count("fake_fail") && params.at("fake_fail") == scenario) {
+    WriteAll(result_fd, R"({"status":"fail_to_run","stage":"steady","error_message":"boom"})");
     return;
   }
-  const bool based = req.load_base.has_value();
-  WriteAll(result_fd, std::string(R"({"status":"pass","metrics":{"load_scenario":"server",)") +
-                          R"("load_offline_requests_per_s":)" +
-                          std::to_string(based ? req.load_base->offline_requests_per_s : -1.0) +
-                          R"(,"load_base_source":")" + (based ? "offline_row" : "this_child") +
-                          R"(","load_base_run_id":")" + (based ? req.load_base->run_id : "") +
-                          R"("}})");
+  const double seq_len = static_cast<double>(req.spec.seq_len);
+  std::string metrics = R"("load_scenario":")" + scenario + R"(")";
+  if (scenario == "single_stream") {
+    metrics += R"(,"load_slo_source":"single_stream_p50x3","load_slo_ttft_s":)" +
+               std::to_string(seq_len / 100) + R"(,"load_slo_itl_s":)" +
+               std::to_string(seq_len / 1000);
+  } else {
+    const bool judged = req.load_slo.has_value();
+    metrics += std::string(R"(,"load_slo_source":")") +
+               (judged ? "single_stream_row" : "single_stream_p50x3") + R"(","load_slo_ttft_s":)" +
+               std::to_string(judged ? req.load_slo->ttft_s : -1.0) + R"(,"load_slo_itl_s":)" +
+               std::to_string(judged ? req.load_slo->itl_s : -1.0) + R"(,"load_slo_run_id":")" +
+               (judged ? req.load_slo->run_id : "") + R"(")";
+  }
+  if (scenario == "offline") {
+    metrics += R"(,"load_requests_per_s":)" + std::to_string(seq_len / 8);
+  } else if (scenario == "server") {
+    const bool based = req.load_base.has_value();
+    metrics += R"(,"load_offline_requests_per_s":)" +
+               std::to_string(based ? req.load_base->offline_requests_per_s : -1.0) +
+               R"(,"load_base_source":")" + (based ? "offline_row" : "this_child") +
+               R"(","load_base_run_id":")" + (based ? req.load_base->run_id : "") + R"(")";
+  }
+  WriteAll(result_fd, R"({"status":"pass","metrics":{)" + metrics + "}}");
 }
 
 // Stands in for a reduced model whose failure depends on its size (kind_params

@@ -17,9 +17,11 @@ namespace compatlab {
 // result), "bad-result", "fail" (a fail_to_run result with a traceback),
 // "compile-cache" (a cold run fills its cache directory, a warm run hits it).
 // A model test (model_id not "none") runs as "noop" in eager mode and as
-// "compile-cache" in compile mode; kind load in eager mode as "load" (an
-// offline row passes with load_requests_per_s seq_len / 8, or fails with
-// kind_params fake_fail; a server row reports the load_base it was given); an
+// "compile-cache" in compile mode; kind load in eager mode as "load" (a
+// single_stream row passes with objectives from seq_len, an offline row with
+// load_requests_per_s seq_len / 8, the row of kind_params fake_fail's scenario
+// fails; offline and server rows report the load_slo, server rows the load_base
+// they were given); an
 // eager model test with kind_params fake_reduction as a reduced model that
 // fails only when reduced ("reduced-only") or at every size ("always"); a
 // full-size request with fit_bytes below kind_params fake_full_bytes (default

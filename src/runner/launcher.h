@@ -31,6 +31,17 @@ struct LoadBase {
   bool operator==(const LoadBase&) const = default;
 };
 
+// Kind load, an offline or server row without --slo: the goodput objectives of its group's
+// single_stream row (plan/plan.h, LoadSloTestId), recorded by run `run_id`: that row's own
+// p50s times the probe's multiplier, so every row of a group is judged by one objective.
+struct LoadSlo {
+  double ttft_s = 0;
+  double itl_s = 0;
+  std::string run_id;
+
+  bool operator==(const LoadSlo&) const = default;
+};
+
 struct LaunchRequest {
   std::string run_id;
   TestSpec spec;
@@ -49,6 +60,9 @@ struct LaunchRequest {
   // Kind load, a server row whose group's offline row passed: its base, sent as
   // "load_base"; unset otherwise (the child then measures its own).
   std::optional<LoadBase> load_base;
+  // Kind load, an offline or server row whose group's single_stream row passed: its
+  // objectives, sent as "load_slo"; unset otherwise (the child then calibrates its own).
+  std::optional<LoadSlo> load_slo;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

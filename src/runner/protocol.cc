@@ -47,6 +47,11 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
     j["load_base"] = {{"offline_requests_per_s", r.load_base->offline_requests_per_s},
                       {"run_id", r.load_base->run_id}};
   }
+  if (r.load_slo) {
+    j["load_slo"] = {{"ttft_s", r.load_slo->ttft_s},
+                     {"itl_s", r.load_slo->itl_s},
+                     {"run_id", r.load_slo->run_id}};
+  }
   // The profile and the options are JSON text already (plan/target.h).
   std::string text = WithRawJsonMember(
       j.dump(), "compile_options", r.compile_options_json.empty() ? "{}" : r.compile_options_json);

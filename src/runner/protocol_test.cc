@@ -41,6 +41,29 @@ TEST(ProtocolTest, RequestCarriesTheLoadBaseOnlyWhenSet) {
   EXPECT_EQ(j["load_base"]["run_id"], "run-offline");
 }
 
+TEST(ProtocolTest, RequestCarriesTheGroupsObjectiveOnlyWhenSet) {
+  LaunchRequest req;
+  req.spec.kind = "load";
+  EXPECT_FALSE(nlohmann::json::parse(TestRequestJson(req, 1)).contains("load_slo"));
+  req.load_slo = LoadSlo{0.25, 0.03, "run-single"};
+  auto j = nlohmann::json::parse(TestRequestJson(req, 1));
+  EXPECT_DOUBLE_EQ(j["load_slo"]["ttft_s"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["load_slo"]["itl_s"].get<double>(), 0.03);
+  EXPECT_EQ(j["load_slo"]["run_id"], "run-single");
+  EXPECT_FALSE(j.contains("load_base"));
+}
+
+TEST(ProtocolTest, ResultReportsTheObjectivesRunId) {
+  RunResult r;
+  ASSERT_TRUE(ParseChildResult(R"({"status":"pass","metrics":{"load_slo_source":"single_stream_row",
+      "load_slo_ttft_s":0.25,"load_slo_run_id":"run-single"}})",
+                               &r)
+                  .ok());
+  EXPECT_EQ(r.load_slo_source, "single_stream_row");
+  EXPECT_EQ(r.load_slo_run_id, "run-single");
+  EXPECT_DOUBLE_EQ(r.load_slo_ttft_s.value_or(0), 0.25);
+}
+
 TEST(ProtocolTest, ParsesResultObject) {
   RunResult r;
   ASSERT_TRUE(ParseChildResult(R"({"status":"fail_to_run","stage":"run","error_type":"E",

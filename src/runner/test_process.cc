@@ -101,7 +101,8 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                           job.compile_options_json,
                           job.compile_cache_dir,
                           job.cache_phase,
-                          job.load_base};
+                          job.load_base,
+                          job.load_slo};
     pid = ctx.launcher->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
     ClosePipes(pipes, false);
   }

@@ -33,6 +33,7 @@ struct TestJob {
   std::string compile_cache_dir;      // see LaunchRequest; the caller owns the directory
   std::string cache_phase;            // see LaunchRequest
   std::optional<LoadBase> load_base;  // see LaunchRequest
+  std::optional<LoadSlo> load_slo;    // see LaunchRequest
   MeasureOptions measure;
   double grace_s = 2.0;  // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;

@@ -125,27 +125,37 @@ class Executor {
         callbacks_(callbacks),
         supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {
     for (const ResolvedTest& t : tests) {
-      pending_.push_back({&t, LoadBaseTestId(t.spec)});
-      if (IsLoadOffline(t.spec)) unfinished_offline_.insert(t.spec.TestId());
+      pending_.push_back({&t, LoadBaseTestId(t.spec), LoadSloTestId(t.spec)});
+      if (IsLoadOffline(t.spec) || IsLoadSingleStream(t.spec)) {
+        unfinished_group_rows_.insert(t.spec.TestId());
+      }
     }
   }
 
-  // Kind load: the bases of the groups whose offline row the store holds
-  // already (a resume), read before anything runs.
-  absl::Status ReadStoredLoadBases();
+  // Kind load: the bases and objectives of the groups whose offline and
+  // single_stream rows the store holds already (a resume), read before anything runs.
+  absl::Status ReadStoredLoadGroupRows();
   absl::Status Run();
 
  private:
-  // A test not started yet, with its load group's offline test id (LoadBaseTestId,
-  // computed once: a waiting server row is looked at on every start).
+  // A test not started yet, with its load group's offline test id (LoadBaseTestId) and
+  // single_stream test id (LoadSloTestId), computed once: a waiting row is looked at on
+  // every start.
   struct Pending {
     const ResolvedTest* test;
     std::optional<std::string> base;
+    std::optional<std::string> slo;
   };
-  // The first pending test that may start now (a load server row waits for its
-  // group's offline row), removed from pending_; nullopt when none may.
+  bool Waits(const Pending& p) const {
+    return (p.base && unfinished_group_rows_.count(*p.base)) ||
+           (p.slo && unfinished_group_rows_.count(*p.slo));
+  }
+  // The first pending test that may start now (a load row waits for its group's
+  // single_stream row, a server row also for its offline row), removed from pending_;
+  // nullopt when none may.
   std::optional<Pending> TakeStartable();
-  void NoteLoadBase(const RunRecord& record);
+  // Records what a load group's offline or single_stream row gives the group's other rows.
+  void NoteLoadGroupRow(const RunRecord& record);
   void StartNext();
   void Start(TestJob* job);
   void OnFinished(FinishedTest finished);
@@ -171,10 +181,12 @@ class Executor {
   std::deque<Entry*> reruns_;  // failed reduced runs waiting for their reduction rerun
   std::vector<FinishedTest> unstarted_;
   std::list<Pending> pending_;  // not started yet, in plan order
-  // Kind load: the offline rows still to record in this run, and the base of
-  // each group whose offline row passed (by the offline row's test id).
-  std::set<std::string> unfinished_offline_;
+  // Kind load: the offline and single_stream rows still to record in this run, the
+  // base of each group whose offline row passed (by the offline row's test id) and the
+  // objective of each group whose single_stream row passed (by its test id).
+  std::set<std::string> unfinished_group_rows_;
   std::unordered_map<std::string, LoadBase> load_bases_;
+  std::unordered_map<std::string, LoadSlo> load_slos_;
   bool stopping_ = false;
   absl::Status stop_status_;
 };
@@ -207,10 +219,12 @@ absl::Status Executor::Run() {
   return absl::OkStatus();
 }
 
-absl::Status Executor::ReadStoredLoadBases() {
+absl::Status Executor::ReadStoredLoadGroupRows() {
   std::set<std::string> wanted;
   for (const Pending& p : pending_) {
-    if (p.base && !unfinished_offline_.count(*p.base)) wanted.insert(*p.base);
+    for (const std::optional<std::string>& row : {p.base, p.slo}) {
+      if (row && !unfinished_group_rows_.count(*row)) wanted.insert(*row);
+    }
   }
   for (const std::string& test_id : wanted) {
     RunFilter filter;
@@ -218,24 +232,30 @@ absl::Status Executor::ReadStoredLoadBases() {
     filter.test_id = test_id;
     absl::StatusOr<std::vector<RunRecord>> runs = store_->QueryRuns(filter);
     if (!runs.ok()) return runs.status();
-    for (const RunRecord& run : *runs) NoteLoadBase(run);
+    for (const RunRecord& run : *runs) NoteLoadGroupRow(run);
   }
   return absl::OkStatus();
 }
 
-// Records the base an offline row gives its group: its throughput when it passed.
-void Executor::NoteLoadBase(const RunRecord& record) {
-  if (!IsLoadOffline(record.spec)) return;
-  unfinished_offline_.erase(record.test_id);
-  const std::optional<double>& rps = record.result.load_requests_per_s;
-  if (record.result.status == TestStatus::kPass && rps && *rps > 0) {
-    load_bases_[record.test_id] = LoadBase{*rps, record.run_id};
+// An offline row gives its group its throughput, a single_stream row its objectives,
+// when it passed.
+void Executor::NoteLoadGroupRow(const RunRecord& record) {
+  const bool offline = IsLoadOffline(record.spec);
+  if (!offline && !IsLoadSingleStream(record.spec)) return;
+  unfinished_group_rows_.erase(record.test_id);
+  const RunResult& r = record.result;
+  if (r.status != TestStatus::kPass) return;
+  if (offline && r.load_requests_per_s.value_or(0) > 0) {
+    load_bases_[record.test_id] = LoadBase{*r.load_requests_per_s, record.run_id};
+  }
+  if (!offline && r.load_slo_ttft_s.value_or(0) > 0 && r.load_slo_itl_s.value_or(0) > 0) {
+    load_slos_[record.test_id] = LoadSlo{*r.load_slo_ttft_s, *r.load_slo_itl_s, record.run_id};
   }
 }
 
 std::optional<Executor::Pending> Executor::TakeStartable() {
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    if (it->base && unfinished_offline_.count(*it->base)) continue;
+    if (Waits(*it)) continue;
     Pending startable = *it;
     pending_.erase(it);
     return startable;
@@ -261,13 +281,18 @@ void Executor::StartNext() {
       continue;
     }
     const std::optional<Pending> next = TakeStartable();
-    if (!next) return;  // load server rows waiting for their offline row
+    if (!next) return;  // load rows waiting for their group's single_stream or offline row
     auto entry = std::make_unique<Entry>();
     entry->test = next->test;
     entry->job = MakeJob(*next->test, options_);
     if (next->base) {
       if (auto it = load_bases_.find(*next->base); it != load_bases_.end()) {
         entry->job.load_base = it->second;
+      }
+    }
+    if (next->slo) {
+      if (auto it = load_slos_.find(*next->slo); it != load_slos_.end()) {
+        entry->job.load_slo = it->second;
       }
     }
     by_job_[&entry->job] = entry.get();
@@ -376,7 +401,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
     Stop(s);
     return;
   }
-  NoteLoadBase(rec);
+  NoteLoadGroupRow(rec);
 }
 
 // Stops starting tests and kills the running ones; `status` (if not OK and
@@ -401,7 +426,7 @@ absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOp
   std::error_code ec;
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
   Executor executor(tests, options, launcher, limiter, guardian, store, callbacks);
-  absl::Status status = executor.ReadStoredLoadBases();
+  absl::Status status = executor.ReadStoredLoadGroupRows();
   if (status.ok()) status = executor.Run();
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
   return status;

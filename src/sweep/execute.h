@@ -88,9 +88,13 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold);
 // the offline row of its group (plan/plan.h, LoadBaseTestId) is recorded, in this call or before it
 // (a resume reads it from the store), and carries that row's load_requests_per_s and run_id as its
 // LaunchRequest::load_base when it passed (else none: the child measures its own); so every rate of
-// a group multiplies one figure. Other tests start past a waiting one, in plan order. REQUIRES:
-// every test has its execution settings; a single thread; `launcher`, `limiter` and `store` outlive
-// the call, `guardian` may be null. Returns OK when every test was recorded; Cancelled
+// a group multiplies one figure. Likewise, without --slo, an offline or server row starts only once
+// its group's single_stream row (LoadSloTestId) is recorded, and carries that row's
+// load_slo_ttft_s, load_slo_itl_s and run_id as its LaunchRequest::load_slo when it passed (else
+// none: the child calibrates its own); so every row of a group is judged by one objective. Other
+// tests start past a waiting one, in plan order. REQUIRES: every test has its execution settings; a
+// single thread; `launcher`, `limiter` and `store` outlive the call, `guardian` may be null.
+// Returns OK when every test was recorded; Cancelled
 // ("interrupted by SIGINT") when a signal stopped the run: the running tests
 // are killed and none of them is recorded (a resume runs them); a store
 // error stops the run the same way and is returned.

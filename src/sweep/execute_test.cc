@@ -58,6 +58,43 @@ class ExecuteTest : public ::testing::Test {
                        callbacks_);
   }
 
+  // Plans and executes `plan` until its first load row of `scenario` is recorded, stops
+  // there as SIGINT does, and resumes the tests still pending. Returns that row's run_id and
+  // the resume's launches.
+  std::pair<std::string, std::vector<LaunchRequest>> StopAfterLoadRowAndResume(
+      const std::vector<ResolvedTest>& plan, const std::string& scenario) {
+    Plan(plan);
+    std::string run_id;
+    callbacks_.on_finish = [&](const RunRecord& r) {
+      if (!run_id.empty() || r.spec.kind_params.at("scenario") != scenario) return;
+      run_id = r.run_id;
+      kill(getpid(), SIGINT);
+    };
+    EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+    callbacks_.on_finish = nullptr;
+    auto pending = store_->Plan("s1", /*pending_only=*/true);
+    if (!pending.ok()) {
+      ADD_FAILURE() << pending.status();
+      return {run_id, {}};
+    }
+    const size_t before = launcher_.requests().size();
+    EXPECT_TRUE(Execute(*pending).ok());
+    return {run_id, {launcher_.requests().begin() + before, launcher_.requests().end()}};
+  }
+
+  // Plans and executes `plan`, two tests at once, with kind_params fake_fail `scenario`: the
+  // fake load child fails that scenario's row. Returns the stored records of the sweep.
+  std::vector<RunRecord> ExecuteFailingLoadRow(std::vector<ResolvedTest> plan,
+                                               const std::string& scenario) {
+    for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = scenario;
+    Plan(plan);
+    options_.jobs = 2;
+    EXPECT_TRUE(Execute(plan).ok());
+    absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+    EXPECT_TRUE(stored.ok()) << stored.status();
+    return stored.ok() ? *std::move(stored) : std::vector<RunRecord>{};
+  }
+
   // The stored records of the sweep, by spec kind and seq_len ("noop/32").
   std::map<std::string, RunRecord> Records() {
     RunFilter filter;
@@ -281,26 +318,11 @@ TEST_F(ExecuteTest, EveryServerRowOfALoadGroupGetsItsOfflineRowsThroughputAsBase
 }
 
 TEST_F(ExecuteTest, AResumedServerRowTakesTheBaseOfTheStoredOfflineRow) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
-  Plan(plan);
-  std::string offline_run;
-  callbacks_.on_finish = [&](const RunRecord& r) {
-    if (r.spec.kind_params.at("scenario") != "offline") return;
-    offline_run = r.run_id;
-    kill(getpid(), SIGINT);  // stop after the offline row
-  };
-  EXPECT_TRUE(absl::IsCancelled(Execute(plan)));
+  const auto [offline_run, resumed] =
+      StopAfterLoadRowAndResume(LoadPlanOf({"0.5x", "1.5x"}, {16}), "offline");
   ASSERT_FALSE(offline_run.empty());
-
-  callbacks_.on_finish = nullptr;
-  auto pending = store_->Plan("s1", /*pending_only=*/true);
-  ASSERT_TRUE(pending.ok());
-  ASSERT_EQ(pending->size(), 2u);  // the two server rows
-  const size_t before = launcher_.requests().size();
-  ASSERT_TRUE(Execute(*pending).ok());
-  ASSERT_EQ(launcher_.requests().size(), before + 2);
-  for (size_t i = before; i < launcher_.requests().size(); ++i) {
-    const LaunchRequest& r = launcher_.requests()[i];
+  ASSERT_EQ(resumed.size(), 2u);  // the two server rows
+  for (const LaunchRequest& r : resumed) {
     ASSERT_TRUE(r.load_base.has_value()) << r.spec.kind_params.at("rate");
     EXPECT_DOUBLE_EQ(r.load_base->offline_requests_per_s, 2.0);
     EXPECT_EQ(r.load_base->run_id, offline_run);
@@ -308,20 +330,122 @@ TEST_F(ExecuteTest, AResumedServerRowTakesTheBaseOfTheStoredOfflineRow) {
 }
 
 TEST_F(ExecuteTest, ServerRowsOfAFailedOfflineRowCarryNoBase) {
-  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"}, {16});
-  for (ResolvedTest& t : plan) t.spec.kind_params["fake_fail"] = "1";
-  Plan(plan);
-  options_.jobs = 2;
-  ASSERT_TRUE(Execute(plan).ok());
+  const std::vector<RunRecord> stored =
+      ExecuteFailingLoadRow(LoadPlanOf({"0.5x", "1.5x"}, {16}), "offline");
   std::map<std::string, LaunchRequest> servers = ServerLaunches(launcher_);
   ASSERT_EQ(servers.size(), 2u);
   for (const auto& [key, request] : servers) EXPECT_FALSE(request.load_base.has_value()) << key;
-  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
-  ASSERT_TRUE(stored.ok());
-  for (const RunRecord& r : *stored) {
+  for (const RunRecord& r : stored) {
     if (r.spec.kind_params.at("scenario") == "server") {
       EXPECT_EQ(r.result.load_base_source, "this_child");
     }
+  }
+}
+
+// The launches of offline and server rows, by sequence length and scenario or rate
+// ("16@offline", "16@0.5x").
+std::map<std::string, LaunchRequest> JudgedLaunches(const FakeLauncher& launcher) {
+  std::map<std::string, LaunchRequest> out;
+  for (const LaunchRequest& r : launcher.requests()) {
+    const std::map<std::string, std::string>& p = r.spec.kind_params;
+    if (p.at("scenario") == "single_stream") continue;
+    out[std::to_string(r.spec.seq_len) + "@" + (p.count("rate") ? p.at("rate") : "offline")] = r;
+  }
+  return out;
+}
+
+TEST_F(ExecuteTest, EveryOtherRowOfALoadGroupIsJudgedByItsSingleStreamRowsObjective) {
+  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x", "1.5x"});
+  Plan(plan);
+  options_.jobs = 3;  // the other rows must still wait for their single_stream row
+  std::map<std::string, std::string> single_run;  // seq_len -> run_id
+  std::map<std::string, std::string> single_finished_at;
+  std::vector<std::string> started_after_single;
+  callbacks_.on_start = [&](const std::string&, const TestSpec& spec) {
+    if (spec.kind_params.at("scenario") == "single_stream") return;
+    const std::string seq = std::to_string(spec.seq_len);
+    if (single_run.count(seq)) started_after_single.push_back(seq);
+  };
+  callbacks_.on_finish = [&](const RunRecord& r) {
+    if (r.spec.kind_params.at("scenario") == "single_stream") {
+      single_run[std::to_string(r.spec.seq_len)] = r.run_id;
+    }
+  };
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(started_after_single.size(), 6u);  // offline + 2 rates, two groups
+  std::map<std::string, LaunchRequest> judged = JudgedLaunches(launcher_);
+  ASSERT_EQ(judged.size(), 6u);
+  for (const auto& [key, request] : judged) {
+    SCOPED_TRACE(key);
+    const std::string seq = key.substr(0, 2);
+    ASSERT_TRUE(request.load_slo.has_value());
+    EXPECT_DOUBLE_EQ(request.load_slo->ttft_s, std::stod(seq) / 100);
+    EXPECT_DOUBLE_EQ(request.load_slo->itl_s, std::stod(seq) / 1000);
+    EXPECT_EQ(request.load_slo->run_id, single_run.at(seq));
+    EXPECT_EQ(request.load_base.has_value(), key.find('x') != std::string::npos);
+  }
+  // Stored: every row of a group has the single_stream row's objective, and names it.
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(stored->size(), 8u);
+  for (const RunRecord& r : *stored) {
+    SCOPED_TRACE(KindParamsToJson(r.spec.kind_params));
+    EXPECT_DOUBLE_EQ(r.result.load_slo_ttft_s.value_or(-1),
+                     static_cast<double>(r.spec.seq_len) / 100);
+    if (r.spec.kind_params.at("scenario") == "single_stream") continue;
+    EXPECT_EQ(r.result.load_slo_source, "single_stream_row");
+    EXPECT_EQ(r.result.load_slo_run_id, single_run.at(std::to_string(r.spec.seq_len)));
+  }
+}
+
+TEST_F(ExecuteTest, AResumedLoadRowTakesTheObjectiveOfTheStoredSingleStreamRow) {
+  const auto [single_run, resumed] =
+      StopAfterLoadRowAndResume(LoadPlanOf({"0.5x"}, {16}), "single_stream");
+  ASSERT_FALSE(single_run.empty());
+  ASSERT_EQ(resumed.size(), 2u);  // offline and the server row
+  for (const LaunchRequest& r : resumed) {
+    SCOPED_TRACE(r.spec.kind_params.at("scenario"));
+    ASSERT_TRUE(r.load_slo.has_value());
+    EXPECT_EQ(*r.load_slo, (LoadSlo{0.16, 0.016, single_run}));
+  }
+}
+
+TEST_F(ExecuteTest, RowsOfAFailedSingleStreamRowCarryNoObjectiveButStillTheirBase) {
+  const std::vector<RunRecord> stored =
+      ExecuteFailingLoadRow(LoadPlanOf({"0.5x", "1.5x"}, {16}), "single_stream");
+  std::map<std::string, LaunchRequest> judged = JudgedLaunches(launcher_);
+  ASSERT_EQ(judged.size(), 3u);
+  for (const auto& [key, request] : judged) {
+    EXPECT_FALSE(request.load_slo.has_value()) << key;
+    EXPECT_EQ(request.load_base.has_value(), key != "16@offline") << key;
+  }
+  ASSERT_EQ(stored.size(), 4u);
+  for (const RunRecord& r : stored) {
+    if (r.spec.kind_params.at("scenario") == "single_stream") continue;
+    EXPECT_EQ(r.result.load_slo_source, "single_stream_p50x3");
+    EXPECT_EQ(r.result.load_slo_run_id, "");
+  }
+}
+
+TEST_F(ExecuteTest, LoadRowsWithAGivenObjectiveNeitherWaitForNorCarryTheSingleStreamRows) {
+  std::vector<ResolvedTest> plan = LoadPlanOf({"0.5x"}, {16});
+  for (ResolvedTest& t : plan) t.spec.kind_params["slo"] = "ttft=1,itl=0.05";
+  Plan(plan);
+  options_.jobs = 2;
+  bool single_finished = false;
+  std::optional<bool> offline_started_after_single;
+  callbacks_.on_start = [&](const std::string&, const TestSpec& spec) {
+    if (spec.kind_params.at("scenario") == "offline")
+      offline_started_after_single = single_finished;
+  };
+  callbacks_.on_finish = [&](const RunRecord& r) {
+    single_finished |= r.spec.kind_params.at("scenario") == "single_stream";
+  };
+  ASSERT_TRUE(Execute(plan).ok());
+  // The offline row starts beside the single_stream row: it waits for nothing.
+  EXPECT_EQ(offline_started_after_single, false);
+  for (const auto& [key, request] : JudgedLaunches(launcher_)) {
+    EXPECT_FALSE(request.load_slo.has_value()) << key;
   }
 }
 

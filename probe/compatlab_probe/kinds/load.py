@@ -17,12 +17,16 @@ GuideLLM's figures).
                generate (request-level batching); load_engine says which, and status_detail
                why continuous batching could not run
     objective  a request is good when its TTFT <= slo_ttft_s and its mean inter-token
-               latency <= slo_itl_s (kind_params.slo "ttft=S,itl=S", else SLO_MULTIPLIER x
-               the p50s of a single_stream run in this child); goodput = good requests / s
+               latency <= slo_itl_s (kind_params.slo "ttft=S,itl=S", else the objective of
+               its group's single_stream row, request.load_slo, the same for every row of
+               the group; without one, SLO_MULTIPLIER x the p50s of a single_stream run in
+               this child); goodput = good requests / s
 
 Phases: build; prepare = the engine's first request (compile included in compile mode);
-steady = the calibration runs the row needs (single_stream for the objective, offline for
-the rate when the request brings no base) and then the row's scenario; memory; the fallback audit over one eager forward.
+steady = the calibration runs the row needs (single_stream for the objective when the
+request brings none, offline for the rate when it brings no base) and then the row's
+scenario (a server row with both: its scenario alone); memory; the fallback audit over one
+eager forward.
 No CPU reference: kind generate checks the tokens.
 """
 
@@ -465,6 +469,12 @@ def _measure(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload:
     import torch
 
     result, params = test.result, test.request.kind_params
+    slo_source, slo_run_id = "single_stream_p50x3", ""
+    if slo is not None:
+        slo_source = "kind_params"
+    elif test.request.load_slo is not None:  # the group's single_stream row's objective
+        given = test.request.load_slo
+        slo, slo_source, slo_run_id = (given.ttft_s, given.itl_s), "single_stream_row", given.run_id
     result.metrics["load_engine"] = engine.name
     if engine.name == ENGINE_STATIC:
         result.set_status("pass", f"static batching: continuous batching could not run: {engine.why_not}")
@@ -492,7 +502,7 @@ def _measure(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload:
                 arrivals = poisson_arrivals(params.seed, len(workload), rps)
             mark = engine.mark()
             served = engine.serve(workload, arrivals)
-        result.metrics["load_slo_source"] = "kind_params" if "slo" in params.given else "single_stream_p50x3"
+        result.metrics["load_slo_source"], result.metrics["load_slo_run_id"] = slo_source, slo_run_id
         if slo is None:  # single_stream: its own p50s
             own = figures(served, None)
             slo = (SLO_MULTIPLIER * own["load_ttft_p50_s"], SLO_MULTIPLIER * own["load_itl_p50_s"])
