@@ -13,6 +13,10 @@ cpu), "onnxruntime" (torch.onnx.export(dynamo=True), ONNX Runtime's CPU provider
 (to_edge_transform_and_lower with the XNNPACK partitioner, the ExecuTorch runtime;
 op nodes left on the portable kernels are the fallback ops), "aoti" (AOTInductor:
 aoti_compile_and_package, aoti_load_package).
+
+Mode compile on a stack's torch.compile backend (openvino) has its own report of what it
+left to PyTorch: `compile_report(backend)` (OpenVinoCompileReport: the partitioner's
+output, and the graphs the backend gave up on and handed to inductor).
 """
 
 from __future__ import annotations
@@ -295,6 +299,111 @@ def _aoti(program: Any, inputs: dict[str, Any], workdir: str) -> Lowered:
         return lambda x: runner(**x)
 
     return Lowered([path], load)
+
+
+class CompileReport:
+    """What a torch.compile backend left to PyTorch, from the backend's own report; this
+    base is a backend without one (inductor, aot_eager, a test backend): nothing to say."""
+
+    def __enter__(self) -> CompileReport:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        return False
+
+    def fallback_ops(self) -> dict[str, int] | None:
+        return None
+
+    def detail(self) -> str:
+        return ""
+
+
+class OpenVinoCompileReport(CompileReport):
+    """OpenVINO's torch.compile backend (openvino.frontend.pytorch.torchdynamo): its
+    Partitioner fuses the ops OpenVINO supports into `fused_N` submodules that OpenVINO
+    runs; every op node left outside them runs in PyTorch. When the backend fails on a
+    graph it logs at debug level and hands the whole graph to inductor (compile_fx): then
+    every op of that graph ran off OpenVINO. Both are read from the backend itself, while
+    this context is open (the child compiles once, so patching its classes is local)."""
+
+    def __init__(self) -> None:
+        self.partitions = 0
+        self.left: collections.Counter[str] = collections.Counter()
+        self.failures: list[str] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def __enter__(self) -> OpenVinoCompileReport:
+        import operator
+        import sys
+
+        from openvino.frontend.pytorch.torchdynamo import backend, partition
+
+        make_partitions, compile_fx = partition.Partitioner.make_partitions, backend.compile_fx
+
+        def partitioned(partitioner: Any, graph_module: Any, options: Any) -> Any:
+            fused = make_partitions(partitioner, graph_module, options)
+            for node in fused.graph.nodes:
+                if node.op == "call_module" and "fused_" in node.name:
+                    self.partitions += 1
+                elif node.op == "call_function" and node.target is not operator.getitem:
+                    self.left[_edge_op_name(node.target)] += 1
+            return fused
+
+        def handed_to_inductor(graph_module: Any, example_inputs: Any) -> Any:
+            # Called from the backend's `except Exception` block: the exception is current.
+            exc = sys.exc_info()[1]
+            self.failures.append(f"{type(exc).__name__}: {exc}"[:300] if exc else "unknown")
+            for node in graph_module.graph.nodes:
+                if node.op in ("call_function", "call_method") and node.target is not operator.getitem:
+                    self.left[_graph_op_name(node)] += 1
+            return compile_fx(graph_module, example_inputs)
+
+        partition.Partitioner.make_partitions = partitioned
+        backend.compile_fx = handed_to_inductor
+        self._undo = [lambda: setattr(partition.Partitioner, "make_partitions", make_partitions),
+                      lambda: setattr(backend, "compile_fx", compile_fx)]
+        return self
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        for undo in self._undo:
+            undo()
+        self._undo = []
+        return False
+
+    def fallback_ops(self) -> dict[str, int] | None:
+        return dict(sorted(self.left.items()))
+
+    def detail(self) -> str:
+        text = (f"openvino: {self.partitions} OpenVINO partition(s), {sum(self.left.values())} op node(s) "
+                f"left to PyTorch (fallback_ops)")
+        if self.failures:
+            text += (f"; the backend failed on {len(self.failures)} graph(s) and handed them to inductor "
+                     f"({self.failures[0]})")
+        return text
+
+
+def compile_report(backend: Any) -> CompileReport:
+    """The report of what `backend` (a torch.compile backend name or callable) left to
+    PyTorch: OpenVinoCompileReport for "openvino", else a report with nothing to say."""
+    return OpenVinoCompileReport() if backend == "openvino" else CompileReport()
+
+
+def compile_stack(backend: Any) -> str | None:
+    """The lowering key whose stack a torch.compile backend belongs to ("openvino"), else None."""
+    return backend if isinstance(backend, str) and backend in COMPILE_BACKEND_MODULES else None
+
+
+def _graph_op_name(node: Any) -> str:
+    """An op of a dynamo graph (torch-level): "aten::..." where the target is an op
+    overload, else torch's own name ("torch.cumsum", "Tensor.view")."""
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    target = node.target
+    if _OP_NAME.search(str(target)):
+        return _edge_op_name(target)
+    module = getattr(target, "__module__", None) or "torch"
+    name = getattr(target, "__name__", None) or str(target)
+    return f"{module}.{name}" if module not in ("builtins", "_operator") else name
 
 
 def fallback_ops_json(ops: dict[str, int] | None) -> str | None:

@@ -114,3 +114,70 @@ def test_every_export_profile_names_a_lowering_the_probe_knows():
         assert profile["lowering"] in lowering.LOWERINGS and profile["lowering"] == name
         assert profile["pythonpath"] == [] and profile["import"] == [] and profile["setup"] == ""
         assert "export" in profile["modes"]
+
+
+class LogCumSumExpThenMore(torch.nn.Module):
+    """logcumsumexp between ops OpenVINO's partitioner takes (a lone supported op is no
+    partition of its own: allows_single_node_partition is off outside its tests)."""
+
+    def forward(self, x):
+        y = torch.logcumsumexp(x.relu() * 3 + 1, dim=-1)
+        return ((y * 2).relu() + 1,)
+
+
+def _supported_by_openvino_compile(op: str) -> bool:
+    from openvino.frontend.pytorch.torchdynamo.op_support import OperatorSupport
+
+    return op in OperatorSupport({})._support_dict
+
+
+def _compiled_with_report(module, backend):
+    torch._dynamo.reset()
+    with lowering.compile_report(backend) as report:
+        kwargs = {"options": {"device": "CPU", "config": dict(lowering.OPENVINO_CONFIG)}} if backend == "openvino" else {}
+        compiled = torch.compile(module, backend=backend, **kwargs)
+        with torch.no_grad():
+            out = compiled(**INPUTS)[0]
+    return out, report
+
+
+def test_openvino_compile_names_the_op_its_partitioner_left_to_pytorch_and_inductor_names_none():
+    assert not _supported_by_openvino_compile("torch.ops.aten.logcumsumexp.default")
+    assert _supported_by_openvino_compile("torch.ops.aten.relu.default")
+    module = LogCumSumExpThenMore().eval()
+    with torch.no_grad():
+        expected = module(**INPUTS)[0]
+    out, report = _compiled_with_report(module, "openvino")
+    assert torch.allclose(out, expected, atol=1e-5)
+    assert report.fallback_ops() == {"aten::logcumsumexp": 1}, report.fallback_ops()
+    assert report.partitions == 2 and not report.failures
+    assert "2 OpenVINO partition(s), 1 op node(s) left to PyTorch" in report.detail()
+    # cumsum is among the ops it takes: nothing left (ExecuTorch's XNNPACK leaves it out).
+    _, whole = _compiled_with_report(LinearCumSum().eval(), "openvino")
+    assert whole.fallback_ops() == {} and whole.partitions == 1
+    # A backend without such a report says nothing (the CPU-fallback audit speaks for it).
+    _, inductor = _compiled_with_report(module, "aot_eager")
+    assert inductor.fallback_ops() is None and inductor.detail() == ""
+
+
+def test_a_graph_openvinos_backend_gives_up_on_is_named_whole_as_handed_to_inductor(monkeypatch):
+    """The backend catches any failure of its own and compiles the graph with inductor
+    instead, saying so only in a debug log; the report names every op of that graph."""
+    from openvino.frontend.pytorch.torchdynamo import partition
+
+    def planted(self, graph_module, options):
+        raise RuntimeError("planted partitioner failure")
+
+    monkeypatch.setattr(partition.Partitioner, "make_partitions", planted)
+    module = LinearCumSum().eval()
+    with torch.no_grad():
+        expected = module(**INPUTS)[0]
+    out, report = _compiled_with_report(module, "openvino")
+    assert torch.allclose(out, expected, atol=1e-5)
+    assert report.failures == ["RuntimeError: planted partitioner failure"]
+    assert report.partitions == 0
+    left = report.fallback_ops()
+    assert any("cumsum" in op for op in left) and any("relu" in op for op in left), left
+    assert "handed them to inductor (RuntimeError: planted partitioner failure)" in report.detail()
+    # The report undoes its patches when it closes.
+    assert partition.Partitioner.make_partitions is planted

@@ -470,8 +470,8 @@ std::vector<FieldDef> MakeResultFields() {
   add(Metric(Member(
           "fallback_audit", "",
           "CPU-fallback audit: audited, not_applicable (cpu target), partitioner (mode export "
-          "on executorch: fallback_ops from its partitioner), or unavailable: REASON; empty "
-          "when no model ran.",
+          "on executorch, mode compile on openvino: fallback_ops from the stack's partitioner), "
+          "or unavailable: REASON; empty when no model ran.",
           COMPATLAB_MEMBER(result.fallback_audit))),
       every_pass);
   add(Metric(Member("ops_executed", "", "Distinct operator overloads the audited call executed.",

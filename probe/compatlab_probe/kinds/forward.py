@@ -62,6 +62,8 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test = ModelTest(request, result)
     if request.mode == "export":
         result.stack["stack_versions"] = json.dumps(lowering.stack_versions(test.target.lowering), sort_keys=True)
+    elif test.compiling and (stack := lowering.compile_stack(compiler.backend_of(request, test.target))):
+        result.stack["stack_versions"] = json.dumps(lowering.stack_versions(stack), sort_keys=True)
     built = test.build()
     if request.mode == "export":
         _export(test, built)
@@ -73,8 +75,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
         with grad_off():
             return model(**inputs)
 
+    report = lowering.compile_report(compiler.backend_of(request, target) if test.compiling else None)
     if test.compiling:
-        outputs, eager_outputs = _compiled_phases(test, model, inputs, eager_call)
+        with report:
+            outputs, eager_outputs = _compiled_phases(test, model, inputs, eager_call)
     else:
         with test.first_call():
             outputs = _synced(eager_call, target)
@@ -86,6 +90,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test.read_memory()
 
     test.audit(eager_call)
+    if (left := report.fallback_ops()) is not None:
+        # The backend's own report of what it left to PyTorch (the partitioner), as mode export's.
+        result.metrics.update(fallback_audit="partitioner", ops_executed=None,
+                              fallback_ops=lowering.fallback_ops_json(left))
     # A model that draws random numbers in its forward (random masking: ViTMAE) cannot be
     # compared with a reference: two eager calls on the same inputs tell.
     first = eager_outputs if eager_outputs is not None else outputs
@@ -95,6 +103,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
         return
     _baseline_reference(test, built, outputs)
     _compare(test, built, outputs, eager_outputs)
+    _note_stack_detail(result, report.detail())
 
 
 def _synced(fn: Any, target: Any) -> Any:
@@ -187,8 +196,14 @@ def _export(test: ModelTest, built: Built) -> None:
     exported = copy.copy(built)
     exported.model = module
     _compare(test, exported, outputs, eager_outputs)
-    if lowered.detail and result.status == "pass":
-        result.set_status("pass", lowered.detail)
+    _note_stack_detail(result, lowered.detail)
+
+
+def _note_stack_detail(result: Result, detail: str) -> None:
+    """A passing row's status_detail gains the stack's own account (partitions, what it
+    left to PyTorch) after whatever the verdicts already said there."""
+    if detail and result.status == "pass":
+        result.set_status("pass", "; ".join(t for t in (result.status_detail, detail) if t))
 
 
 def _baseline_reference(test: ModelTest, built: Built, outputs: Any) -> None:
