@@ -66,6 +66,26 @@ def _token_ids(config, shape, gen):
     return allowed[picks]
 
 
+def uncallable_reason(model: Any, inputs: dict[str, Any]) -> str:
+    """Why compatlab cannot call `model` with the inputs it built, from the class itself
+    (never from an error's text), or "" when it can: the class has no forward of its own
+    (nn.Module's placeholder: a composite whose parts are called one by one), or its
+    forward requires an argument compatlab builds no input for (a video session, query
+    embeddings, latents). Such a test is compatlab's failure, not the model's."""
+    cls = type(model).__name__
+    if getattr(type(model).forward, "__name__", "") == "_forward_unimplemented":
+        return (f"{cls} has no forward of its own (a composite called part by part): compatlab cannot "
+                f"call it as one model")
+    params = inspect.signature(model.forward).parameters
+    missing = [name for name, p in params.items()
+               if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and name not in inputs]
+    if missing:
+        return (f"compatlab builds no input for {cls}.forward's required argument(s) "
+                f"{', '.join(repr(n) for n in missing)}")
+    return ""
+
+
 def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_len: int, seed: int = 0,
                 hints: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keyword arguments of one forward call of `model`."""

@@ -129,3 +129,17 @@ def test_p90_is_nearest_rank():
     assert percentiles(list(range(1, 11))) == (5.5, 9)
     assert percentiles([6, 5, 4, 3, 2, 1]) == (3.5, 6)
     assert percentiles([7]) == (7, 7)
+
+
+def test_a_required_forward_argument_compatlab_builds_no_input_for_is_its_own_harness_error():
+    # Sam2VideoModel.forward requires an inference session; compatlab builds no such input.
+    result = forward("sam2_video")
+    assert result["status"] == "harness_error" and result["stage"] == "build", result["status_detail"]
+    assert result["status_detail"] == ("compatlab builds no input for Sam2VideoModel.forward's required "
+                                       "argument(s) 'inference_session'")
+
+
+def test_a_class_without_a_forward_of_its_own_is_a_harness_error_not_the_models_failure():
+    result = forward("bark")
+    assert result["status"] == "harness_error" and result["stage"] == "build", result["status_detail"]
+    assert result["status_detail"].startswith("BarkModel has no forward of its own")

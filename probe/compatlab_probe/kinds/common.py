@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from .. import code_model, factory, heads, hub
-from ..inputs import make_inputs
+from ..inputs import make_inputs, uncallable_reason
 from ..measure import go_on, median_ci, percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
 from ..result import Result, is_out_of_memory
@@ -217,6 +217,11 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     if request.model_id.startswith(code_model.PREFIX):
         cls = type(model)
         result.model_class = cls.__name__
+    elif why := uncallable_reason(model, cpu_inputs):
+        # compatlab's own failure (its inputs, its choice of class), never counted against the
+        # model: harness_error, blamed on the harness (doc/results-schema.md, "Blame").
+        result.set_status("harness_error", why, "build")
+        raise StageFailed()
     if not varies and seq_len != DEFAULT_SEQ_LEN:
         main = next((k for k in cpu_inputs if k in _INPUT_WORDS), next(iter(cpu_inputs), "its"))
         skip(result, f"seq_len does not apply to {_INPUT_WORDS.get(main, main)} inputs "
