@@ -46,7 +46,9 @@ OPENVINO_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 # An op name in a converter's report: aten::cumsum, aten.cumsum.default, aten::add.Tensor.
 _OP_NAME = re.compile(r"\b(aten|prims|quantized)(?:::|\.)([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))?")
 _NOT_CORE_ATEN = re.compile(r"Operator (?:torch\._ops\.)?(\S+) is not in Core ATen opset")
-_FX_TARGET = re.compile(r"target=(?:torch\.ops\.)?((?:aten|prims)\.[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)")
+# The node an FX-graph converter failed on: an aten/prims op, or a custom op of any namespace
+# under torch.ops (transformers' own `transformers.grouped_mm_fallback` in its MoE layers).
+_FX_TARGET = re.compile(r"target=(?:torch\.ops\.([A-Za-z_]\w*)|(aten|prims))\.(\w+)(?:\.(\w+))?")
 
 
 class LoweringFailed(Exception):
@@ -170,7 +172,7 @@ def _onnxruntime(program: Any, inputs: dict[str, Any], workdir: str) -> Lowered:
     try:
         onnx_program = torch.onnx.export(program, (), kwargs=inputs, dynamo=True, verbose=False)
     except torch.onnx.errors.OnnxExporterError as exc:
-        ops = op_names(" ".join(_FX_TARGET.findall(_chain_text(exc))))
+        ops = fx_target_ops(_chain_text(exc))
         if ops:
             raise LoweringFailed(f"torch.onnx.export cannot convert {', '.join(ops)}: {exc}"[:4000], ops) from exc
         raise
@@ -193,6 +195,15 @@ def op_names(text: str) -> list[str]:
     names = set()
     for namespace, op, overload in _OP_NAME.findall(text):
         names.add(f"{namespace}::{op}" + (f".{overload}" if overload and overload != "default" else ""))
+    return sorted(names)
+
+
+def fx_target_ops(text: str) -> list[str]:
+    """The ops of the FX nodes a converter's report names (`target=torch.ops.NS.op.overload`),
+    as the dispatcher writes them (NS::op, ".default" dropped), sorted, each once."""
+    names = set()
+    for custom, builtin, op, overload in _FX_TARGET.findall(text):
+        names.add(f"{custom or builtin}::{op}" + (f".{overload}" if overload and overload != "default" else ""))
     return sorted(names)
 
 

@@ -96,6 +96,13 @@ def test_converter_reports_give_dispatcher_op_names():
               "aten.logcumsumexp.default, aten::diff\n")
     assert lowering.openvino_unconverted_ops(report) == ["aten::diff", "aten::logcumsumexp"]
     assert lowering.op_names("target=torch.ops.aten.add.Tensor") == ["aten::add.Tensor"]
+    # torch.onnx.export's ConversionError on a MoE layer (mixtral, qwen3_moe): the failing node is
+    # transformers' own custom op, named whatever its namespace.
+    onnx = ("Error when translating node %grouped_mm_fallback : [num_users=1] = call_function["
+            "target=torch.ops.transformers.grouped_mm_fallback.default](args = (%index_1, %t, %cumsum))\n"
+            "No ONNX function found for <OpOverload(op='transformers.grouped_mm_fallback', overload='default')>; "
+            "call_function[target=torch.ops.aten.add.Tensor], call_function[target=operator.getitem]")
+    assert lowering.fx_target_ops(onnx) == ["aten::add.Tensor", "transformers::grouped_mm_fallback"]
 
 
 def test_stack_versions_name_each_stacks_installed_packages():
