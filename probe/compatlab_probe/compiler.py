@@ -343,4 +343,23 @@ def is_compile_error(exc: BaseException) -> bool:
             return True
         if any(cls.__name__ in _COMPILE_ERROR_NAMES for cls in type(e).__mro__):
             return True
+        if _raised_while_converting_a_frame(e):
+            return True
+    return False
+
+
+_CONVERT_FRAME = os.path.join("torch", "_dynamo", "convert_frame.py")
+
+
+def _raised_while_converting_a_frame(exc: BaseException) -> bool:
+    """True when `exc` went up through dynamo's frame conversion (convert_frame.py: tracing,
+    the backend's compile, building the guards), which runs only while compiling, never
+    while compiled code runs. Dynamo does not wrap every error of its own: an IndexError
+    from its guard building (OpenVINO's backend on llama: symbolic_shapes' issue_guard)
+    reaches the caller bare."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(_CONVERT_FRAME):
+            return True
+        tb = tb.tb_next
     return False

@@ -106,6 +106,28 @@ def test_compile_capturing_nothing_is_harness_error(monkeypatch):
     assert "captured no graph" in result["status_detail"]
 
 
+def test_an_error_dynamo_raises_bare_while_building_guards_is_fail_to_compile(monkeypatch):
+    """Dynamo lets some errors of its own compile through unwrapped: OpenVINO's backend on
+    llama reaches the caller as a bare IndexError from symbolic_shapes' guard building. It
+    went up through convert_frame.py, so it is a failure to compile, not to run."""
+    from torch._dynamo import guards
+
+    def planted(self, *args, **kwargs):
+        return [][0]  # the same IndexError, raised where dynamo builds the guards
+
+    monkeypatch.setattr(guards.CheckFunctionManager, "__init__", planted)
+    result = compiled()
+    assert result["error_type"] == "IndexError", result["error_message"]
+    assert result["status"] == "fail_to_compile" and result["stage"] == "compile"
+
+
+def test_an_error_of_the_compiled_code_running_is_not_a_compile_error():
+    try:
+        [][0]
+    except IndexError as exc:
+        assert not compiler.is_compile_error(exc)
+
+
 def test_bad_compile_option_is_harness_error():
     result = compiled(compile_options={"fullgraph": False, "warp_speed": True})
     assert result["status"] == "harness_error" and "warp_speed" in result["error_message"]
