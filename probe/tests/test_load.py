@@ -94,6 +94,7 @@ def test_tiny_llama_serves_each_scenario(scenario, params, extra):
     assert m["load_engine"] in (load.ENGINE_CB, load.ENGINE_STATIC)
     assert m["load_goodput_per_s"] <= m["load_requests_per_s"]
     assert m["load_ttft_p50_s"] <= m["load_ttft_p90_s"] <= m["load_ttft_p99_s"]
+    assert "load_warmup_s" not in m and "load_recompiles" not in m  # eager: no warm-up
     if scenario == "single_stream":
         assert m["load_max_concurrency"] == 1
     if scenario == "offline":  # a loose objective: every request is good
@@ -109,17 +110,18 @@ SLO = {"load_slo": {"ttft_s": 10.0, "itl_s": 10.0, "run_id": "single-run"}}
 
 
 @pytest.fixture
-def steady_runs(monkeypatch):
-    """The runs each engine served in the steady phase: (requests, "one at a time" | "at once" |
-    "arrivals") per top-level serve() call."""
-    runs, depth, steady = [], [0], [False]
+def served(monkeypatch):
+    """The runs each engine served, by phase ("warm-up": compile mode's _warm_up, "steady":
+    _measure): (requests, "one at a time" | "at once" | "arrivals") per top-level serve() call."""
+    runs = {"warm-up": [], "steady": []}
+    depth, phase = [0], [None]
 
     def spy(serve):
         def wrapper(self, requests, arrivals):
-            if steady[0] and depth[0] == 0:
+            if phase[0] and depth[0] == 0:
                 how = ("one at a time" if arrivals is None
                        else "at once" if not any(arrivals) else "arrivals")
-                runs.append((len(requests), how))
+                runs[phase[0]].append((len(requests), how))
             depth[0] += 1
             try:
                 return serve(self, requests, arrivals)
@@ -127,19 +129,26 @@ def steady_runs(monkeypatch):
                 depth[0] -= 1
         return wrapper
 
-    measure = load._measure
-
-    def measured(*args, **kwargs):
-        steady[0] = True
-        try:
-            return measure(*args, **kwargs)
-        finally:
-            steady[0] = False
+    def in_phase(name, fn):
+        def wrapper(*args, **kwargs):
+            phase[0] = name
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                phase[0] = None
+        return wrapper
 
     for engine in (load.ContinuousEngine, load.StaticEngine):
         monkeypatch.setattr(engine, "serve", spy(engine.serve))
-    monkeypatch.setattr(load, "_measure", measured)
+    monkeypatch.setattr(load, "_measure", in_phase("steady", load._measure))
+    monkeypatch.setattr(load, "_warm_up", in_phase("warm-up", load._warm_up))
     return runs
+
+
+@pytest.fixture
+def steady_runs(served):
+    """The runs each engine served in the steady phase (see `served`)."""
+    return served["steady"]
 
 
 @pytest.mark.parametrize("scenario,params,extra,expected", [
@@ -182,6 +191,20 @@ def test_compile_mode_counts_recompiles_and_gpt2_says_which_engine():
     assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
     engine = out["metrics"]["load_engine"]
     assert (engine == load.ENGINE_STATIC) == out["status_detail"].startswith("static batching: "), out["status_detail"]
+
+
+def test_a_compiled_row_warms_up_on_its_steady_runs_and_measures_no_compile(served):
+    # a server row alone: the objective's calibration, its own base, then its arrivals; dynamo
+    # alone (backend eager) counts the graphs as inductor would
+    out = _run("server", mode="compile", extra={"backend": "eager"}, rate="1.5x")
+    assert out["status"] == "pass", (out["status_detail"], out["error_message"], out["error_traceback"][-2000:])
+    m = out["metrics"]
+    assert served["steady"] == [(6, "one at a time"), (6, "at once"), (6, "arrivals")]
+    assert served["warm-up"] == served["steady"][:2] + [(6, "arrivals")] * load.WARMUP_SERVER_PASSES
+    # the buckets the first request did not meet compiled in the warm-up, none while measured
+    assert m["load_warmup_s"] > 0 and m["load_warmup_recompiles"] >= 1
+    assert m["load_recompiles"] == 0
+    assert m["unique_graphs"] >= m["load_warmup_recompiles"] + 1
 
 
 def test_bad_load_params_are_harness_errors():

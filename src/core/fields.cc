@@ -649,8 +649,9 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.load_max_concurrency))),
       only(load));
   add(Metric(Member("load_recompiles", "",
-                    "load, compile mode: graphs dynamo compiled after the first request "
-                    "(shapes bucketed: doc/probe.md, \"Kind load\").",
+                    "load, compile mode: graphs dynamo compiled during the measured runs "
+                    "(shapes bucketed: doc/probe.md, \"Kind load\"); before version 17 "
+                    "after the first request, with no warm-up.",
                     COMPATLAB_MEMBER(result.load_recompiles))),
       {{load, compile, {}}});
   add(Bulky(Metric(Member("load_ttft_dist", kSeconds,
@@ -970,6 +971,19 @@ std::vector<FieldDef> MakeResultFields() {
                     "row whose objectives (load_slo_ttft_s, load_slo_itl_s) the row took; "
                     "empty otherwise.",
                     COMPATLAB_MEMBER(result.load_slo_run_id))));
+  // Version 17, load: compile mode's warm-up before the measured runs, its time and graphs apart.
+  version = 17;
+  add(Metric(Member("load_warmup_s", kSeconds,
+                    "load, compile mode: the warm-up between the first request and the steady "
+                    "phase: the steady phase's runs served once un-timed, so that the shapes "
+                    "they meet compile before they are measured (doc/probe.md, \"Kind load\").",
+                    COMPATLAB_MEMBER(result.load_warmup_s))),
+      {{load, compile, {}}});
+  add(Metric(Member("load_warmup_recompiles", "",
+                    "load, compile mode: graphs dynamo compiled during the warm-up "
+                    "(load_recompiles counts those of the measured runs).",
+                    COMPATLAB_MEMBER(result.load_warmup_recompiles))),
+      {{load, compile, {}}});
   return fields;
 }
 

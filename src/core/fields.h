@@ -44,7 +44,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 16;
+inline constexpr int kSchemaVersion = 17;
 // The schema version that adds no field: from it on Parquet files hold the
 // list fields (curves) as typed list columns (doc/dataset.md, "List columns").
 inline constexpr int kTypedListsVersion = 15;

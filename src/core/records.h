@@ -226,7 +226,7 @@ struct RunResult {
   std::optional<double> load_slo_itl_s;
   std::string load_slo_source;  // kind_params, single_stream_row (v16), single_stream_p50x3
   std::optional<int64_t> load_max_concurrency;
-  std::optional<int64_t> load_recompiles;  // compile mode
+  std::optional<int64_t> load_recompiles;  // compile mode: during the measured runs (v17)
   std::string load_ttft_dist;              // JSON array text, bounded (doc/limits.md)
   std::string load_itl_dist;
   std::string load_e2e_dist;
@@ -297,6 +297,10 @@ struct RunResult {
 
   // --- Schema version 16: kind load's one objective per group (doc/probe.md, "Kind load"). ---
   std::string load_slo_run_id;  // load_slo_source single_stream_row: the single_stream row's run_id
+
+  // --- Schema version 17: kind load's compile-mode warm-up (doc/probe.md, "Kind load"). ---
+  std::optional<double> load_warmup_s;
+  std::optional<int64_t> load_warmup_recompiles;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -92,7 +92,7 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                    C{"engine", kL}, C{"req_s", kR}, C{"goodput_s", kR}, C{"tok_s", kR},
                    C{"ttft_p50_ms", kR}, C{"ttft_p99_ms", kR}, C{"itl_p50_ms", kR},
                    C{"itl_p99_ms", kR}, C{"e2e_p99_ms", kR}, C{"conc", kR}, C{"recomp", kR},
-                   C{"mem_mib", kR}});
+                   C{"warmup_s", kR}, C{"warmup_recomp", kR}, C{"mem_mib", kR}});
   bool any = false;
   bool own_base = false;
   bool own_objective = false;
@@ -123,6 +123,7 @@ std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
                   Number(r.load_ttft_p99_s, 1, 1000.0), Number(r.load_itl_p50_s, 2, 1000.0),
                   Number(r.load_itl_p99_s, 2, 1000.0), Number(r.load_e2e_p99_s, 1, 1000.0),
                   count(r.load_max_concurrency), count(r.load_recompiles),
+                  Number(r.load_warmup_s, 1), count(r.load_warmup_recompiles),
                   Number(RunPeakMemory(r), 0, 1.0 / kMiB)});
   }
   if (!any) return "";

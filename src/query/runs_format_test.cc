@@ -57,6 +57,8 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   offline.spec.kind_params = {{"scenario", "offline"}};
   offline.result.load_scenario = "offline";
   offline.result.load_recompiles.reset();
+  offline.result.load_warmup_s.reset();
+  offline.result.load_warmup_recompiles.reset();
   RunRecord failed = server;
   failed.result.status = TestStatus::kFailToRun;
   EXPECT_EQ(FormatLoadTable({MakeRun("s1", MakeSpec("llama"))}), "");
@@ -68,6 +70,8 @@ TEST(RunsFormatTest, LoadTableShowsThePassingLoadRunsFigures) {
   EXPECT_NE(lines[2].find("0.9x=18.4/s"), std::string::npos) << lines[2];
   EXPECT_NE(lines[2].find("11.20"), std::string::npos);  // goodput
   EXPECT_NE(lines[2].find("72.0"), std::string::npos);   // TTFT p99 in ms
+  EXPECT_NE(lines[0].find("recomp  warmup_s  warmup_recomp"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[2].find(" 3      12.5              9 "), std::string::npos) << lines[2];
   EXPECT_NE(lines[3].find("offline"), std::string::npos);
   EXPECT_NE(lines[3].find(" - "), std::string::npos);  // no recompiles in eager mode
   EXPECT_EQ(lines[2].find("/s*"), std::string::npos);  // the shared base: no mark

@@ -216,6 +216,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.rerun_size = "milder";
   r.rerun_reduction = "milder reduction: hidden_size 1024->256";
   r.load_slo_run_id = "fedcba9876543210";
+  r.load_warmup_s = 12.5;
+  r.load_warmup_recompiles = 9;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -23,6 +23,8 @@ GuideLLM's figures).
                this child); goodput = good requests / s
 
 Phases: build; prepare = the engine's first request (compile included in compile mode);
+compile mode's warm-up (_warm_up: the steady phase's runs served once un-timed, so that the
+buckets they meet compile before they are measured: load_warmup_s, load_warmup_recompiles);
 steady = the calibration runs the row needs (single_stream for the objective when the
 request brings none, offline for the rate when it brings no base) and then the row's
 scenario (a server row with both: its scenario alone); memory; the fallback audit over one
@@ -76,6 +78,9 @@ Q_BUCKET = 16
 KV_BUCKET_PAGES = 4
 PROMPT_BUCKET = 16
 NEW_BUCKET = 8
+# Compile mode's warm-up (_warm_up): how many times a server row serves its arrivals before
+# the measured run.
+WARMUP_SERVER_PASSES = 2
 # Elements kept in each distribution list field (doc/limits.md).
 DIST_MAX = 256
 ENGINE_CB = "continuous_batching"
@@ -446,6 +451,8 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
                 engine.why_not = why_not
             with torch.no_grad():
                 engine.serve(workload[:1], [0.0])
+        if test.compiling:
+            result.metrics.update(_warm_up(test, engine, workload, scenario, rate, slo))
         recompiles = _measure(test, engine, workload, scenario, rate, slo)
     finally:
         if engine is not None:
@@ -460,6 +467,35 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
             model(input_ids=prompt)
 
     test.audit(audited)
+
+
+def _warm_up(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload: Sequence[LoadRequest],
+             scenario: str, rate: float | None, slo: tuple[float, float] | None) -> dict[str, Any]:
+    """Compile mode, between the first request and the steady phase: the engine serves, un-timed,
+    every run the steady phase will serve, so that the shape buckets they meet are compiled
+    before they are measured: the objective's calibration (the first SLO_CALIBRATION_REQUESTS
+    requests one at a time) or the single_stream scenario (all of them one at a time), the
+    offline run (the offline scenario, or a server row's own base) and a server row's Poisson
+    arrivals, WARMUP_SERVER_PASSES times (the first pass compiles while requests queue, the
+    next meets the batches of an engine at speed; the rate from the request's base, else from
+    the warm-up's own offline run). Returns load_warmup_s and load_warmup_recompiles (graphs
+    dynamo compiled meanwhile)."""
+    import torch
+
+    request = test.request
+    calibrates = slo is None and request.load_slo is None and scenario != "single_stream"
+    own_base = scenario == "offline" or (scenario == "server" and request.load_base is None)
+    graphs, start = _unique_graphs(), time.perf_counter()
+    with torch.no_grad(), test.warm_up():
+        if scenario == "single_stream" or calibrates:
+            engine.serve(workload if scenario == "single_stream" else workload[:SLO_CALIBRATION_REQUESTS], None)
+        offline_rps = request.load_base.offline_requests_per_s if request.load_base else 0.0
+        if own_base:
+            offline_rps = figures(engine.serve(workload, [0.0] * len(workload)), None)["load_requests_per_s"]
+        if scenario == "server":
+            for _ in range(WARMUP_SERVER_PASSES):
+                engine.serve(workload, poisson_arrivals(request.kind_params.seed, len(workload), rate * offline_rps))
+    return {"load_warmup_s": time.perf_counter() - start, "load_warmup_recompiles": _unique_graphs() - graphs}
 
 
 def _measure(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload: Sequence[LoadRequest],

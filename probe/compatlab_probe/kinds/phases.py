@@ -121,6 +121,13 @@ class ModelTest:
             self.result.fail("fail_to_run", "prepare", exc)
 
     @contextmanager
+    def warm_up(self) -> Iterator[None]:
+        """Un-measured calls between the first call and the steady phase (kind load's
+        warm-up); a failure is recorded as the first call's is."""
+        with recorded(self.result, "prepare", handle=self._first_call_failed):
+            yield
+
+    @contextmanager
     def steady(self) -> Iterator[None]:
         """The steady phase: an error is fail_to_run at stage steady (MemoryError oom). Compile
         mode: dynamo's counters then cover prepare and steady, so recompiles and breaks show."""
