@@ -451,9 +451,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
                 engine.why_not = why_not
             with torch.no_grad():
                 engine.serve(workload[:1], [0.0])
+        objective = _objective(request, slo)
         if test.compiling:
-            result.metrics.update(_warm_up(test, engine, workload, scenario, rate, slo))
-        recompiles = _measure(test, engine, workload, scenario, rate, slo)
+            result.metrics.update(_warm_up(test, engine, workload, scenario, rate, objective[0]))
+        recompiles = _measure(test, engine, workload, scenario, rate, objective)
     finally:
         if engine is not None:
             engine.close()
@@ -469,6 +470,17 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test.audit(audited)
 
 
+def _objective(request: TestRequest, slo: tuple[float, float] | None) -> tuple[tuple[float, float] | None, str, str]:
+    """(objective, load_slo_source, load_slo_run_id): kind_params' slo, else the group's
+    single_stream row's (request.load_slo), else None: a single_stream run in this child sets it."""
+    if slo is not None:
+        return slo, "kind_params", ""
+    if request.load_slo is not None:
+        given = request.load_slo
+        return (given.ttft_s, given.itl_s), "single_stream_row", given.run_id
+    return None, "single_stream_p50x3", ""
+
+
 def _warm_up(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload: Sequence[LoadRequest],
              scenario: str, rate: float | None, slo: tuple[float, float] | None) -> dict[str, Any]:
     """Compile mode, between the first request and the steady phase: the engine serves, un-timed,
@@ -478,12 +490,13 @@ def _warm_up(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload:
     offline run (the offline scenario, or a server row's own base) and a server row's Poisson
     arrivals, WARMUP_SERVER_PASSES times (the first pass compiles while requests queue, the
     next meets the batches of an engine at speed; the rate from the request's base, else from
-    the warm-up's own offline run). Returns load_warmup_s and load_warmup_recompiles (graphs
-    dynamo compiled meanwhile)."""
+    the warm-up's own offline run). `slo` is the objective _objective resolved (None: the steady
+    phase calibrates it). Returns load_warmup_s and load_warmup_recompiles (graphs dynamo
+    compiled meanwhile)."""
     import torch
 
     request = test.request
-    calibrates = slo is None and request.load_slo is None and scenario != "single_stream"
+    calibrates = slo is None and scenario != "single_stream"
     own_base = scenario == "offline" or (scenario == "server" and request.load_base is None)
     graphs, start = _unique_graphs(), time.perf_counter()
     with torch.no_grad(), test.warm_up():
@@ -499,18 +512,14 @@ def _warm_up(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload:
 
 
 def _measure(test: ModelTest, engine: ContinuousEngine | StaticEngine, workload: Sequence[LoadRequest],
-             scenario: str, rate: float | None, slo: tuple[float, float] | None) -> int:
+             scenario: str, rate: float | None, objective: tuple[tuple[float, float] | None, str, str]) -> int:
     """The steady phase: the calibration runs the row needs, then its scenario; the figures.
-    Returns the graphs dynamo compiled meanwhile (compile mode: the recompiles)."""
+    `objective` is _objective's answer. Returns the graphs dynamo compiled meanwhile (compile
+    mode: the recompiles)."""
     import torch
 
     result, params = test.result, test.request.kind_params
-    slo_source, slo_run_id = "single_stream_p50x3", ""
-    if slo is not None:
-        slo_source = "kind_params"
-    elif test.request.load_slo is not None:  # the group's single_stream row's objective
-        given = test.request.load_slo
-        slo, slo_source, slo_run_id = (given.ttft_s, given.itl_s), "single_stream_row", given.run_id
+    slo, slo_source, slo_run_id = objective
     result.metrics["load_engine"] = engine.name
     if engine.name == ENGINE_STATIC:
         result.set_status("pass", f"static batching: continuous batching could not run: {engine.why_not}")
