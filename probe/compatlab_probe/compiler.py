@@ -195,9 +195,15 @@ def calibrate(seed_dir: str) -> dict[str, Any]:
     return {"compiler_startup_s": total, "compiler_startup_phases": {k: round(v, 3) for k, v in phases.items()}}
 
 
+def backend_name(request: TestRequest, target: Target) -> str:
+    """The compile backend's name as given: the request's backend, else the target profile's
+    ("inductor", "openvino", "pkg.mod:fn"); nothing is imported."""
+    return request.compile.backend or target.compile_backend
+
+
 def backend_of(request: TestRequest, target: Target) -> Any:
-    """The compile backend: the request's backend, else the target profile's; "pkg.mod:fn" is imported."""
-    backend = request.compile.backend or target.compile_backend
+    """The compile backend: backend_name's, with "pkg.mod:fn" imported."""
+    backend = backend_name(request, target)
     if ":" in backend:
         from .target import resolve
 

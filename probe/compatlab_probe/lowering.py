@@ -393,15 +393,16 @@ class OpenVinoCompileReport(CompileReport):
         return text
 
 
-def compile_report(backend: Any) -> CompileReport:
-    """The report of what `backend` (a torch.compile backend name or callable) left to
-    PyTorch: OpenVinoCompileReport for "openvino", else a report with nothing to say."""
+def compile_report(backend: str | None) -> CompileReport:
+    """The report of what `backend` (a torch.compile backend's name, None in eager mode) left
+    to PyTorch: OpenVinoCompileReport for "openvino", else a report with nothing to say."""
     return OpenVinoCompileReport() if backend == "openvino" else CompileReport()
 
 
-def compile_stack(backend: Any) -> str | None:
-    """The lowering key whose stack a torch.compile backend belongs to ("openvino"), else None."""
-    return backend if isinstance(backend, str) and backend in COMPILE_BACKEND_MODULES else None
+def compile_stack(backend: str | None) -> str | None:
+    """The lowering key whose stack a torch.compile backend (its name) belongs to ("openvino"),
+    else None."""
+    return backend if backend in COMPILE_BACKEND_MODULES else None
 
 
 def _graph_op_name(node: Any) -> str:

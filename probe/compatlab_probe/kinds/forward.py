@@ -62,7 +62,9 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test = ModelTest(request, result)
     if request.mode == "export":
         result.stack["stack_versions"] = json.dumps(lowering.stack_versions(test.target.lowering), sort_keys=True)
-    elif test.compiling and (stack := lowering.compile_stack(compiler.backend_of(request, test.target))):
+    # The backend's name only: importing a "pkg.mod:fn" backend belongs to the compile stage.
+    backend = compiler.backend_name(request, test.target) if test.compiling else None
+    if stack := lowering.compile_stack(backend):
         result.stack["stack_versions"] = json.dumps(lowering.stack_versions(stack), sort_keys=True)
     built = test.build()
     if request.mode == "export":
@@ -75,7 +77,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
         with grad_off():
             return model(**inputs)
 
-    report = lowering.compile_report(compiler.backend_of(request, target) if test.compiling else None)
+    report = lowering.compile_report(backend)
     if test.compiling:
         with report:
             outputs, eager_outputs = _compiled_phases(test, model, inputs, eager_call)
@@ -90,10 +92,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test.read_memory()
 
     test.audit(eager_call)
-    if (left := report.fallback_ops()) is not None:
-        # The backend's own report of what it left to PyTorch (the partitioner), as mode export's.
-        result.metrics.update(fallback_audit="partitioner", ops_executed=None,
-                              fallback_ops=lowering.fallback_ops_json(left))
+    _note_partitioner(result, report.fallback_ops())
     # A model that draws random numbers in its forward (random masking: ViTMAE) cannot be
     # compared with a reference: two eager calls on the same inputs tell.
     first = eager_outputs if eager_outputs is not None else outputs
@@ -186,9 +185,7 @@ def _export(test: ModelTest, built: Built) -> None:
     result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, result.metrics.get("steady_median_s"))
     test.read_memory()
     test.audit(eager_call)
-    if lowered.fallback_ops is not None:
-        result.metrics.update(fallback_audit="partitioner", ops_executed=None,
-                              fallback_ops=lowering.fallback_ops_json(lowered.fallback_ops))
+    _note_partitioner(result, lowered.fallback_ops)
     again = stage(result, "steady", "fail_to_run", lambda: accuracy.as_vector(eager_call()))
     if not accuracy.repeatable(eager_outputs, again, built.dtype, "forward"):
         accuracy.not_comparable(result, eager_outputs, again)
@@ -197,6 +194,15 @@ def _export(test: ModelTest, built: Built) -> None:
     exported.model = module
     _compare(test, exported, outputs, eager_outputs)
     _note_stack_detail(result, lowered.detail)
+
+
+def _note_partitioner(result: Result, fallback_ops: dict[str, int] | None) -> None:
+    """A stack's own report of the ops it left off its accelerated path (its partitioner:
+    ExecuTorch's XNNPACK, OpenVINO's torch.compile backend) replaces the CPU-fallback audit's
+    verdict; None (the stack has no such report) leaves the audit's."""
+    if fallback_ops is not None:
+        result.metrics.update(fallback_audit="partitioner", ops_executed=None,
+                              fallback_ops=lowering.fallback_ops_json(fallback_ops))
 
 
 def _note_stack_detail(result: Result, detail: str) -> None:
