@@ -34,12 +34,15 @@ GRAPH_BREAK_REASON_CHARS = 300
 CACHE_HIT_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("aot_autograd", "autograd_cache_hit"))
 CACHE_MISS_COUNTERS = (("inductor", "fxgraph_cache_miss"), ("aot_autograd", "autograd_cache_miss"))
 
-# Inductor's compile worker pool: none. Each test child compiles in its own process, one
-# kernel after another: a pool would be a per-process start-up (a fresh interpreter
-# importing torch) inside prepare_s, and it cannot be started in the zygote (its threads
-# would make the fork unsafe); with one compile thread per child, `--jobs N` children
-# use N cores for compiling, as for running.
-COMPILE_THREADS = 1
+# Inductor's compile threads. The zygote compiles with one (ZYGOTE_COMPILE_THREADS): a
+# thread pool would make its fork unsafe. A test child compiles with its share of the cores
+# (`child_compile_threads`: the request's torch_num_threads, cores / --jobs), so `--jobs N`
+# children use the cores for compiling as for running and no more. On the CPU, inductor's
+# C++ kernels of one graph are built by a ThreadPoolExecutor of that size (each thread runs
+# the C++ compiler); its threads start at the first compile, after the fork, and cost no
+# interpreter start-up. The subprocess worker pool of fresh interpreters is Triton's only
+# (started where the triton package is installed, as torch does for any user).
+ZYGOTE_COMPILE_THREADS = 1
 
 # Exception class names (anywhere in the cause/context chain) that mean the compile itself failed.
 _COMPILE_ERROR_NAMES = {"UnsupportedOpError", "BackendCompilerFailed", "InductorError", "LoweringException",
@@ -50,13 +53,13 @@ _COMPILE_ERROR_NAMES = {"UnsupportedOpError", "BackendCompilerFailed", "Inductor
 def configure_cache(request: TestRequest) -> str:
     """Points every compile cache at the request's compile_cache_dir ("": torch's defaults).
 
-    Sets TORCHINDUCTOR_CACHE_DIR (inductor's FX graph cache, AOTAutograd cache and
+    Sets the compile threads (`child_compile_threads`) and TORCHINDUCTOR_CACHE_DIR (inductor's FX graph cache, AOTAutograd cache and
     compiled kernels live under it) and TRITON_CACHE_DIR, turns the local FX graph
     and AOTAutograd caches on (and the remote ones off), and clears inductor's
     in-process memo of the old directory. Returns the directory or "".
     """
     directory = request.compile.cache_dir
-    single_threaded_compile()
+    set_compile_threads(child_compile_threads(request))
     if not directory:
         return ""
     directory = os.path.abspath(directory)
@@ -84,15 +87,22 @@ def configure_cache(request: TestRequest) -> str:
     return directory
 
 
-def single_threaded_compile() -> None:
-    """Inductor compiles in this process (COMPILE_THREADS, no worker pool) and starts no
-    progress-bar monitor thread (tqdm's, started by the first compile): after it, a process
-    that compiled is still single-threaded, so the zygote can compile and fork."""
-    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(COMPILE_THREADS)
+def child_compile_threads(request: TestRequest) -> int:
+    """A test child's compile threads: its torch_num_threads (the sweep's cores / --jobs),
+    else 1 (a request without a thread count shares the machine with unknown others)."""
+    return max(1, request.torch_num_threads)
+
+
+def set_compile_threads(threads: int) -> None:
+    """Inductor compiles with `threads` threads in this process (1: in the calling thread,
+    no pool) and starts no progress-bar monitor thread (tqdm's, started by the first
+    compile): with 1, a process that compiled is still single-threaded, so the zygote can
+    compile and fork."""
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
     try:
         import torch._inductor.config as inductor_config
 
-        inductor_config.compile_threads = COMPILE_THREADS
+        inductor_config.compile_threads = threads
     except (ImportError, AttributeError):
         pass
     try:
@@ -101,6 +111,11 @@ def single_threaded_compile() -> None:
         tqdm.tqdm.monitor_interval = 0
     except ImportError:
         pass
+
+
+def single_threaded_compile() -> None:
+    """set_compile_threads(ZYGOTE_COMPILE_THREADS): the zygote's and the calibration's."""
+    set_compile_threads(ZYGOTE_COMPILE_THREADS)
 
 
 def _import_compile_stack() -> None:

@@ -348,3 +348,33 @@ def test_calibration_leaves_one_thread_and_a_seed_without_any_graph(tmp_path):
     for source in sources:
         with open(seed / source) as f:
             assert f.read() in probes, f"{source} is not a vector-ISA probe"
+
+
+_CHILD_THREADS = """
+import json, sys
+import torch
+from compatlab_probe import compiler
+from compatlab_probe.request import parse_request
+from torch._inductor.async_compile import AsyncCompile
+import torch._inductor.config as inductor_config
+request = parse_request({"kind": "forward", "mode": "compile", "target": "cpu", "model_type": "llama",
+                         "torch_num_threads": int(sys.argv[1]), "compile_cache_dir": sys.argv[2]})
+compiler.configure_cache(request)
+fn = torch.compile(lambda x, y: (x.sin() + 1).sum(-1) + (y.cos() * 2).amax(-1), backend="inductor")
+fn(torch.ones(4, 8), torch.ones(4, 8))
+print(json.dumps({"compile_threads": inductor_config.compile_threads,
+                  "pool_made": AsyncCompile.pool.cache_info().currsize}))
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_child_compiles_kernels_on_its_share_of_the_cores(tmp_path, threads):
+    """A test child's inductor compile threads are its torch_num_threads (the sweep's cores /
+    --jobs): with 2, a graph's C++ kernels are built by a pool of 2 threads; with 1, no pool
+    (kernels are built one after another in the compiling thread)."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "probe"))
+    proc = subprocess.run([sys.executable, "-c", _CHILD_THREADS, str(threads), str(tmp_path / "cache")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out == {"compile_threads": threads, "pool_made": 1 if threads > 1 else 0}, out
