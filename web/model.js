@@ -171,7 +171,7 @@ async function loadGroup(group) {
   });
   const details = await Promise.all(rows.map((r) => api("/api/run", { run_id: r.run_id }).then((d) => d.run)));
   const cdf = (field) => details.map((d, i) => {
-    const values = JSON.parse(d[field] || "[]");
+    const values = d[field] || [];  // a list field: a JSON array in /api/run
     return { label: name(rows[i]), showLine: true, pointRadius: 0,
       data: values.map((v, k) => ({ x: v * 1e3, y: (k + 1) / values.length })) };
   });

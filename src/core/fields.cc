@@ -90,8 +90,10 @@ FieldDef Child(ChildSection section, FieldDef field, std::string_view key = {}) 
   return field;
 }
 FieldDef Metric(FieldDef field) { return Child(ChildSection::kMetrics, std::move(field)); }
-FieldDef Curve(ListKind kind, FieldDef field) {
+// A list field of `kind`, typed in Parquet from schema version `typed_since` on.
+FieldDef Curve(ListKind kind, FieldDef field, int typed_since = kTypedListsVersion) {
   field.list = kind;
+  field.list_typed_since = typed_since;
   return field;
 }
 FieldDef Bulky(FieldDef field) {
@@ -654,18 +656,25 @@ std::vector<FieldDef> MakeResultFields() {
                     "after the first request, with no warm-up.",
                     COMPATLAB_MEMBER(result.load_recompiles))),
       {{load, compile, {}}});
-  add(Bulky(Metric(Member("load_ttft_dist", kSeconds,
-                          "load: the TTFT distribution as a sorted JSON array (at most 256 values: "
-                          "evenly spaced order statistics beyond).",
-                          COMPATLAB_MEMBER(result.load_ttft_dist)))),
+  // A list field since version 18 (kTypedLoadDistsVersion): list<double> in Parquet.
+  add(Bulky(Curve(ListKind::kReals,
+                  Metric(Member("load_ttft_dist", kSeconds,
+                                "load: the TTFT distribution as a sorted JSON array (at most 256 "
+                                "values: evenly spaced order statistics beyond).",
+                                COMPATLAB_MEMBER(result.load_ttft_dist))),
+                  kTypedLoadDistsVersion)),
       only(load));
-  add(Bulky(Metric(Member("load_itl_dist", kSeconds,
-                          "load: the inter-token latency distribution, the same way.",
-                          COMPATLAB_MEMBER(result.load_itl_dist)))),
+  add(Bulky(Curve(ListKind::kReals,
+                  Metric(Member("load_itl_dist", kSeconds,
+                                "load: the inter-token latency distribution, the same way.",
+                                COMPATLAB_MEMBER(result.load_itl_dist))),
+                  kTypedLoadDistsVersion)),
       only(load));
-  add(Bulky(Metric(Member("load_e2e_dist", kSeconds,
-                          "load: the end-to-end latency distribution, the same way.",
-                          COMPATLAB_MEMBER(result.load_e2e_dist)))),
+  add(Bulky(Curve(ListKind::kReals,
+                  Metric(Member("load_e2e_dist", kSeconds,
+                                "load: the end-to-end latency distribution, the same way.",
+                                COMPATLAB_MEMBER(result.load_e2e_dist))),
+                  kTypedLoadDistsVersion)),
       only(load));
 
   // Version 6, load: the server rows of a group share their offline row's throughput.
@@ -984,6 +993,8 @@ std::vector<FieldDef> MakeResultFields() {
                     "(load_recompiles counts those of the measured runs).",
                     COMPATLAB_MEMBER(result.load_warmup_recompiles))),
       {{load, compile, {}}});
+  // Version 18 adds no field: kind load's distributions are typed list columns in Parquet
+  // (kTypedLoadDistsVersion above).
   return fields;
 }
 

@@ -44,10 +44,13 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 17;
-// The schema version that adds no field: from it on Parquet files hold the
-// list fields (curves) as typed list columns (doc/dataset.md, "List columns").
+inline constexpr int kSchemaVersion = 18;
+// The schema versions that add no field: from kTypedListsVersion on Parquet
+// files hold the curves as typed list columns, from kTypedLoadDistsVersion on
+// also kind load's latency distributions (doc/dataset.md, "List columns");
+// older files hold them as JSON text. FieldDef::list_typed_since says which.
 inline constexpr int kTypedListsVersion = 15;
+inline constexpr int kTypedLoadDistsVersion = 18;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };
@@ -148,6 +151,9 @@ struct FieldDef {
   bool bulky = false;
   // A curve: what its JSON text holds (ParseListText); kNone for any other field.
   ListKind list = ListKind::kNone;
+  // A list field: the schema version from which Parquet files hold it as a
+  // typed list column (a file of an older version: JSON text in a string column).
+  int list_typed_since = 0;
 };
 
 // Every result field, in column order. The vector lives for the whole program.

@@ -317,12 +317,13 @@ bool IsListColumnType(const FieldDef& field, const arrow::DataType& type) {
 }
 
 // Why the column `type` cannot hold `field`, or "" when it can. A file older
-// than schema version 15 holds the lists as JSON text.
+// than the field's list_typed_since holds the list as JSON text.
 std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type, int file_version) {
   const std::string expected = ArrowType(field)->ToString();
   bool ok = false;
   if (IsList(field)) {
-    ok = IsListColumnType(field, type) || (file_version < kTypedListsVersion && IsStringType(type));
+    ok = IsListColumnType(field, type) ||
+         (file_version < field.list_typed_since && IsStringType(type));
   } else if (IsTimestamp(field)) {
     if (type.id() == arrow::Type::TIMESTAMP) {
       const auto& ts = static_cast<const arrow::TimestampType&>(type);

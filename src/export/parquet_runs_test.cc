@@ -303,6 +303,37 @@ TEST(ParquetListsTest, AnOlderFilesTextListsImport) {
                  "column train_loss has type string, expected list<element: double>");
 }
 
+TEST(ParquetListsTest, LoadDistributionsAreTypedFromVersion18AndTextBefore) {
+  RunRecord run = FullRun("s1");
+  const std::string bytes = ParquetOf({run});
+  std::shared_ptr<arrow::Table> table = TableOf(bytes);
+  for (const char* name : {"load_ttft_dist", "load_itl_dist", "load_e2e_dist"}) {
+    EXPECT_EQ(table->GetColumnByName(name)->type()->ToString(), "list<element: double>") << name;
+  }
+  auto ttft = std::static_pointer_cast<arrow::ListArray>(
+      table->GetColumnByName("load_ttft_dist")->chunk(0));
+  ASSERT_EQ(ttft->value_length(0), 3);
+  EXPECT_EQ(std::static_pointer_cast<arrow::DoubleArray>(ttft->values())->Value(2), 0.072);
+  auto runs = RunsFromParquet(bytes, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->front().result.load_ttft_dist, "[0.009,0.011,0.072]");
+
+  // A version 17 file (the curves typed, the distributions still text) imports.
+  const std::string older =
+      WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5, 0.25]"])", 17);
+  runs = RunsFromParquet(older, "f.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->front().result.load_ttft_dist, "[0.5,0.25]");
+  // ... by the list rules, and text is refused from version 18 on.
+  ExpectRejected(WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5, \"x\"]"])", 17),
+                 "row 0: field load_ttft_dist: element 1 is not a number or null");
+  ExpectRejected(WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5]"])"),
+                 "column load_ttft_dist has type string, expected list<element: double>");
+  // The curves stay typed in a version 17 file.
+  ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5]"])", 17),
+                 "column train_loss has type string, expected list<element: double>");
+}
+
 TEST(ParquetListsTest, RejectsACurveOverTheElementBound) {
   std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
   std::string json = "[[";

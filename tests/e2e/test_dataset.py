@@ -32,7 +32,9 @@ def _points(value):
 
 
 LIST_TYPES = {**{name: _REALS for name in ("train_loss", "train_ref_loss", "train_grad_norm",
-                                           "train_ref_grad_norm", "train_eager_loss")},
+                                           "train_ref_grad_norm", "train_eager_loss",
+                                           # kind load's distributions (schema version 18)
+                                           "load_ttft_dist", "load_itl_dist", "load_e2e_dist")},
               "gen_match_curve": _points(pa.float64()), "gen_decode_curve": _points(pa.float64()),
               "gen_mem_curve": _points(pa.int64())}
 
