@@ -118,6 +118,9 @@ struct MatrixIndexPage {
   int64_t selected = 0;               // runs of the selection (cells + superseded)
   int64_t stacks = 0;                 // stack pairs before the selection
   std::optional<StackPair> newest;    // kNewest: the stack chosen
+  // For tests and benchmarks, not part of the answer: made from the cell summaries
+  // (RunIndex::MatrixPage) rather than by walking the matching runs.
+  bool from_summaries = false;
 };
 
 class RunIndex {
@@ -143,8 +146,17 @@ class RunIndex {
   Summary Summarize(const IndexQuery& query, size_t max_points) const;
   Facets GetFacets() const;
   // The matrix page of `query`: the same selection as BuildMatrix over the
-  // same runs, with only the page's candidate runs to read.
+  // same runs, with only the page's candidate runs to read. A query whose
+  // filters are all properties of a matrix cell or of a stack (model, model_id,
+  // target, mode, kind, dtype, torch and transformers versions; a selection
+  // without a sweep) is made from the per-(cell, stack) summaries without
+  // walking runs; any other (sweep_id, status, failures_only) walks the
+  // matching runs (MatrixPageByWalk). Both give the same page.
   MatrixIndexPage MatrixPage(const MatrixIndexQuery& query) const;
+  // The page of `query` by walking every matching run, whatever the filters:
+  // what MatrixPage does for filters that are not cell properties. For tests
+  // (the summaries' page must equal it) and benchmarks.
+  MatrixIndexPage MatrixPageByWalk(const MatrixIndexQuery& query) const;
   // For each of `rowids`: false when a newer run (by finish time) of the same
   // matrix cell on the same stack pair is indexed (the run is superseded).
   std::vector<bool> Current(const std::vector<int64_t>& rowids) const;
@@ -232,6 +244,27 @@ class RunIndex {
   size_t PositionOf(int64_t rowid) const;
   // Whether the runs at positions a and b ran on the same stack pair.
   bool SameStack(size_t a, size_t b) const;
+  // A matrix cell's state while a page is made: the latest finish time among
+  // the page's runs of the cell, the newest position having it (+1; 0 = no
+  // run) and how many more runs have that same time.
+  struct MatrixCellState {
+    int64_t finished;
+    uint32_t position;
+    uint32_t ties;
+  };
+  // Whether MatrixPage can make `query`'s page from the summaries (every
+  // filter a property of a cell or a stack).
+  static bool SummariesAnswer(const MatrixIndexQuery& query);
+  // REQUIRES: mu_ held (shared). The page; `summaries` chooses the route.
+  MatrixIndexPage MakeMatrixPage(const MatrixIndexQuery& query, bool summaries) const;
+  // REQUIRES: mu_ held (shared); SummariesAnswer(query). Fills `cells` (by
+  // cell id), `filled` (cells with a run, by matrix row), `touched` (matrix rows
+  // with a run) and the page's counts and stacks from the summaries, as the
+  // walk would; `torch_ok` and `transformers_ok` (by id) get the stacks taken.
+  void SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& resolved,
+                       MatrixIndexPage& page, MatrixCellState* cells, uint32_t* filled,
+                       std::vector<uint32_t>& touched, std::vector<uint8_t>& torch_ok,
+                       std::vector<uint8_t>& transformers_ok) const;
 
   Dict models_;                                           // model_id
   Dict labels_;                                           // MatrixTestLabel
@@ -248,6 +281,23 @@ class RunIndex {
   std::vector<std::vector<uint32_t>> matrix_row_cells_;        // cell ids, by matrix row
   std::vector<std::pair<uint32_t, uint32_t>> matrix_columns_;  // (target, mode)
   std::vector<uint32_t> matrix_cell_column_;                   // column id, by cell id
+  std::vector<std::vector<uint32_t>> model_matrix_rows_;       // matrix row ids, by model id
+  // The runs of one cell on one stack pair (stack_ids_) with one kind and dtype
+  // (constant within a cell unless a label is ambiguous), kept as runs are
+  // appended: a matrix page whose filters are cell properties combines these
+  // instead of walking runs.
+  struct CellSummary {
+    int64_t latest;            // the latest finish time (Row::finished)
+    uint32_t latest_position;  // the newest position finishing at `latest`
+    uint32_t ties;             // further runs finishing at `latest`
+    uint32_t runs;
+    uint32_t newest_position;  // the newest position of any of its runs
+    uint32_t stack;            // index into stack_ids_
+    uint32_t kind, dtype;      // value ids
+    uint32_t next;             // the cell's next summary, or kNone
+  };
+  std::vector<CellSummary> cell_summaries_;
+  std::vector<uint32_t> cell_first_summary_;  // by cell id: its first summary
   // matrix_rows_ ids in the matrix's order (model_id, then label), and each
   // id's place in it; made when first needed for this many matrix rows.
   struct MatrixOrder {
