@@ -660,6 +660,35 @@ std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
   return current;
 }
 
+std::vector<StackPair> RunIndex::MatrixStacks(const Resolved& resolved,
+                                              const std::vector<uint8_t>& torch_ok,
+                                              const std::vector<uint8_t>& transformers_ok) const {
+  const uint32_t harness = models_.Find(std::string(kHarnessModelId));
+  const std::vector<std::string>& torch = dicts_[kTorch].values;
+  const std::vector<std::string>& transformers = dicts_[kTransformers].values;
+  std::vector<StackPair> stacks;
+  std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
+  // The walk stops once it has seen every pair the index holds that the
+  // selection takes (there are few: usually after a few rows).
+  size_t possible = 0;
+  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
+  Walk(resolved, 0, [&](size_t p) {
+    if (ModelAt(p) == harness || !torch_ok[ColumnAt(kTorch, p)] ||
+        !transformers_ok[ColumnAt(kTransformers, p)]) {
+      return true;
+    }
+    const std::pair<uint32_t, uint32_t> ids{ColumnAt(kTorch, p), ColumnAt(kTransformers, p)};
+    if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
+    seen_ids.push_back(ids);
+    StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
+    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
+      stacks.push_back(std::move(stack));
+    }
+    return seen_ids.size() < possible;
+  });
+  return stacks;
+}
+
 template <typename Visit>
 void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, Visit visit) const {
   IndexQuery index_query = query.query;
@@ -688,23 +717,7 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
            transformers_ok[ColumnAt(kTransformers, p)];
   };
   // The stack pairs present (BuildMatrix counts them before choosing).
-  std::vector<StackPair> stacks;
-  std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
-  // The walk stops once it has seen every pair the index holds that the
-  // selection takes (there are few: usually after a few rows).
-  size_t possible = 0;
-  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
-  Walk(resolved, 0, [&](size_t p) {
-    if (!in_selection(p)) return true;
-    const std::pair<uint32_t, uint32_t> ids{ColumnAt(kTorch, p), ColumnAt(kTransformers, p)};
-    if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
-    seen_ids.push_back(ids);
-    StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
-    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
-      stacks.push_back(std::move(stack));
-    }
-    return seen_ids.size() < possible;
-  });
+  const std::vector<StackPair> stacks = MatrixStacks(resolved, torch_ok, transformers_ok);
   page.stacks = static_cast<int64_t>(stacks.size());
   if (selection.choice == StackSelection::Choice::kNewest) {
     if (stacks.empty()) return;
@@ -769,9 +782,10 @@ MatrixIndexPage RunIndex::MatrixPageByWalk(const MatrixIndexQuery& query) const 
 }
 
 void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& resolved,
-                               MatrixIndexPage& page, MatrixCellState* cells, uint32_t* filled,
+                               MatrixIndexPage& page, std::vector<uint8_t>& column_used,
                                std::vector<uint32_t>& touched, std::vector<uint8_t>& torch_ok,
-                               std::vector<uint8_t>& transformers_ok) const {
+                               std::vector<uint8_t>& transformers_ok,
+                               std::vector<uint8_t>& stack_ok) const {
   if (resolved.empty) return;
   const StackSelection& selection = query.selection;
   const std::vector<std::string>& torch = dicts_[kTorch].values;
@@ -780,65 +794,58 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
     TakeStacks(torch, transformers, selection.given.torch_version,
                selection.given.transformers_version, torch_ok, transformers_ok);
   }
-  const uint32_t* const want = resolved.want;
-  auto wanted = [want](int column, uint32_t id) {
-    return want[column] == kNone || want[column] == id;
-  };
+  const bool newest = selection.choice == StackSelection::Choice::kNewest;
+  if (newest) {
+    // The pairs in the order the walk meets them (NewestStack keeps the first
+    // of equals): the walk's own first phase, which stops once it has seen
+    // every pair.
+    const std::vector<StackPair> stacks = MatrixStacks(resolved, torch_ok, transformers_ok);
+    page.stacks = static_cast<int64_t>(stacks.size());
+    if (stacks.empty()) return;
+    page.newest = stacks[NewestStack(stacks)];
+    TakeStacks(torch, transformers, page.newest->torch_release, page.newest->transformers_version,
+               torch_ok, transformers_ok);
+  }
   // The stack pairs (stack_ids_) that the selection and the filters take.
-  std::vector<uint8_t> stack_ok(stack_ids_.size());
-  auto take_stacks = [&] {
-    for (size_t i = 0; i < stack_ids_.size(); ++i) {
-      const auto& [t, v] = stack_ids_[i];
-      stack_ok[i] =
-          torch_ok[t] && transformers_ok[v] && wanted(kTorch, t) && wanted(kTransformers, v);
-    }
-  };
-  take_stacks();
+  stack_ok.assign(stack_ids_.size(), 0);
+  for (size_t i = 0; i < stack_ids_.size(); ++i) {
+    const auto& [t, v] = stack_ids_[i];
+    stack_ok[i] = torch_ok[t] && transformers_ok[v] && Wants(resolved, kTorch, t) &&
+                  Wants(resolved, kTransformers, v);
+  }
   std::vector<uint8_t> column_ok(matrix_columns_.size());
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
-    column_ok[c] =
-        wanted(kTarget, matrix_columns_[c].first) && wanted(kMode, matrix_columns_[c].second);
+    column_ok[c] = Wants(resolved, kTarget, matrix_columns_[c].first) &&
+                   Wants(resolved, kMode, matrix_columns_[c].second);
   }
   const uint32_t harness = models_.Find(std::string(kHarnessModelId));
-  // The newest position of each stack pair among the matching runs: the walk
-  // meets the pairs newest first, and NewestStack keeps the first of equals.
-  std::vector<int64_t> stack_newest(stack_ids_.size(), -1);
-  const bool choose = selection.choice == StackSelection::Choice::kNewest;
-  struct Later {
-    uint32_t row, cell, summary;
-  };
-  std::vector<Later> later;  // kNewest: the matching summaries, until the stack is chosen
-  auto add = [&](uint32_t row, uint32_t cell_id, const CellSummary& summary) {
-    page.selected += summary.runs;
-    MatrixCellState& cell = cells[cell_id];
-    const uint32_t position = summary.latest_position + 1;
-    if (cell.position == 0) {
-      if (filled[row]++ == 0) touched.push_back(row);
-      cell = {summary.latest, position, summary.ties};
-    } else if (summary.latest > cell.finished) {
-      cell = {summary.latest, position, summary.ties};
-    } else if (summary.latest == cell.finished) {
-      cell.ties += summary.ties + 1;
-      cell.position = std::max(cell.position, position);
-    }
-  };
+  std::vector<uint8_t> stack_seen(stack_ids_.size(), 0);
+  // Only counts here: a cell counts once whatever its summaries; the page's
+  // own cells are combined later (CombinedCell).
   auto visit_row = [&](uint32_t row) {
+    int64_t row_cells = 0;
     for (uint32_t cell : matrix_row_cells_[row]) {
-      if (!column_ok[matrix_cell_column_[cell]]) continue;
+      const uint32_t column = matrix_cell_column_[cell];
+      if (!column_ok[column]) continue;
+      bool any = false;
       for (uint32_t s = cell_first_summary_[cell]; s != kNone; s = cell_summaries_[s].next) {
         const CellSummary& summary = cell_summaries_[s];
-        if (!stack_ok[summary.stack] || !wanted(kKind, summary.kind) ||
-            !wanted(kDtype, summary.dtype)) {
+        if (!stack_ok[summary.stack] || !Wants(resolved, kKind, summary.kind) ||
+            !Wants(resolved, kDtype, summary.dtype)) {
           continue;
         }
-        stack_newest[summary.stack] =
-            std::max<int64_t>(stack_newest[summary.stack], summary.newest_position);
-        if (choose) {
-          later.push_back({row, cell, s});
-        } else {
-          add(row, cell, summary);
-        }
+        any = true;
+        page.selected += summary.runs;
+        stack_seen[summary.stack] = 1;
       }
+      if (any) {
+        ++row_cells;
+        column_used[column] = 1;
+      }
+    }
+    if (row_cells > 0) {
+      touched.push_back(row);
+      page.cells += row_cells;
     }
   };
   if (resolved.models) {
@@ -852,14 +859,10 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
       if (matrix_rows_[row].first != harness) visit_row(row);
     }
   }
-  std::vector<uint32_t> present;
-  for (uint32_t i = 0; i < stack_ids_.size(); ++i) {
-    if (stack_newest[i] >= 0) present.push_back(i);
-  }
-  std::sort(present.begin(), present.end(),
-            [&](uint32_t a, uint32_t b) { return stack_newest[a] > stack_newest[b]; });
+  if (newest) return;
   std::vector<StackPair> stacks;
-  for (uint32_t i : present) {
+  for (size_t i = 0; i < stack_ids_.size(); ++i) {
+    if (!stack_seen[i]) continue;
     StackPair stack{std::string(TorchRelease(torch[stack_ids_[i].first])),
                     transformers[stack_ids_[i].second]};
     if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
@@ -867,15 +870,28 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
     }
   }
   page.stacks = static_cast<int64_t>(stacks.size());
-  if (!choose || stacks.empty()) return;
-  page.newest = stacks[NewestStack(stacks)];
-  TakeStacks(torch, transformers, page.newest->torch_release, page.newest->transformers_version,
-             torch_ok, transformers_ok);
-  take_stacks();
-  for (const Later& l : later) {
-    const CellSummary& summary = cell_summaries_[l.summary];
-    if (stack_ok[summary.stack]) add(l.row, l.cell, summary);
+}
+
+RunIndex::MatrixCellState RunIndex::CombinedCell(uint32_t cell_id, const Resolved& resolved,
+                                                 const std::vector<uint8_t>& stack_ok) const {
+  MatrixCellState cell{0, 0, 0};
+  const auto& [target, mode] = matrix_columns_[matrix_cell_column_[cell_id]];
+  if (!Wants(resolved, kTarget, target) || !Wants(resolved, kMode, mode)) return cell;
+  for (uint32_t s = cell_first_summary_[cell_id]; s != kNone; s = cell_summaries_[s].next) {
+    const CellSummary& summary = cell_summaries_[s];
+    if (!stack_ok[summary.stack] || !Wants(resolved, kKind, summary.kind) ||
+        !Wants(resolved, kDtype, summary.dtype)) {
+      continue;
+    }
+    const uint32_t position = summary.latest_position + 1;
+    if (cell.position == 0 || summary.latest > cell.finished) {
+      cell = {summary.latest, position, summary.ties};
+    } else if (summary.latest == cell.finished) {
+      cell.ties += summary.ties + 1;
+      cell.position = std::max(cell.position, position);
+    }
   }
+  return cell;
 }
 
 MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool summaries) const {
@@ -897,9 +913,12 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
   Resolved resolved;
   std::vector<uint8_t> torch_ok(dicts_[kTorch].values.size(), 1);
   std::vector<uint8_t> transformers_ok(dicts_[kTransformers].values.size(), 1);
+  std::vector<uint8_t> column_used(matrix_columns_.size(), 0);
+  std::vector<uint8_t> stack_ok;  // the summaries' route: by stack_ids_ index
   if (summaries) {
     resolved = Resolve(query.query);
-    SummarizeMatrix(query, resolved, page, cells, filled, touched, torch_ok, transformers_ok);
+    SummarizeMatrix(query, resolved, page, column_used, touched, torch_ok, transformers_ok,
+                    stack_ok);
   } else {
     WalkMatrix(query, page, [&](size_t p) {
       const Row& row = rows_[p];
@@ -915,13 +934,12 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
         ++cell.ties;
       }
     });
-  }
-  std::vector<uint8_t> column_used(matrix_columns_.size(), 0);
-  for (uint32_t r : touched) {
-    for (uint32_t id : matrix_row_cells_[r]) {
-      if (cells[id].position != 0) column_used[matrix_cell_column_[id]] = 1;
+    for (uint32_t r : touched) {
+      for (uint32_t id : matrix_row_cells_[r]) {
+        if (cells[id].position != 0) column_used[matrix_cell_column_[id]] = 1;
+      }
+      page.cells += filled[r];
     }
-    page.cells += filled[r];
   }
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
     if (!column_used[c]) continue;
@@ -937,6 +955,13 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
   std::partial_sort(
       touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(end), touched.end(),
       [&sorted](uint32_t a, uint32_t b) { return sorted->rank[a] < sorted->rank[b]; });
+  if (summaries) {
+    for (size_t i = begin; i < end; ++i) {
+      for (uint32_t id : matrix_row_cells_[touched[i]]) {
+        cells[id] = CombinedCell(id, resolved, stack_ok);
+      }
+    }
+  }
   bool tied = false;
   for (size_t i = begin; i < end; ++i) {
     for (uint32_t id : matrix_row_cells_[touched[i]]) {

@@ -257,14 +257,29 @@ class RunIndex {
   static bool SummariesAnswer(const MatrixIndexQuery& query);
   // REQUIRES: mu_ held (shared). The page; `summaries` chooses the route.
   MatrixIndexPage MakeMatrixPage(const MatrixIndexQuery& query, bool summaries) const;
-  // REQUIRES: mu_ held (shared); SummariesAnswer(query). Fills `cells` (by
-  // cell id), `filled` (cells with a run, by matrix row), `touched` (matrix rows
-  // with a run) and the page's counts and stacks from the summaries, as the
-  // walk would; `torch_ok` and `transformers_ok` (by id) get the stacks taken.
+  // REQUIRES: mu_ held (shared); SummariesAnswer(query). From the summaries,
+  // as the walk would: the page's counts and stacks, `column_used` (by column
+  // id), `touched` (the matrix rows with a run, any order), the torch and
+  // transformers ids taken (by id) and `stack_ok` (by stack_ids_ index: the
+  // pairs the selection and the filters take).
   void SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& resolved,
-                       MatrixIndexPage& page, MatrixCellState* cells, uint32_t* filled,
+                       MatrixIndexPage& page, std::vector<uint8_t>& column_used,
                        std::vector<uint32_t>& touched, std::vector<uint8_t>& torch_ok,
-                       std::vector<uint8_t>& transformers_ok) const;
+                       std::vector<uint8_t>& transformers_ok, std::vector<uint8_t>& stack_ok) const;
+  // REQUIRES: mu_ held (shared). One cell's state over its summaries that
+  // `resolved` and `stack_ok` take.
+  MatrixCellState CombinedCell(uint32_t cell_id, const Resolved& resolved,
+                               const std::vector<uint8_t>& stack_ok) const;
+  // REQUIRES: mu_ held (shared). The stack pairs of the runs `resolved`, the
+  // ids taken and not the harness model select, in the order a newest-first
+  // walk meets them (it stops once it has seen every pair the index holds).
+  std::vector<StackPair> MatrixStacks(const Resolved& resolved,
+                                      const std::vector<uint8_t>& torch_ok,
+                                      const std::vector<uint8_t>& transformers_ok) const;
+  // Whether `resolved` takes value `id` of `column` (or any value).
+  static bool Wants(const Resolved& resolved, int column, uint32_t id) {
+    return resolved.want[column] == kNone || resolved.want[column] == id;
+  }
 
   Dict models_;                                           // model_id
   Dict labels_;                                           // MatrixTestLabel
