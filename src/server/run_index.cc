@@ -822,41 +822,46 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
   std::vector<uint8_t> stack_seen(stack_ids_.size(), 0);
   // Only counts here: a cell counts once whatever its summaries; the page's
   // own cells are combined later (CombinedCell).
-  auto visit_row = [&](uint32_t row) {
-    int64_t row_cells = 0;
-    for (uint32_t cell : matrix_row_cells_[row]) {
-      const uint32_t column = matrix_cell_column_[cell];
-      if (!column_ok[column]) continue;
-      bool any = false;
-      for (uint32_t s = cell_first_summary_[cell]; s != kNone; s = cell_summaries_[s].next) {
-        const CellSummary& summary = cell_summaries_[s];
-        if (!stack_ok[summary.stack] || !Wants(resolved, kKind, summary.kind) ||
-            !Wants(resolved, kDtype, summary.dtype)) {
+  const std::shared_ptr<const MatrixDigest> digest = Digest();
+  const MatrixDigest& d = *digest;
+  auto visit_model = [&](size_t m) {
+    for (uint32_t k = d.model_begin[m]; k < d.model_begin[m + 1]; ++k) {
+      int64_t row_cells = 0;
+      bool any = false;  // the current cell has a summary taken
+      uint32_t column = 0;
+      for (uint32_t e = d.row_begin[k]; e < d.row_begin[k + 1]; ++e) {
+        const MatrixDigest::Entry& entry = d.entries[e];
+        if (entry.first_of_cell) {
+          if (any) {
+            ++row_cells;
+            column_used[column] = 1;
+          }
+          any = false;
+          column = entry.column;
+        }
+        if (!column_ok[entry.column] || !stack_ok[entry.stack] ||
+            !Wants(resolved, kKind, entry.kind) || !Wants(resolved, kDtype, entry.dtype)) {
           continue;
         }
         any = true;
-        page.selected += summary.runs;
-        stack_seen[summary.stack] = 1;
+        page.selected += entry.runs;
+        stack_seen[entry.stack] = 1;
       }
       if (any) {
         ++row_cells;
         column_used[column] = 1;
       }
-    }
-    if (row_cells > 0) {
-      touched.push_back(row);
-      page.cells += row_cells;
+      if (row_cells > 0) {
+        touched.push_back(d.rows[k]);
+        page.cells += row_cells;
+      }
     }
   };
-  if (resolved.models) {
-    const std::vector<uint8_t>& models = *resolved.models;
-    for (size_t m = 0; m < models.size() && m < model_matrix_rows_.size(); ++m) {
-      if (!models[m] || m == harness) continue;
-      for (uint32_t row : model_matrix_rows_[m]) visit_row(row);
-    }
-  } else {
-    for (uint32_t row = 0; row < matrix_rows_.size(); ++row) {
-      if (matrix_rows_[row].first != harness) visit_row(row);
+  const size_t models = d.model_begin.size() - 1;
+  for (size_t m = 0; m < models; ++m) {
+    if (m != harness &&
+        (!resolved.models || (m < resolved.models->size() && (*resolved.models)[m]))) {
+      visit_model(m);
     }
   }
   if (newest) return;
@@ -870,6 +875,37 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
     }
   }
   page.stacks = static_cast<int64_t>(stacks.size());
+}
+
+std::shared_ptr<const RunIndex::MatrixDigest> RunIndex::Digest() const {
+  std::lock_guard lock(digest_mu_);
+  if (digest_ != nullptr && digest_->runs == rows_.size()) return digest_;
+  auto digest = std::make_shared<MatrixDigest>();
+  digest->entries.reserve(cell_summaries_.size());
+  digest->rows.reserve(matrix_rows_.size());
+  digest->row_begin.reserve(matrix_rows_.size() + 1);
+  digest->model_begin.reserve(model_matrix_rows_.size() + 1);
+  for (const std::vector<uint32_t>& model_rows : model_matrix_rows_) {
+    digest->model_begin.push_back(static_cast<uint32_t>(digest->rows.size()));
+    for (uint32_t row : model_rows) {
+      digest->rows.push_back(row);
+      digest->row_begin.push_back(static_cast<uint32_t>(digest->entries.size()));
+      for (uint32_t cell : matrix_row_cells_[row]) {
+        uint32_t first = 1;
+        for (uint32_t s = cell_first_summary_[cell]; s != kNone; s = cell_summaries_[s].next) {
+          const CellSummary& summary = cell_summaries_[s];
+          digest->entries.push_back({matrix_cell_column_[cell], summary.stack, summary.kind,
+                                     summary.dtype, summary.runs, first});
+          first = 0;
+        }
+      }
+    }
+  }
+  digest->model_begin.push_back(static_cast<uint32_t>(digest->rows.size()));
+  digest->row_begin.push_back(static_cast<uint32_t>(digest->entries.size()));
+  digest->runs = rows_.size();
+  digest_ = std::move(digest);
+  return digest_;
 }
 
 RunIndex::MatrixCellState RunIndex::CombinedCell(uint32_t cell_id, const Resolved& resolved,

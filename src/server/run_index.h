@@ -313,6 +313,24 @@ class RunIndex {
   };
   std::vector<CellSummary> cell_summaries_;
   std::vector<uint32_t> cell_first_summary_;  // by cell id: its first summary
+  // The summaries laid out by model, matrix row and cell, so that a page's
+  // counting pass reads them in order; made when first needed for this many
+  // runs (after a refresh, once).
+  struct MatrixDigest {
+    struct Entry {
+      uint32_t column, stack, kind, dtype, runs;
+      uint32_t first_of_cell;  // 1 on a cell's first summary
+    };
+    std::vector<Entry> entries;
+    std::vector<uint32_t> rows;         // matrix row ids, grouped by model
+    std::vector<uint32_t> row_begin;    // rows[k]'s entries: [row_begin[k], row_begin[k + 1])
+    std::vector<uint32_t> model_begin;  // model m's rows: [model_begin[m], model_begin[m + 1])
+    size_t runs = 0;                    // rows_.size() it was made for
+  };
+  // REQUIRES: mu_ held (shared).
+  std::shared_ptr<const MatrixDigest> Digest() const;
+  mutable std::mutex digest_mu_;
+  mutable std::shared_ptr<const MatrixDigest> digest_;
   // matrix_rows_ ids in the matrix's order (model_id, then label), and each
   // id's place in it; made when first needed for this many matrix rows.
   struct MatrixOrder {
