@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <new>
 #include <tuple>
@@ -85,6 +86,22 @@ MetricStats Stats(std::vector<double> values, bool geomean) {
   }
   if (positive > 0) stats.geomean = std::exp(log_sum / static_cast<double>(positive));
   return stats;
+}
+
+// Which torch and transformers ids (by id: 1 = taken) a stack selection of
+// `release` (a torch release, or a whole version when it holds '+') and
+// `version` (transformers) takes; an empty one takes every id.
+void TakeStacks(const std::vector<std::string>& torch, const std::vector<std::string>& transformers,
+                const std::string& release, const std::string& version,
+                std::vector<uint8_t>& torch_ok, std::vector<uint8_t>& transformers_ok) {
+  const bool exact = release.find('+') != std::string::npos;
+  for (size_t t = 0; t < torch.size(); ++t) {
+    torch_ok[t] =
+        release.empty() || (exact ? torch[t] == release : TorchRelease(torch[t]) == release);
+  }
+  for (size_t t = 0; t < transformers.size(); ++t) {
+    transformers_ok[t] = version.empty() || transformers[t] == version;
+  }
 }
 
 }  // namespace
@@ -174,6 +191,8 @@ absl::Status RunIndex::Refresh(Store& store) {
     if (added) {
       matrix_rows_.emplace_back(model, row.label);
       matrix_row_cells_.emplace_back();
+      model_matrix_rows_.resize(models_.values.size());
+      model_matrix_rows_[model].push_back(matrix_row->second);
     }
     row.matrix_row = matrix_row->second;
     const std::pair<uint32_t, uint32_t> column_key{col[kTarget], col[kMode]};
@@ -186,15 +205,39 @@ absl::Status RunIndex::Refresh(Store& store) {
     if (cell == row_cells.end()) {
       row.matrix_cell = static_cast<uint32_t>(matrix_cell_column_.size());
       matrix_cell_column_.push_back(column);
+      cell_first_summary_.push_back(kNone);
       row_cells.push_back(row.matrix_cell);
     } else {
       row.matrix_cell = *cell;
     }
     model_rows_[model].push_back(static_cast<uint32_t>(rows_.size()));
     const std::pair<uint32_t, uint32_t> stack{col[kTorch], col[kTransformers]};
-    if (std::find(stack_ids_.begin(), stack_ids_.end(), stack) == stack_ids_.end()) {
-      stack_ids_.push_back(stack);
+    const auto stack_index = static_cast<uint32_t>(
+        std::find(stack_ids_.begin(), stack_ids_.end(), stack) - stack_ids_.begin());
+    if (stack_index == stack_ids_.size()) stack_ids_.push_back(stack);
+    // The run joins its cell's summary for its stack, kind and dtype.
+    const auto position = static_cast<uint32_t>(rows_.size());
+    uint32_t s = cell_first_summary_[row.matrix_cell];
+    while (s != kNone &&
+           (cell_summaries_[s].stack != stack_index || cell_summaries_[s].kind != col[kKind] ||
+            cell_summaries_[s].dtype != col[kDtype])) {
+      s = cell_summaries_[s].next;
     }
+    if (s == kNone) {
+      s = static_cast<uint32_t>(cell_summaries_.size());
+      cell_summaries_.push_back({row.finished, position, 0, 0, position, stack_index, col[kKind],
+                                 col[kDtype], cell_first_summary_[row.matrix_cell]});
+      cell_first_summary_[row.matrix_cell] = s;
+    } else if (CellSummary& summary = cell_summaries_[s]; row.finished > summary.latest) {
+      summary.latest = row.finished;
+      summary.latest_position = position;
+      summary.ties = 0;
+    } else if (row.finished == summary.latest) {
+      summary.latest_position = position;
+      ++summary.ties;
+    }
+    ++cell_summaries_[s].runs;
+    cell_summaries_[s].newest_position = position;
     rows_.push_back(row);
     row_models_.push_back(model);
     const std::string blame = Text(n.values[first_matrix + 6]);
@@ -617,6 +660,35 @@ std::vector<bool> RunIndex::Current(const std::vector<int64_t>& rowids) const {
   return current;
 }
 
+std::vector<StackPair> RunIndex::MatrixStacks(const Resolved& resolved,
+                                              const std::vector<uint8_t>& torch_ok,
+                                              const std::vector<uint8_t>& transformers_ok) const {
+  const uint32_t harness = models_.Find(std::string(kHarnessModelId));
+  const std::vector<std::string>& torch = dicts_[kTorch].values;
+  const std::vector<std::string>& transformers = dicts_[kTransformers].values;
+  std::vector<StackPair> stacks;
+  std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
+  // The walk stops once it has seen every pair the index holds that the
+  // selection takes (there are few: usually after a few rows).
+  size_t possible = 0;
+  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
+  Walk(resolved, 0, [&](size_t p) {
+    if (ModelAt(p) == harness || !torch_ok[ColumnAt(kTorch, p)] ||
+        !transformers_ok[ColumnAt(kTransformers, p)]) {
+      return true;
+    }
+    const std::pair<uint32_t, uint32_t> ids{ColumnAt(kTorch, p), ColumnAt(kTransformers, p)};
+    if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
+    seen_ids.push_back(ids);
+    StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
+    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
+      stacks.push_back(std::move(stack));
+    }
+    return seen_ids.size() < possible;
+  });
+  return stacks;
+}
+
 template <typename Visit>
 void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, Visit visit) const {
   IndexQuery index_query = query.query;
@@ -635,14 +707,7 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
   const std::vector<std::string>& transformers = dicts_[kTransformers].values;
   std::vector<uint8_t> torch_ok(torch.size(), 1), transformers_ok(transformers.size(), 1);
   auto keep_stack = [&](const std::string& release, const std::string& version) {
-    for (size_t t = 0; t < torch.size(); ++t) {
-      const bool exact = release.find('+') != std::string::npos;
-      torch_ok[t] =
-          release.empty() || (exact ? torch[t] == release : TorchRelease(torch[t]) == release);
-    }
-    for (size_t t = 0; t < transformers.size(); ++t) {
-      transformers_ok[t] = version.empty() || transformers[t] == version;
-    }
+    TakeStacks(torch, transformers, release, version, torch_ok, transformers_ok);
   };
   if (selection.choice == StackSelection::Choice::kGiven) {
     keep_stack(given.torch_version, given.transformers_version);
@@ -652,23 +717,7 @@ void RunIndex::WalkMatrix(const MatrixIndexQuery& query, MatrixIndexPage& page, 
            transformers_ok[ColumnAt(kTransformers, p)];
   };
   // The stack pairs present (BuildMatrix counts them before choosing).
-  std::vector<StackPair> stacks;
-  std::vector<std::pair<uint32_t, uint32_t>> seen_ids;
-  // The walk stops once it has seen every pair the index holds that the
-  // selection takes (there are few: usually after a few rows).
-  size_t possible = 0;
-  for (const auto& [t, v] : stack_ids_) possible += torch_ok[t] && transformers_ok[v];
-  Walk(resolved, 0, [&](size_t p) {
-    if (!in_selection(p)) return true;
-    const std::pair<uint32_t, uint32_t> ids{ColumnAt(kTorch, p), ColumnAt(kTransformers, p)};
-    if (std::find(seen_ids.begin(), seen_ids.end(), ids) != seen_ids.end()) return true;
-    seen_ids.push_back(ids);
-    StackPair stack{std::string(TorchRelease(torch[ids.first])), transformers[ids.second]};
-    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
-      stacks.push_back(std::move(stack));
-    }
-    return seen_ids.size() < possible;
-  });
+  const std::vector<StackPair> stacks = MatrixStacks(resolved, torch_ok, transformers_ok);
   page.stacks = static_cast<int64_t>(stacks.size());
   if (selection.choice == StackSelection::Choice::kNewest) {
     if (stacks.empty()) return;
@@ -715,47 +764,218 @@ std::shared_ptr<const RunIndex::MatrixOrder> RunIndex::SortedMatrixRows() const 
   return matrix_order_;
 }
 
+bool RunIndex::SummariesAnswer(const MatrixIndexQuery& query) {
+  const RunFilter& f = query.query.filter;
+  const bool given_sweep = query.selection.choice == StackSelection::Choice::kGiven &&
+                           !query.selection.given.sweep_id.empty();
+  return f.sweep_id.empty() && !f.status.has_value() && !query.query.failures_only && !given_sweep;
+}
+
 MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
   std::shared_lock lock(mu_);
-  MatrixIndexPage page;
-  // Per cell the index holds, zeroed by calloc (pages a query never touches
-  // cost nothing): the latest finish time seen, the position having it (+1;
-  // 0 = no run yet) and how many more runs have that same time.
-  struct Cell {
-    int64_t finished;
-    uint32_t position;
-    uint32_t ties;
+  return MakeMatrixPage(query, SummariesAnswer(query));
+}
+
+MatrixIndexPage RunIndex::MatrixPageByWalk(const MatrixIndexQuery& query) const {
+  std::shared_lock lock(mu_);
+  return MakeMatrixPage(query, false);
+}
+
+void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& resolved,
+                               MatrixIndexPage& page, std::vector<uint8_t>& column_used,
+                               std::vector<uint32_t>& touched, std::vector<uint8_t>& torch_ok,
+                               std::vector<uint8_t>& transformers_ok,
+                               std::vector<uint8_t>& stack_ok) const {
+  if (resolved.empty) return;
+  const StackSelection& selection = query.selection;
+  const std::vector<std::string>& torch = dicts_[kTorch].values;
+  const std::vector<std::string>& transformers = dicts_[kTransformers].values;
+  if (selection.choice == StackSelection::Choice::kGiven) {
+    TakeStacks(torch, transformers, selection.given.torch_version,
+               selection.given.transformers_version, torch_ok, transformers_ok);
+  }
+  const bool newest = selection.choice == StackSelection::Choice::kNewest;
+  if (newest) {
+    // The pairs in the order the walk meets them (NewestStack keeps the first
+    // of equals): the walk's own first phase, which stops once it has seen
+    // every pair.
+    const std::vector<StackPair> stacks = MatrixStacks(resolved, torch_ok, transformers_ok);
+    page.stacks = static_cast<int64_t>(stacks.size());
+    if (stacks.empty()) return;
+    page.newest = stacks[NewestStack(stacks)];
+    TakeStacks(torch, transformers, page.newest->torch_release, page.newest->transformers_version,
+               torch_ok, transformers_ok);
+  }
+  // The stack pairs (stack_ids_) that the selection and the filters take.
+  stack_ok.assign(stack_ids_.size(), 0);
+  for (size_t i = 0; i < stack_ids_.size(); ++i) {
+    const auto& [t, v] = stack_ids_[i];
+    stack_ok[i] = torch_ok[t] && transformers_ok[v] && Wants(resolved, kTorch, t) &&
+                  Wants(resolved, kTransformers, v);
+  }
+  std::vector<uint8_t> column_ok(matrix_columns_.size());
+  for (size_t c = 0; c < matrix_columns_.size(); ++c) {
+    column_ok[c] = Wants(resolved, kTarget, matrix_columns_[c].first) &&
+                   Wants(resolved, kMode, matrix_columns_[c].second);
+  }
+  const uint32_t harness = models_.Find(std::string(kHarnessModelId));
+  std::vector<uint8_t> stack_seen(stack_ids_.size(), 0);
+  // Only counts here: a cell counts once whatever its summaries; the page's
+  // own cells are combined later (CombinedCell).
+  const std::shared_ptr<const MatrixDigest> digest = Digest();
+  const MatrixDigest& d = *digest;
+  auto visit_model = [&](size_t m) {
+    for (uint32_t k = d.model_begin[m]; k < d.model_begin[m + 1]; ++k) {
+      int64_t row_cells = 0;
+      bool any = false;  // the current cell has a summary taken
+      uint32_t column = 0;
+      for (uint32_t e = d.row_begin[k]; e < d.row_begin[k + 1]; ++e) {
+        const MatrixDigest::Entry& entry = d.entries[e];
+        if (entry.first_of_cell) {
+          if (any) {
+            ++row_cells;
+            column_used[column] = 1;
+          }
+          any = false;
+          column = entry.column;
+        }
+        if (!column_ok[entry.column] || !stack_ok[entry.stack] ||
+            !Wants(resolved, kKind, entry.kind) || !Wants(resolved, kDtype, entry.dtype)) {
+          continue;
+        }
+        any = true;
+        page.selected += entry.runs;
+        stack_seen[entry.stack] = 1;
+      }
+      if (any) {
+        ++row_cells;
+        column_used[column] = 1;
+      }
+      if (row_cells > 0) {
+        touched.push_back(d.rows[k]);
+        page.cells += row_cells;
+      }
+    }
   };
+  const size_t models = d.model_begin.size() - 1;
+  for (size_t m = 0; m < models; ++m) {
+    if (m != harness &&
+        (!resolved.models || (m < resolved.models->size() && (*resolved.models)[m]))) {
+      visit_model(m);
+    }
+  }
+  if (newest) return;
+  std::vector<StackPair> stacks;
+  for (size_t i = 0; i < stack_ids_.size(); ++i) {
+    if (!stack_seen[i]) continue;
+    StackPair stack{std::string(TorchRelease(torch[stack_ids_[i].first])),
+                    transformers[stack_ids_[i].second]};
+    if (std::find(stacks.begin(), stacks.end(), stack) == stacks.end()) {
+      stacks.push_back(std::move(stack));
+    }
+  }
+  page.stacks = static_cast<int64_t>(stacks.size());
+}
+
+std::shared_ptr<const RunIndex::MatrixDigest> RunIndex::Digest() const {
+  std::lock_guard lock(digest_mu_);
+  if (digest_ != nullptr && digest_->runs == rows_.size()) return digest_;
+  auto digest = std::make_shared<MatrixDigest>();
+  digest->entries.reserve(cell_summaries_.size());
+  digest->rows.reserve(matrix_rows_.size());
+  digest->row_begin.reserve(matrix_rows_.size() + 1);
+  digest->model_begin.reserve(model_matrix_rows_.size() + 1);
+  for (const std::vector<uint32_t>& model_rows : model_matrix_rows_) {
+    digest->model_begin.push_back(static_cast<uint32_t>(digest->rows.size()));
+    for (uint32_t row : model_rows) {
+      digest->rows.push_back(row);
+      digest->row_begin.push_back(static_cast<uint32_t>(digest->entries.size()));
+      for (uint32_t cell : matrix_row_cells_[row]) {
+        uint32_t first = 1;
+        for (uint32_t s = cell_first_summary_[cell]; s != kNone; s = cell_summaries_[s].next) {
+          const CellSummary& summary = cell_summaries_[s];
+          digest->entries.push_back({matrix_cell_column_[cell], summary.stack, summary.kind,
+                                     summary.dtype, summary.runs, first});
+          first = 0;
+        }
+      }
+    }
+  }
+  digest->model_begin.push_back(static_cast<uint32_t>(digest->rows.size()));
+  digest->row_begin.push_back(static_cast<uint32_t>(digest->entries.size()));
+  digest->runs = rows_.size();
+  digest_ = std::move(digest);
+  return digest_;
+}
+
+RunIndex::MatrixCellState RunIndex::CombinedCell(uint32_t cell_id, const Resolved& resolved,
+                                                 const std::vector<uint8_t>& stack_ok) const {
+  MatrixCellState cell{0, 0, 0};
+  const auto& [target, mode] = matrix_columns_[matrix_cell_column_[cell_id]];
+  if (!Wants(resolved, kTarget, target) || !Wants(resolved, kMode, mode)) return cell;
+  for (uint32_t s = cell_first_summary_[cell_id]; s != kNone; s = cell_summaries_[s].next) {
+    const CellSummary& summary = cell_summaries_[s];
+    if (!stack_ok[summary.stack] || !Wants(resolved, kKind, summary.kind) ||
+        !Wants(resolved, kDtype, summary.dtype)) {
+      continue;
+    }
+    const uint32_t position = summary.latest_position + 1;
+    if (cell.position == 0 || summary.latest > cell.finished) {
+      cell = {summary.latest, position, summary.ties};
+    } else if (summary.latest == cell.finished) {
+      cell.ties += summary.ties + 1;
+      cell.position = std::max(cell.position, position);
+    }
+  }
+  return cell;
+}
+
+MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool summaries) const {
+  MatrixIndexPage page;
+  page.from_summaries = summaries;
+  // Per cell the index holds, zeroed by calloc (pages a query never touches
+  // cost nothing).
   auto zeroed = [](size_t n, size_t size) {
     void* memory = std::calloc(std::max<size_t>(n, 1), size);
     if (memory == nullptr) throw std::bad_alloc();
     return std::unique_ptr<void, decltype(&std::free)>(memory, &std::free);
   };
-  const auto cell_memory = zeroed(matrix_cell_column_.size(), sizeof(Cell));
+  const auto cell_memory = zeroed(matrix_cell_column_.size(), sizeof(MatrixCellState));
   const auto filled_memory = zeroed(matrix_rows_.size(), sizeof(uint32_t));
-  Cell* const cells = static_cast<Cell*>(cell_memory.get());
+  MatrixCellState* const cells = static_cast<MatrixCellState*>(cell_memory.get());
   uint32_t* const filled = static_cast<uint32_t*>(filled_memory.get());  // cells with a run
   std::vector<uint32_t> touched;  // matrix rows with a run, in the order first seen
-  WalkMatrix(query, page, [&](size_t p) {
-    const Row& row = rows_[p];
-    ++page.selected;
-    Cell& cell = cells[row.matrix_cell];
-    const auto position = static_cast<uint32_t>(p) + 1;
-    if (cell.position == 0) {
-      if (filled[row.matrix_row]++ == 0) touched.push_back(row.matrix_row);
-      cell = {row.finished, position, 0};
-    } else if (row.finished > cell.finished) {
-      cell = {row.finished, position, 0};
-    } else if (row.finished == cell.finished) {
-      ++cell.ties;
-    }
-  });
+  // The summaries' route: the query resolved and the stacks it took.
+  Resolved resolved;
+  std::vector<uint8_t> torch_ok(dicts_[kTorch].values.size(), 1);
+  std::vector<uint8_t> transformers_ok(dicts_[kTransformers].values.size(), 1);
   std::vector<uint8_t> column_used(matrix_columns_.size(), 0);
-  for (uint32_t r : touched) {
-    for (uint32_t id : matrix_row_cells_[r]) {
-      if (cells[id].position != 0) column_used[matrix_cell_column_[id]] = 1;
+  std::vector<uint8_t> stack_ok;  // the summaries' route: by stack_ids_ index
+  if (summaries) {
+    resolved = Resolve(query.query);
+    SummarizeMatrix(query, resolved, page, column_used, touched, torch_ok, transformers_ok,
+                    stack_ok);
+  } else {
+    WalkMatrix(query, page, [&](size_t p) {
+      const Row& row = rows_[p];
+      ++page.selected;
+      MatrixCellState& cell = cells[row.matrix_cell];
+      const auto position = static_cast<uint32_t>(p) + 1;
+      if (cell.position == 0) {
+        if (filled[row.matrix_row]++ == 0) touched.push_back(row.matrix_row);
+        cell = {row.finished, position, 0};
+      } else if (row.finished > cell.finished) {
+        cell = {row.finished, position, 0};
+      } else if (row.finished == cell.finished) {
+        ++cell.ties;
+      }
+    });
+    for (uint32_t r : touched) {
+      for (uint32_t id : matrix_row_cells_[r]) {
+        if (cells[id].position != 0) column_used[matrix_cell_column_[id]] = 1;
+      }
+      page.cells += filled[r];
     }
-    page.cells += filled[r];
   }
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
     if (!column_used[c]) continue;
@@ -771,6 +991,13 @@ MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
   std::partial_sort(
       touched.begin(), touched.begin() + static_cast<std::ptrdiff_t>(end), touched.end(),
       [&sorted](uint32_t a, uint32_t b) { return sorted->rank[a] < sorted->rank[b]; });
+  if (summaries) {
+    for (size_t i = begin; i < end; ++i) {
+      for (uint32_t id : matrix_row_cells_[touched[i]]) {
+        cells[id] = CombinedCell(id, resolved, stack_ok);
+      }
+    }
+  }
   bool tied = false;
   for (size_t i = begin; i < end; ++i) {
     for (uint32_t id : matrix_row_cells_[touched[i]]) {
@@ -781,17 +1008,45 @@ MatrixIndexPage RunIndex::MatrixPage(const MatrixIndexQuery& query) const {
   }
   if (!tied) return page;
   // Runs that share their cell's latest finish time: BuildMatrix decides
-  // among them, so the page's rowids hold all of them (rare: a second walk).
+  // among them, so the page's rowids hold all of them, newest first (rare).
   std::vector<uint8_t> on_page(matrix_rows_.size(), 0);
   for (size_t i = begin; i < end; ++i) on_page[touched[i]] = 1;
+  auto tie = [&](size_t p) {
+    const Row& row = rows_[p];
+    const MatrixCellState& cell = cells[row.matrix_cell];
+    return on_page[row.matrix_row] && cell.ties > 0 && row.finished == cell.finished &&
+           cell.position != p + 1;
+  };
+  if (summaries) {
+    // They are among the rows of the page's models that have a tied cell.
+    std::vector<uint32_t> models;
+    for (size_t i = begin; i < end; ++i) {
+      for (uint32_t id : matrix_row_cells_[touched[i]]) {
+        if (cells[id].position != 0 && cells[id].ties > 0) {
+          models.push_back(matrix_rows_[touched[i]].first);
+          break;
+        }
+      }
+    }
+    std::sort(models.begin(), models.end());
+    models.erase(std::unique(models.begin(), models.end()), models.end());
+    const Matcher matches = MatcherFor(resolved);
+    std::vector<uint32_t> positions;
+    for (uint32_t m : models) {
+      for (uint32_t p : model_rows_[m]) {
+        if (tie(p) && matches(p) && torch_ok[ColumnAt(kTorch, p)] &&
+            transformers_ok[ColumnAt(kTransformers, p)]) {
+          positions.push_back(p);
+        }
+      }
+    }
+    std::sort(positions.begin(), positions.end(), std::greater<>());
+    for (uint32_t p : positions) page.rowids.push_back(rows_[p].rowid);
+    return page;
+  }
   MatrixIndexPage again;
   WalkMatrix(query, again, [&](size_t p) {
-    const Row& row = rows_[p];
-    const Cell& cell = cells[row.matrix_cell];
-    if (on_page[row.matrix_row] && cell.ties > 0 && row.finished == cell.finished &&
-        cell.position != p + 1) {
-      page.rowids.push_back(row.rowid);
-    }
+    if (tie(p)) page.rowids.push_back(rows_[p].rowid);
   });
   return page;
 }

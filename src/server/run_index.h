@@ -118,6 +118,9 @@ struct MatrixIndexPage {
   int64_t selected = 0;               // runs of the selection (cells + superseded)
   int64_t stacks = 0;                 // stack pairs before the selection
   std::optional<StackPair> newest;    // kNewest: the stack chosen
+  // For tests and benchmarks, not part of the answer: made from the cell summaries
+  // (RunIndex::MatrixPage) rather than by walking the matching runs.
+  bool from_summaries = false;
 };
 
 class RunIndex {
@@ -143,8 +146,17 @@ class RunIndex {
   Summary Summarize(const IndexQuery& query, size_t max_points) const;
   Facets GetFacets() const;
   // The matrix page of `query`: the same selection as BuildMatrix over the
-  // same runs, with only the page's candidate runs to read.
+  // same runs, with only the page's candidate runs to read. A query whose
+  // filters are all properties of a matrix cell or of a stack (model, model_id,
+  // target, mode, kind, dtype, torch and transformers versions; a selection
+  // without a sweep) is made from the per-(cell, stack) summaries without
+  // walking runs; any other (sweep_id, status, failures_only) walks the
+  // matching runs (MatrixPageByWalk). Both give the same page.
   MatrixIndexPage MatrixPage(const MatrixIndexQuery& query) const;
+  // The page of `query` by walking every matching run, whatever the filters:
+  // what MatrixPage does for filters that are not cell properties. For tests
+  // (the summaries' page must equal it) and benchmarks.
+  MatrixIndexPage MatrixPageByWalk(const MatrixIndexQuery& query) const;
   // For each of `rowids`: false when a newer run (by finish time) of the same
   // matrix cell on the same stack pair is indexed (the run is superseded).
   std::vector<bool> Current(const std::vector<int64_t>& rowids) const;
@@ -232,6 +244,42 @@ class RunIndex {
   size_t PositionOf(int64_t rowid) const;
   // Whether the runs at positions a and b ran on the same stack pair.
   bool SameStack(size_t a, size_t b) const;
+  // A matrix cell's state while a page is made: the latest finish time among
+  // the page's runs of the cell, the newest position having it (+1; 0 = no
+  // run) and how many more runs have that same time.
+  struct MatrixCellState {
+    int64_t finished;
+    uint32_t position;
+    uint32_t ties;
+  };
+  // Whether MatrixPage can make `query`'s page from the summaries (every
+  // filter a property of a cell or a stack).
+  static bool SummariesAnswer(const MatrixIndexQuery& query);
+  // REQUIRES: mu_ held (shared). The page; `summaries` chooses the route.
+  MatrixIndexPage MakeMatrixPage(const MatrixIndexQuery& query, bool summaries) const;
+  // REQUIRES: mu_ held (shared); SummariesAnswer(query). From the summaries,
+  // as the walk would: the page's counts and stacks, `column_used` (by column
+  // id), `touched` (the matrix rows with a run, any order), the torch and
+  // transformers ids taken (by id) and `stack_ok` (by stack_ids_ index: the
+  // pairs the selection and the filters take).
+  void SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& resolved,
+                       MatrixIndexPage& page, std::vector<uint8_t>& column_used,
+                       std::vector<uint32_t>& touched, std::vector<uint8_t>& torch_ok,
+                       std::vector<uint8_t>& transformers_ok, std::vector<uint8_t>& stack_ok) const;
+  // REQUIRES: mu_ held (shared). One cell's state over its summaries that
+  // `resolved` and `stack_ok` take.
+  MatrixCellState CombinedCell(uint32_t cell_id, const Resolved& resolved,
+                               const std::vector<uint8_t>& stack_ok) const;
+  // REQUIRES: mu_ held (shared). The stack pairs of the runs `resolved`, the
+  // ids taken and not the harness model select, in the order a newest-first
+  // walk meets them (it stops once it has seen every pair the index holds).
+  std::vector<StackPair> MatrixStacks(const Resolved& resolved,
+                                      const std::vector<uint8_t>& torch_ok,
+                                      const std::vector<uint8_t>& transformers_ok) const;
+  // Whether `resolved` takes value `id` of `column` (or any value).
+  static bool Wants(const Resolved& resolved, int column, uint32_t id) {
+    return resolved.want[column] == kNone || resolved.want[column] == id;
+  }
 
   Dict models_;                                           // model_id
   Dict labels_;                                           // MatrixTestLabel
@@ -248,6 +296,41 @@ class RunIndex {
   std::vector<std::vector<uint32_t>> matrix_row_cells_;        // cell ids, by matrix row
   std::vector<std::pair<uint32_t, uint32_t>> matrix_columns_;  // (target, mode)
   std::vector<uint32_t> matrix_cell_column_;                   // column id, by cell id
+  std::vector<std::vector<uint32_t>> model_matrix_rows_;       // matrix row ids, by model id
+  // The runs of one cell on one stack pair (stack_ids_) with one kind and dtype
+  // (constant within a cell unless a label is ambiguous), kept as runs are
+  // appended: a matrix page whose filters are cell properties combines these
+  // instead of walking runs.
+  struct CellSummary {
+    int64_t latest;            // the latest finish time (Row::finished)
+    uint32_t latest_position;  // the newest position finishing at `latest`
+    uint32_t ties;             // further runs finishing at `latest`
+    uint32_t runs;
+    uint32_t newest_position;  // the newest position of any of its runs
+    uint32_t stack;            // index into stack_ids_
+    uint32_t kind, dtype;      // value ids
+    uint32_t next;             // the cell's next summary, or kNone
+  };
+  std::vector<CellSummary> cell_summaries_;
+  std::vector<uint32_t> cell_first_summary_;  // by cell id: its first summary
+  // The summaries laid out by model, matrix row and cell, so that a page's
+  // counting pass reads them in order; made when first needed for this many
+  // runs (after a refresh, once).
+  struct MatrixDigest {
+    struct Entry {
+      uint32_t column, stack, kind, dtype, runs;
+      uint32_t first_of_cell;  // 1 on a cell's first summary
+    };
+    std::vector<Entry> entries;
+    std::vector<uint32_t> rows;         // matrix row ids, grouped by model
+    std::vector<uint32_t> row_begin;    // rows[k]'s entries: [row_begin[k], row_begin[k + 1])
+    std::vector<uint32_t> model_begin;  // model m's rows: [model_begin[m], model_begin[m + 1])
+    size_t runs = 0;                    // rows_.size() it was made for
+  };
+  // REQUIRES: mu_ held (shared).
+  std::shared_ptr<const MatrixDigest> Digest() const;
+  mutable std::mutex digest_mu_;
+  mutable std::shared_ptr<const MatrixDigest> digest_;
   // matrix_rows_ ids in the matrix's order (model_id, then label), and each
   // id's place in it; made when first needed for this many matrix rows.
   struct MatrixOrder {

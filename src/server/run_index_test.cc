@@ -1,5 +1,6 @@
 #include "server/run_index.h"
 
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -293,6 +294,175 @@ TEST_F(RunIndexSearchTest, EveryRouteFindsWhatTheStoresFilterFinds) {
   EXPECT_TRUE(walks.contains(WalkKind::kScan));
   EXPECT_TRUE(walks.contains(WalkKind::kModels));
   EXPECT_TRUE(walks.contains(WalkKind::kPostings));
+}
+
+// A store for the matrix page's two routes: 16 models of 5 types, 3 targets, 2
+// modes, 2 kinds, 2 dtypes and 2 sequence lengths; 6 stack pairs (two torch
+// builds of one release, a transformers version that compares equal to
+// another, an empty torch version); finish times from a few seconds, so many
+// runs of a cell finish at the same time; harness runs; two tests whose labels
+// are the same text with another kind and dtype.
+class RunIndexMatrixRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = temp_.path() / "compatlab.db";
+    for (int sweep = 0; sweep < 8; ++sweep) WriteSweep(sweep);
+    auto store = Store::Open(db_, OpenMode::kReadOnly);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    ASSERT_TRUE(index_.Refresh(*store_).ok());
+  }
+
+  void WriteSweep(int sweep) {
+    const char* const stacks[][2] = {
+        {"2.12.0+cpu", "5.22.0"},  {"2.13.0+cpu", "5.23.0"}, {"2.13.0+cu128", "5.23.0"},
+        {"2.13.0+cpu", "5.023.0"}, {"", "5.23.0"},           {"2.11.0", "5.22.0"}};
+    const char* const types[] = {"llama", "gpt2", "bert", "t5", "qwen3"};
+    std::vector<RunRecord> runs;
+    std::set<std::string> tests;  // a sweep has one result per test
+    const std::string sweep_id = fmt::format("s{}", sweep);
+    for (int i = 0; i < 100; ++i) {
+      const int m = static_cast<int>(rng_() % 16);
+      TestSpec spec = test::MakeSpec(types[m % 5], rng_() % 3 ? "forward" : "generate");
+      spec.model_id = fmt::format("hf:{}-{}", types[m % 5], m);
+      spec.target = std::array{"cpu", "cuda", "neuron"}[rng_() % 3];
+      spec.mode = rng_() % 2 ? "eager" : "compile";
+      spec.dtype = rng_() % 5 ? "float32" : "bfloat16";
+      spec.seq_len = rng_() % 4 ? 32 : 128;
+      if (m == 7 && rng_() % 2) {
+        // "x 1x32 y 1x32 z" twice: kind "x 1x32 y", dtype "z"; kind "x", dtype "y 1x32 z".
+        const bool first = rng_() % 2;
+        spec.kind = first ? "x 1x32 y" : "x";
+        spec.dtype = first ? "z" : "y 1x32 z";
+        spec.seq_len = 32;
+      }
+      const TestStatus status = rng_() % 4 == 0 ? TestStatus::kFailToRun : TestStatus::kPass;
+      if (!tests.insert(spec.TestId()).second) continue;
+      RunRecord run = test::MakeRun(sweep_id, spec, status);
+      run.run_id = fmt::format("{}-{}", sweep_id, i);
+      const auto& stack = stacks[rng_() % 6];
+      run.result.torch_version = stack[0];
+      run.result.transformers_version = stack[1];
+      run.finished_at = fmt::format("2026-12-0{}T10:00:0{}.000Z", 1 + rng_() % 2, rng_() % 3);
+      runs.push_back(run);
+    }
+    RunRecord harness = test::MakeRun(sweep_id, test::MakeSpec("x", "noop"));
+    harness.spec.model_id = std::string(kHarnessModelId);
+    harness.test_id = harness.spec.TestId();
+    harness.run_id = "harness-" + sweep_id;
+    harness.finished_at = "2026-12-09T00:00:00.000Z";
+    harness.result.torch_version = "9.9.9";
+    runs.push_back(harness);
+    test::WriteRuns(db_, sweep_id, runs);
+  }
+
+  // The queries: filters that are cell or stack properties, crossed with
+  // stack selections and pages.
+  std::vector<MatrixIndexQuery> Queries() const {
+    std::vector<IndexQuery> filters(16);
+    filters[1].filter.model = "LLAMA";
+    filters[2].filter.model = "a-1";  // hf:llama-10, hf:llama-15
+    filters[3].filter.target = "cuda";
+    filters[4].filter.mode = "compile";
+    filters[4].filter.model = "t5";
+    filters[5].filter.kind = "generate";
+    filters[6].filter.dtype = "bfloat16";
+    filters[6].filter.target = "cpu";
+    filters[7].filter.torch_version = "2.13.0+cu128";
+    filters[8].filter.transformers_version = "5.22.0";
+    filters[9].model_id = "hf:gpt2-11";
+    filters[9].filter.model = "gpt";
+    filters[10].filter.kind = "x";
+    filters[11].filter.dtype = "z";
+    filters[11].filter.model = "bert-7";
+    filters[12].filter.target = "tpu";  // no such value
+    filters[13].filter.model = "no-such-model";
+    filters[14].model_id = std::string(kHarnessModelId);
+    filters[15].filter.torch_version = "9.9.9";  // only the harness ran on it
+    std::vector<MatrixIndexQuery> queries;
+    for (const IndexQuery& filter : filters) {
+      for (const char* stack :
+           {"newest", "all", "torch=2.12.0", "torch=2.13.0+cu128", "transformers=5.23.0",
+            "torch=2.13.0,transformers=5.023.0", "torch=9.9"}) {
+        for (const auto& [offset, limit] :
+             {std::pair<size_t, size_t>{0, 1000}, {0, 5}, {7, 5}, {30, 4}, {5000, 50}}) {
+          MatrixIndexQuery& query = queries.emplace_back();
+          query.query = filter;
+          query.selection = *ParseStackSelection(stack);
+          query.offset = offset;
+          query.limit = limit;
+        }
+      }
+    }
+    return queries;
+  }
+
+  // Checks MatrixPage against MatrixPageByWalk for every query; returns how
+  // many pages held tied runs (more candidate rowids than cells shown).
+  int ExpectRoutesAgree() {
+    int tied = 0;
+    for (const MatrixIndexQuery& query : Queries()) {
+      const MatrixIndexPage fast = index_.MatrixPage(query);
+      const MatrixIndexPage walked = index_.MatrixPageByWalk(query);
+      const std::string what = fmt::format(
+          "model={} model_id={} target={} mode={} kind={} dtype={} torch={} "
+          "transformers={} stack={} offset={} limit={}",
+          query.query.filter.model, query.query.model_id, query.query.filter.target,
+          query.query.filter.mode, query.query.filter.kind, query.query.filter.dtype,
+          query.query.filter.torch_version, query.query.filter.transformers_version,
+          query.selection.Describe(), query.offset, query.limit);
+      EXPECT_TRUE(fast.from_summaries) << what;
+      EXPECT_FALSE(walked.from_summaries) << what;
+      EXPECT_EQ(fast.rowids, walked.rowids) << what;
+      EXPECT_EQ(fast.columns, walked.columns) << what;
+      EXPECT_EQ(fast.rows, walked.rows) << what;
+      EXPECT_EQ(fast.cells, walked.cells) << what;
+      EXPECT_EQ(fast.selected, walked.selected) << what;
+      EXPECT_EQ(fast.stacks, walked.stacks) << what;
+      EXPECT_EQ(fast.newest, walked.newest) << what;
+      tied += !walked.rowids.empty() && CellsShown(walked) < walked.rowids.size();
+    }
+    return tied;
+  }
+
+  // The cells the page shows: one current run each.
+  size_t CellsShown(const MatrixIndexPage& page) {
+    auto runs = store_->RunsByRowid(page.rowids, false);
+    EXPECT_TRUE(runs.ok());
+    return runs.ok() ? BuildMatrix(*std::move(runs), *ParseStackSelection("all")).runs.size() : 0;
+  }
+
+  std::mt19937 rng_{23};
+  test::ScopedTempDir temp_;
+  std::filesystem::path db_;
+  std::unique_ptr<Store> store_;
+  RunIndex index_;
+};
+
+TEST_F(RunIndexMatrixRoutesTest, MatrixPageFromCellSummariesEqualsTheWalk) {
+  EXPECT_GT(ExpectRoutesAgree(), 10);
+  // Runs appended by a later refresh join the summaries: newer runs, runs at a
+  // cell's latest time, new models and stacks.
+  WriteSweep(8);
+  WriteSweep(9);
+  ASSERT_TRUE(index_.Refresh(*store_).ok());
+  EXPECT_GT(ExpectRoutesAgree(), 10);
+}
+
+TEST_F(RunIndexMatrixRoutesTest, FiltersThatAreNotCellPropertiesWalk) {
+  MatrixIndexQuery query;
+  query.query.filter.status = TestStatus::kPass;
+  EXPECT_FALSE(index_.MatrixPage(query).from_summaries);
+  query = {};
+  query.query.filter.sweep_id = "s3";
+  EXPECT_FALSE(index_.MatrixPage(query).from_summaries);
+  query = {};
+  query.selection = *ParseStackSelection("s3");
+  const MatrixIndexPage page = index_.MatrixPage(query);
+  EXPECT_FALSE(page.from_summaries);
+  EXPECT_GT(page.cells, 0);
+  query = {};
+  EXPECT_TRUE(index_.MatrixPage(query).from_summaries);
 }
 
 }  // namespace
