@@ -216,7 +216,7 @@ absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_
 std::optional<HttpError> ApiRoutes::Health(const Params&, HttpResponse& res) {
   ordered_json fields = ordered_json::array();
   for (const FieldDef& f : ResultFields()) fields.push_back(f.name);
-  const Facets facets = index_.GetFacets();
+  const Facets facets = index_.Counts();
   SendJson(res, 200,
            {{"status", "ok"},
             {"store", options_.db.string()},

@@ -1056,4 +1056,12 @@ int64_t RunIndex::size() const {
   return static_cast<int64_t>(rows_.size());
 }
 
+Facets RunIndex::Counts() const {
+  std::shared_lock lock(mu_);
+  Facets facets;
+  facets.runs = static_cast<int64_t>(rows_.size());
+  facets.models = static_cast<int64_t>(models_.values.size());
+  return facets;
+}
+
 }  // namespace compatlab

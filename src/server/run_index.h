@@ -145,6 +145,9 @@ class RunIndex {
   std::string ModelType(const std::string& model_id) const;
   Summary Summarize(const IndexQuery& query, size_t max_points) const;
   Facets GetFacets() const;
+  // GetFacets' runs and models, its values left empty (they cost a copy and a
+  // sort of every distinct value).
+  Facets Counts() const;
   // The matrix page of `query`: the same selection as BuildMatrix over the
   // same runs, with only the page's candidate runs to read. A query whose
   // filters are all properties of a matrix cell or of a stack (model, model_id,

@@ -95,6 +95,19 @@ std::vector<std::string> CellIds(const Matrix& m) {
   return out;
 }
 
+TEST_F(RunIndexMatrixTest, CountsAreTheFacetsCountsWithoutTheirValues) {
+  const Facets facets = index_.GetFacets();
+  const Facets counts = index_.Counts();
+  std::set<std::string> models;
+  for (const RunRecord& run : all_) models.insert(run.spec.model_id);
+  EXPECT_EQ(counts.runs, static_cast<int64_t>(all_.size()));
+  EXPECT_EQ(counts.models, static_cast<int64_t>(models.size()));
+  EXPECT_EQ(counts.runs, facets.runs);
+  EXPECT_EQ(counts.models, facets.models);
+  EXPECT_FALSE(facets.values.empty());
+  EXPECT_TRUE(counts.values.empty());
+}
+
 TEST_F(RunIndexMatrixTest, PagesAgreeWithTheMatrixOfEveryRun) {
   for (const char* stack : {"newest", "all", "torch=2.12.0", "torch=2.13.0+cu128"}) {
     const StackSelection selection = *ParseStackSelection(stack);
