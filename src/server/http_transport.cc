@@ -1,15 +1,13 @@
 #include "server/http_transport.h"
 
 #include <sys/resource.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -23,8 +21,6 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
-#include <thread>
-#include <vector>
 
 #include "fmt/format.h"
 
@@ -77,56 +73,7 @@ void RaiseOpenFileLimit(int max_connections) {
   }
 }
 
-// Raises the calling thread's nice value by kWorkerNiceIncrement (at most 19).
-// Raising one's own nice value needs no privilege; a failure leaves the thread
-// at the process's priority, which still works.
-void LowerThisThreadsPriority() {
-  const auto tid = static_cast<id_t>(gettid());
-  setpriority(PRIO_PROCESS, tid,
-              std::min(getpriority(PRIO_PROCESS, tid) + kWorkerNiceIncrement, 19));
-}
-
 }  // namespace
-
-// The handlers' threads: each lowers its own scheduling priority by
-// kWorkerNiceIncrement before it takes its first task, so that on a busy CPU
-// the event loop (which stays at the process's priority) is scheduled before
-// them and a connection's bytes are read while handlers compute.
-class HttpWorkerPool {
- public:
-  explicit HttpWorkerPool(int threads) : io_(threads), work_(net::make_work_guard(io_)) {
-    threads_.reserve(static_cast<size_t>(threads));
-    for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] {
-        LowerThisThreadsPriority();
-        io_.run();
-      });
-    }
-  }
-  ~HttpWorkerPool() {
-    Stop();
-    Join();
-  }
-  HttpWorkerPool(const HttpWorkerPool&) = delete;
-  HttpWorkerPool& operator=(const HttpWorkerPool&) = delete;
-
-  net::io_context::executor_type executor() { return io_.get_executor(); }
-  // Drops the tasks not yet started; those running finish.
-  void Stop() {
-    work_.reset();
-    io_.stop();
-  }
-  void Join() {
-    for (std::thread& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
- private:
-  net::io_context io_;
-  net::executor_work_guard<net::io_context::executor_type> work_;
-  std::vector<std::thread> threads_;
-};
 
 struct HttpTransport::Impl {
   Impl(const HttpLimits& l, int worker_threads, Handler h, Refusal r)
@@ -135,7 +82,7 @@ struct HttpTransport::Impl {
         refusal(std::move(r)),
         acceptor(io),
         accept_retry(io),
-        workers(worker_threads) {}
+        workers(static_cast<size_t>(worker_threads)) {}
 
   void Accept();
   void OnAccept(const ErrorCode& ec, tcp::socket socket);
@@ -152,7 +99,7 @@ struct HttpTransport::Impl {
   tcp::acceptor acceptor;
   net::steady_timer accept_retry;
   // Destroyed (stopped and joined) before the event loop its tasks post to.
-  HttpWorkerPool workers;
+  net::thread_pool workers;
   int port = 0;
   bool loopback = false;
 };
@@ -254,20 +201,19 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
     const bool keep_alive = parser_->keep_alive() && requests_ < limits_.keep_alive_requests;
     const unsigned version = message.version();
     parser_.reset();
-    net::post(
-        transport_.workers.executor(), [self = shared_from_this(), request, keep_alive, version] {
-          HttpResponse response;
-          try {
-            self->transport_.handler(*request, response);
-          } catch (const std::exception& e) {
-            response = HttpResponse();
-            self->transport_.refusal(500, std::string("internal error: ") + e.what(), response);
-          }
-          auto answer = self->ToBeast(response, version, request->method == "HEAD", keep_alive);
-          net::post(self->stream_.get_executor(), [self, answer = std::move(answer), keep_alive] {
-            self->Write(answer, keep_alive);
-          });
-        });
+    net::post(transport_.workers, [self = shared_from_this(), request, keep_alive, version] {
+      HttpResponse response;
+      try {
+        self->transport_.handler(*request, response);
+      } catch (const std::exception& e) {
+        response = HttpResponse();
+        self->transport_.refusal(500, std::string("internal error: ") + e.what(), response);
+      }
+      auto answer = self->ToBeast(response, version, request->method == "HEAD", keep_alive);
+      net::post(self->stream_.get_executor(), [self, answer = std::move(answer), keep_alive] {
+        self->Write(answer, keep_alive);
+      });
+    });
   }
 
   std::shared_ptr<BeastResponse> ToBeast(HttpResponse& response, unsigned version, bool head,
@@ -383,8 +329,8 @@ HttpTransport::HttpTransport(const HttpLimits& limits, int worker_threads, Handl
 
 HttpTransport::~HttpTransport() {
   Stop();
-  impl_->workers.Stop();
-  impl_->workers.Join();
+  impl_->workers.stop();
+  impl_->workers.join();
 }
 
 absl::Status HttpTransport::Listen(const std::string& host, int port) {
@@ -441,8 +387,8 @@ absl::Status HttpTransport::Run() {
   } catch (const std::exception& e) {
     failure = e.what();
   }
-  impl_->workers.Stop();
-  impl_->workers.Join();
+  impl_->workers.stop();
+  impl_->workers.join();
   if (!failure.empty()) {
     return absl::InternalError(
         fmt::format("the server on port {} stopped: {}", impl_->port, failure));

@@ -12,16 +12,6 @@
 // an answer. The n-th request of a connection (keep_alive_requests) is
 // answered with "Connection: close".
 //
-// The workers run at a lower scheduling priority than the event loop (their
-// nice value raised by kWorkerNiceIncrement, at most 19): on a CPU the
-// handlers keep busy, the event loop still reads and writes every
-// connection's bytes at once, so many slow or idle clients do not delay an
-// ordinary one behind the handlers' time slices. (Where the kernel groups a
-// session's processes, as Linux's autogroup does, nice values weigh threads
-// only against those of their own group; else the workers also yield to the
-// machine's other nice-0 processes. A child process a handler starts, like
-// /api/repro's generator, inherits its worker's priority.)
-//
 // Boost's headers are included only by http_transport.cc.
 //
 // Thread safety: Run() blocks; Stop() and the counters may be called from any
@@ -40,10 +30,6 @@
 #include "server/http_message.h"
 
 namespace compatlab {
-
-// How much less priority the worker threads have than the event loop: their
-// nice value over the process's (Linux: weight about 1/10 at +10).
-inline constexpr int kWorkerNiceIncrement = 10;
 
 class HttpTransport {
  public:

@@ -3,12 +3,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -225,41 +222,6 @@ TEST_F(HttpTransportTest, ASlowHandlerBlocksOnlyItsConnection) {
   EXPECT_THAT(Get("/fast"), HasSubstr("GET /fast 0"));
   EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000));
   EXPECT_THAT(slow.ReadAnswer(), HasSubstr("GET /slow 0"));
-}
-
-// This thread's nice value.
-int ThreadNice() { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); }
-
-TEST(HttpTransportPriorityTest, HandlersRunBelowTheEventLoopsPriority) {
-  const int base = ThreadNice();  // the serving thread inherits it
-  std::atomic<int> event_loop_nice{-100};
-  HttpTransport transport(
-      {}, 2,
-      [](const HttpRequest&, HttpResponse& res) {
-        res.set_content(std::to_string(ThreadNice()), "text/plain");
-      },
-      // Refusals run on the event loop.
-      [&event_loop_nice](int status, const std::string&, HttpResponse& res) {
-        event_loop_nice = ThreadNice();
-        res.status = status;
-      });
-  ASSERT_TRUE(transport.Listen("127.0.0.1", 0).ok());
-  std::thread serving([&transport] { EXPECT_TRUE(transport.Run().ok()); });
-  for (int i = 0; i < 4; ++i) {  // whichever worker takes it
-    RawClient client(transport.port());
-    client.Send("GET /nice HTTP/1.1\r\nHost: x\r\n\r\n");
-    const std::string answer = client.ReadAnswer();
-    EXPECT_EQ(answer.substr(answer.find("\r\n\r\n") + 4),
-              std::to_string(std::min(base + kWorkerNiceIncrement, 19)));
-  }
-  {
-    RawClient client(transport.port());
-    client.Send("GARBAGE\r\n\r\n");
-    EXPECT_THAT(client.ReadAnswer(), StartsWith("HTTP/1.1 400"));
-  }
-  transport.Stop();
-  serving.join();
-  EXPECT_EQ(event_loop_nice.load(), base);
 }
 
 TEST(HttpTransportListenTest, ATakenPortAndAnEmptyHostAreRefused) {
