@@ -73,6 +73,7 @@ class ApiRoutes {
   KnownErrorCache known_;
   SummaryCache summaries_;
   SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
+  SummaryCache health_{1};  // /api/health's answer, by the model count
 };
 
 }  // namespace compatlab

@@ -314,6 +314,25 @@ TEST_F(ServerTest, NewRunsAppearWithoutARestart) {
   EXPECT_EQ(status, 200) << model;
 }
 
+TEST_F(ServerTest, HealthCountsFollowNewRunsThroughItsKeptAnswer) {
+  Start();
+  auto [status, health] = Get("/api/health");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(health["runs"], 58);
+  EXPECT_EQ(health["models"], 29);
+  EXPECT_EQ(Get("/api/health").second, health);  // the kept answer
+  Insert(plan_.size() - 2);                      // a new model's first run
+  health = Get("/api/health").second;
+  EXPECT_EQ(health["runs"], 59);
+  EXPECT_EQ(health["models"], 30);
+  Insert(plan_.size() - 1);  // another run of that model
+  health = Get("/api/health").second;
+  EXPECT_EQ(health["runs"], 60);
+  EXPECT_EQ(health["models"], 30);
+  EXPECT_FALSE(health["fields"].empty());
+  EXPECT_EQ(health["status"], "ok");
+}
+
 TEST_F(ServerTest, ReproRunsTheGeneratorWithTheRunOnItsInput) {
   // A stand-in interpreter: the script names the run_id it read on stdin.
   const fs::path python = temp_.path() / "python";
