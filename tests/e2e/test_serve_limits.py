@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -220,6 +221,28 @@ def test_every_interface_is_warned_about(compatlab_bin, noop_store):
     try:
         assert re.search(r"compatlab: warning: 0\.0\.0\.0 is not a loopback address", said), said
         assert timed_health(port)[0] == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+
+
+def test_the_event_loop_asks_for_the_shortest_time_slices(compatlab_bin, noop_store):
+    """The event loop (the main thread) runs with 0.1 ms slices, the workers with the default.
+
+    Under EEVDF a thread waking with a shorter slice preempts the running one, so
+    requests and answers do not wait out the busy workers' slices (doc/api.md).
+    """
+    proc, port, _ = start_serve(compatlab_bin, noop_store, "--threads", 4)
+    try:
+        assert timed_health(port)[0] == 200
+        slices = {}
+        for task in Path(f"/proc/{proc.pid}/task").iterdir():
+            match = re.search(r"^se\.slice\s*:\s*(\d+)$", (task / "sched").read_text(), re.M)
+            if match is None:
+                pytest.skip("this kernel reports no se.slice (EEVDF's, Linux 6.6 and later)")
+            slices[int(task.name)] = int(match.group(1))
+        assert slices.pop(proc.pid) == 100_000
+        assert len(slices) >= 4 and 100_000 not in slices.values(), slices
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
