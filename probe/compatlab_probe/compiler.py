@@ -136,6 +136,37 @@ def _calibration_function(x: Any) -> Any:
     return (x.sin() + 1).sum(-1)
 
 
+def _vec_isa_candidates() -> list[Any]:
+    """The vector ISAs inductor's `valid_vec_isa_list` would build and load on this x86 CPU
+    (those whose flags the CPU has), in its order; [] elsewhere."""
+    import platform
+
+    from torch._inductor import cpu_vec_isa
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return []
+    flags = cpu_vec_isa.x86_isa_checker()
+    return [isa for isa in cpu_vec_isa.supported_vec_isa_list
+            if all(flag in flags for flag in str(isa).split())]
+
+
+def _probe_vec_isas_at_once() -> None:
+    """Runs inductor's build-and-load check of every candidate ISA (`bool(isa)`, memoised
+    per ISA by inductor) on its own thread, up to one per core this process may use, and
+    joins them: each check is a compiler process or two of its own (the ISA's test kernel,
+    then its bf16 or VNNI kernel), one after another in `pick_vec_isa`. The pick that follows
+    reads the memoised answers. The same checks as inductor's, with the same results; only
+    their order differs. The threads end before the zygote forks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    candidates = _vec_isa_candidates()
+    if len(candidates) < 2:
+        return
+    workers = min(len(candidates), len(os.sched_getaffinity(0)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vec-isa") as pool:
+        list(pool.map(bool, candidates))
+
+
 def calibrate(seed_dir: str) -> dict[str, Any]:
     """The sweep's calibration compile (doc/probe.md, "Compiler start-up"), run once in the
     zygote before it forks any test: every start-up cost of torch.compile with inductor on
@@ -143,7 +174,8 @@ def calibrate(seed_dir: str) -> dict[str, Any]:
 
     1. imports of the compile stack (`_import_compile_stack`), compile_threads 1;
     2. inductor's vector-ISA probe (cpu_vec_isa.pick_vec_isa: compiles and loads a test
-       kernel per ISA) with TORCHINDUCTOR_CACHE_DIR = `seed_dir`: its build is the one
+       kernel per ISA; the ISAs' checks run at once, `_probe_vec_isas_at_once`) with
+       TORCHINDUCTOR_CACHE_DIR = `seed_dir`: its build is the one
        artifact inductor keeps per cache directory that holds no graph, and the seed each
        test's cache directory starts from;
     3. one compile and first call of `_calibration_function` in a scratch cache directory
@@ -177,6 +209,7 @@ def calibrate(seed_dir: str) -> dict[str, Any]:
         os.makedirs(seed_dir)
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(seed_dir)
         clear_caches()
+        _probe_vec_isas_at_once()
         pick_vec_isa()
         phases["vec_isa"] = time.perf_counter() - mark
 

@@ -350,6 +350,44 @@ def test_calibration_leaves_one_thread_and_a_seed_without_any_graph(tmp_path):
             assert f.read() in probes, f"{source} is not a vector-ISA probe"
 
 
+_VEC_ISA_AT_ONCE = """
+import json, threading, time
+import torch._inductor.cpu_vec_isa as isa
+from compatlab_probe import compiler
+calls = []
+def check_build(self, code):  # a stand-in compiler: 0.3 s a build, and avx2 refused
+    calls.append((str(self), threading.current_thread().name))
+    time.sleep(0.3)
+    return str(self) != "avx2"
+isa.VecISA.check_build = check_build
+candidates = [str(c) for c in compiler._vec_isa_candidates()]
+compiler._probe_vec_isas_at_once()
+during = len(calls)
+valid = [str(v) for v in isa.valid_vec_isa_list()]
+print(json.dumps({"candidates": candidates, "valid": valid, "calls": calls, "during": during,
+                  "after": len(calls) - during, "threads": threading.active_count()}))
+"""
+
+
+def test_the_vector_isa_checks_run_at_once_and_inductor_reads_their_answers():
+    """`_probe_vec_isas_at_once`: every candidate ISA's check on its own thread (at most one
+    per core), the threads joined, and inductor's own list then made from the memoised
+    answers, without a build of its own; a refused ISA stays out as inductor would leave it."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "probe"))
+    proc = subprocess.run([sys.executable, "-c", _VEC_ISA_AT_ONCE], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    if len(out["candidates"]) < 2:
+        pytest.skip(f"this CPU has one vector ISA or none for inductor: {out['candidates']}")
+    assert out["valid"] == [c for c in out["candidates"] if c != "avx2"]
+    assert out["during"] >= len(out["candidates"]) and out["after"] == 0, out["calls"]
+    assert {name for _, name in out["calls"]} <= {f"vec-isa_{i}" for i in range(len(out["candidates"]))}
+    assert out["threads"] == 1
+    if len(os.sched_getaffinity(0)) >= 2:
+        assert len({name for _, name in out["calls"]}) >= 2, out["calls"]
+
+
 _CHILD_THREADS = """
 import json, sys
 import torch
