@@ -11,6 +11,12 @@ void SendJson(HttpResponse& res, int status, const ordered_json& body) {
                   "application/json");
 }
 
+ordered_json ObjectWithRoom(size_t members) {
+  ordered_json out = ordered_json::object();
+  out.get_ref<ordered_json::object_t&>().reserve(members);
+  return out;
+}
+
 void SendError(HttpResponse& res, const HttpError& error) {
   SendJson(res, error.status, ordered_json{{"error", error.message}});
 }

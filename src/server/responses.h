@@ -21,6 +21,14 @@ struct HttpError {
 // UTF-8 in stored text is replaced (U+FFFD), never an exception.
 void SendJson(HttpResponse& res, int status, const nlohmann::ordered_json& body);
 
+// An empty JSON object with room for `members` members, to be filled member by
+// member (`out["key"] = std::move(value)`), never regrown. nlohmann's ordered
+// map is a vector of pair<const string, json>, which cannot be moved: each
+// regrowth deep-copies every member already in it, and an answer built from an
+// initializer list regrows at 2, 4 and 8 members (a page's rows copied three
+// times over).
+nlohmann::ordered_json ObjectWithRoom(size_t members);
+
 // {"error": message} with the error's status.
 void SendError(HttpResponse& res, const HttpError& error);
 

@@ -27,5 +27,25 @@ TEST(ResponsesTest, ErrorsAreJsonObjectsAndBadUtf8IsReplaced) {
   EXPECT_EQ(res.get_header_value("Content-Type"), "application/json");
 }
 
+TEST(ResponsesTest, ObjectWithRoomTakesItsMembersWithoutCopyingThem) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int i = 0; i < 100; ++i) rows.push_back({i, "a run's text"});
+  const auto* rows_storage = rows.get_ref<nlohmann::ordered_json::array_t&>().data();
+  nlohmann::ordered_json out = ObjectWithRoom(9);
+  out["fields"] = nlohmann::ordered_json::array({"a", "b"});
+  out["rows"] = std::move(rows);
+  const auto* members = out.get_ref<nlohmann::ordered_json::object_t&>().data();
+  for (const char* key : {"current", "limit", "total", "total_capped", "has_more", "next"}) {
+    out[key] = nullptr;
+  }
+  out["hint"] = "x";
+  // Nine members in the room made for them: never regrown, the rows never copied.
+  EXPECT_EQ(out.get_ref<nlohmann::ordered_json::object_t&>().data(), members);
+  EXPECT_EQ(out["rows"].get_ref<nlohmann::ordered_json::array_t&>().data(), rows_storage);
+  EXPECT_EQ(out.size(), 9u);
+  EXPECT_EQ(out["rows"].size(), 100u);
+  EXPECT_EQ(out.begin().key(), "fields");  // in the order they came
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -206,7 +206,10 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
     }
     rows.push_back(std::move(row));
   }
-  return ordered_json{{"fields", std::move(fields)}, {"rows", std::move(rows)}};
+  ordered_json table = ObjectWithRoom(2);
+  table["fields"] = std::move(fields);
+  table["rows"] = std::move(rows);
+  return table;
 }
 
 absl::StatusOr<std::vector<RunRecord>> ApiRoutes::Fetch(const std::vector<int64_t>& rowids,
@@ -270,16 +273,17 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, HttpResponse& r
     hint = EmptySearchHint(query->filter.model,
                            index_.ModelCounts(RelatedModelStem(query->filter.model)));
   }
-  SendJson(res, 200,
-           {{"fields", std::move((*table)["fields"])},
-            {"rows", std::move((*table)["rows"])},
-            {"current", index_.Current(page.rowids)},
-            {"limit", *limit},
-            {"total", page.total},
-            {"total_capped", page.total_capped},
-            {"has_more", page.has_more},
-            {"next_cursor", next},
-            {"hint", hint}});
+  ordered_json out = ObjectWithRoom(9);
+  out["fields"] = std::move((*table)["fields"]);
+  out["rows"] = std::move((*table)["rows"]);
+  out["current"] = index_.Current(page.rowids);
+  out["limit"] = *limit;
+  out["total"] = page.total;
+  out["total_capped"] = page.total_capped;
+  out["has_more"] = page.has_more;
+  out["next_cursor"] = std::move(next);
+  out["hint"] = std::move(hint);
+  SendJson(res, 200, out);
   return std::nullopt;
 }
 
@@ -291,13 +295,14 @@ std::optional<HttpError> ApiRoutes::Model(const Params& params, HttpResponse& re
   if (rowids.empty()) return HttpError{404, fmt::format("no runs of model '{}'", model_id)};
   absl::StatusOr<ordered_json> table = RunTable(rowids);
   if (!table.ok()) return FromStatus(table.status());
-  SendJson(res, 200,
-           {{"model_id", model_id},
-            {"model_type", index_.ModelType(model_id)},
-            {"fields", std::move((*table)["fields"])},
-            {"rows", std::move((*table)["rows"])},
-            {"current", index_.Current(rowids)},
-            {"truncated", truncated}});
+  ordered_json out = ObjectWithRoom(6);
+  out["model_id"] = model_id;
+  out["model_type"] = index_.ModelType(model_id);
+  out["fields"] = std::move((*table)["fields"]);
+  out["rows"] = std::move((*table)["rows"]);
+  out["current"] = index_.Current(rowids);
+  out["truncated"] = truncated;
+  SendJson(res, 200, out);
   return std::nullopt;
 }
 
