@@ -225,8 +225,8 @@ absl::Status RunIndex::Refresh(Store& store) {
     }
     if (s == kNone) {
       s = static_cast<uint32_t>(cell_summaries_.size());
-      cell_summaries_.push_back({row.finished, position, 0, 0, position, stack_index, col[kKind],
-                                 col[kDtype], cell_first_summary_[row.matrix_cell]});
+      cell_summaries_.push_back({row.finished, position, 0, 0, stack_index, col[kKind], col[kDtype],
+                                 cell_first_summary_[row.matrix_cell]});
       cell_first_summary_[row.matrix_cell] = s;
     } else if (CellSummary& summary = cell_summaries_[s]; row.finished > summary.latest) {
       summary.latest = row.finished;
@@ -237,7 +237,6 @@ absl::Status RunIndex::Refresh(Store& store) {
       ++summary.ties;
     }
     ++cell_summaries_[s].runs;
-    cell_summaries_[s].newest_position = position;
     rows_.push_back(row);
     row_models_.push_back(model);
     const std::string blame = Text(n.values[first_matrix + 6]);

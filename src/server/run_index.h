@@ -309,10 +309,9 @@ class RunIndex {
     uint32_t latest_position;  // the newest position finishing at `latest`
     uint32_t ties;             // further runs finishing at `latest`
     uint32_t runs;
-    uint32_t newest_position;  // the newest position of any of its runs
-    uint32_t stack;            // index into stack_ids_
-    uint32_t kind, dtype;      // value ids
-    uint32_t next;             // the cell's next summary, or kNone
+    uint32_t stack;        // index into stack_ids_
+    uint32_t kind, dtype;  // value ids
+    uint32_t next;         // the cell's next summary, or kNone
   };
   std::vector<CellSummary> cell_summaries_;
   std::vector<uint32_t> cell_first_summary_;  // by cell id: its first summary
