@@ -288,19 +288,25 @@ TEST(ParquetListsTest, CurvesAreTypedListColumnsAndRoundTrip) {
   EXPECT_EQ(ParquetOf({runs->front()}), bytes);
 }
 
-TEST(ParquetListsTest, AnOlderFilesTextListsImport) {
-  RunRecord run = FullRun("s1");
-  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({run}));
-  const std::string older = WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5, 1.25]"])",
-                                           /*version=*/12);
-  auto runs = RunsFromParquet(older, "f.parquet");
+// The list field `name` as JSON text in a string column: a file of `version`
+// imports it by the list rules (`member` is the run's field), and a file of
+// this schema version refuses the text.
+void ExpectTextListImportsAt(const std::shared_ptr<arrow::Table>& table, const std::string& name,
+                             int version, std::string RunResult::*member) {
+  auto runs = RunsFromParquet(
+      WithListColumn(table, name, arrow::utf8(), R"(["[0.5, 0.25]"])", version), "f.parquet");
   ASSERT_TRUE(runs.ok()) << runs.status();
-  EXPECT_EQ(runs->front().result.train_loss, "[1.5,1.25]");
-  ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5, \"x\"]"])", 12),
-                 "row 0: field train_loss: element 1 is not a number or null");
+  EXPECT_EQ(runs->front().result.*member, "[0.5,0.25]") << name;
+  ExpectRejected(WithListColumn(table, name, arrow::utf8(), R"(["[0.5, \"x\"]"])", version),
+                 "row 0: field " + name + ": element 1 is not a number or null");
+  ExpectRejected(WithListColumn(table, name, arrow::utf8(), R"(["[0.5]"])"),
+                 "column " + name + " has type string, expected list<element: double>");
+}
+
+TEST(ParquetListsTest, AnOlderFilesTextListsImport) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
   // From schema version 15 on a curve is a typed list, never text.
-  ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5]"])"),
-                 "column train_loss has type string, expected list<element: double>");
+  ExpectTextListImportsAt(table, "train_loss", /*version=*/12, &RunResult::train_loss);
 }
 
 TEST(ParquetListsTest, LoadDistributionsAreTypedFromVersion18AndTextBefore) {
@@ -318,17 +324,9 @@ TEST(ParquetListsTest, LoadDistributionsAreTypedFromVersion18AndTextBefore) {
   ASSERT_TRUE(runs.ok()) << runs.status();
   EXPECT_EQ(runs->front().result.load_ttft_dist, "[0.009,0.011,0.072]");
 
-  // A version 17 file (the curves typed, the distributions still text) imports.
-  const std::string older =
-      WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5, 0.25]"])", 17);
-  runs = RunsFromParquet(older, "f.parquet");
-  ASSERT_TRUE(runs.ok()) << runs.status();
-  EXPECT_EQ(runs->front().result.load_ttft_dist, "[0.5,0.25]");
-  // ... by the list rules, and text is refused from version 18 on.
-  ExpectRejected(WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5, \"x\"]"])", 17),
-                 "row 0: field load_ttft_dist: element 1 is not a number or null");
-  ExpectRejected(WithListColumn(table, "load_ttft_dist", arrow::utf8(), R"(["[0.5]"])"),
-                 "column load_ttft_dist has type string, expected list<element: double>");
+  // A version 17 file (the curves typed, the distributions still text) imports
+  // by the list rules, and text is refused from version 18 on.
+  ExpectTextListImportsAt(table, "load_ttft_dist", 17, &RunResult::load_ttft_dist);
   // The curves stay typed in a version 17 file.
   ExpectRejected(WithListColumn(table, "train_loss", arrow::utf8(), R"(["[1.5]"])", 17),
                  "column train_loss has type string, expected list<element: double>");
