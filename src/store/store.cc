@@ -692,37 +692,51 @@ absl::Status Store::ScanFields(
   return absl::OkStatus();
 }
 
+namespace {
+
+// The FROM clause of the by-rowid reads: the runs of the JSON array of rowids
+// bound to ?1, in the array's order (CROSS JOIN keeps json_each the outer
+// loop; a rowid with no run matches nothing). One statement for all the rows:
+// its registers keep their buffers from row to row, where a reset per row
+// would free and grow them again for every text column.
+constexpr std::string_view kByRowidFrom =
+    "FROM json_each(?1) AS picked CROSS JOIN runs ON runs.rowid = picked.value";
+
+std::string RowidArray(const std::vector<int64_t>& rowids) {
+  return fmt::format("[{}]", fmt::join(rowids, ","));
+}
+
+}  // namespace
+
 absl::Status Store::FieldsByRowid(
     const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
     const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
   if (rowid_fields_select_ == nullptr || rowid_fields_ != fields) {
     STORE_ASSIGN_OR_RETURN(const std::vector<std::string_view> columns, FieldColumns(fields));
-    STORE_ASSIGN_OR_RETURN(
-        sqlite::Statement prepared,
-        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+    STORE_ASSIGN_OR_RETURN(sqlite::Statement prepared,
+                           db_->Prepare(fmt::format("SELECT runs.rowid, runs.{} {}",
+                                                    fmt::join(columns, ", runs."), kByRowidFrom)));
     rowid_fields_select_ = std::make_unique<sqlite::Statement>(std::move(prepared));
     rowid_fields_ = fields;
   }
   sqlite::Statement& select = *rowid_fields_select_;
-  // One read transaction for all the rows: one snapshot, and the WAL read lock
-  // taken once instead of once per row.
-  STORE_RETURN_IF_ERROR(db_->Exec("BEGIN"));
+  select.Reset();
+  STORE_RETURN_IF_ERROR(select.BindAll(RowidArray(rowids)));
   absl::Status status = [&]() -> absl::Status {
     std::vector<FieldValue> values(fields.size());
-    for (int64_t rowid : rowids) {
-      select.Reset();
-      STORE_RETURN_IF_ERROR(select.BindAll(rowid));
-      STORE_ASSIGN_OR_RETURN(const bool found, select.Step());
-      if (!found) continue;
+    while (true) {
+      STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
+      if (!more) break;
       values.resize(fields.size());  // `row` may have moved the values out
-      for (size_t i = 0; i < fields.size(); ++i) values[i] = select.Column(static_cast<int>(i));
-      row(rowid, values);
+      for (size_t i = 0; i < fields.size(); ++i) {
+        values[i] = select.Column(static_cast<int>(i) + 1);
+      }
+      row(select.ColumnInt(0), values);
     }
     return absl::OkStatus();
   }();
-  select.Reset();
-  absl::Status end = db_->Exec(status.ok() ? "COMMIT" : "ROLLBACK");
-  return status.ok() ? end : status;
+  select.Reset();  // ends the statement's read transaction
+  return status;
 }
 
 void Store::LimitRowBytes(int64_t max_bytes) {
@@ -737,24 +751,27 @@ absl::StatusOr<std::vector<RunRecord>> Store::RunsByRowid(const std::vector<int6
     std::vector<std::string> columns;
     for (const FieldDef& field : ResultFields()) {
       columns.push_back(!with_outputs && field.bulky ? fmt::format("'' AS {}", field.name)
-                                                     : std::string(field.name));
+                                                     : fmt::format("runs.{}", field.name));
     }
     STORE_ASSIGN_OR_RETURN(
         sqlite::Statement prepared,
-        db_->Prepare(fmt::format("SELECT {} FROM runs WHERE rowid = ?", fmt::join(columns, ", "))));
+        db_->Prepare(fmt::format("SELECT {} {}", fmt::join(columns, ", "), kByRowidFrom)));
     select = std::make_unique<sqlite::Statement>(std::move(prepared));
   }
-  std::vector<RunRecord> runs;
-  runs.reserve(rowids.size());
-  for (int64_t rowid : rowids) {
-    select->Reset();
-    STORE_RETURN_IF_ERROR(select->BindAll(rowid));
-    STORE_ASSIGN_OR_RETURN(const bool found, select->Step());
-    if (!found) continue;
-    STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(*select, 0, path_.string()));
-    runs.push_back(std::move(record));
-  }
-  select->Reset();  // ends the read transaction of the last step
+  select->Reset();
+  STORE_RETURN_IF_ERROR(select->BindAll(RowidArray(rowids)));
+  absl::StatusOr<std::vector<RunRecord>> runs = [&]() -> absl::StatusOr<std::vector<RunRecord>> {
+    std::vector<RunRecord> read;
+    read.reserve(rowids.size());
+    while (true) {
+      STORE_ASSIGN_OR_RETURN(const bool more, select->Step());
+      if (!more) break;
+      STORE_ASSIGN_OR_RETURN(RunRecord record, ReadRunRow(*select, 0, path_.string()));
+      read.push_back(std::move(record));
+    }
+    return read;
+  }();
+  select->Reset();  // ends the statement's read transaction
   return runs;
 }
 

@@ -233,9 +233,8 @@ class Store {
   // Calls `row` with the values of `fields` (result field names) of each run
   // of `rowids`, in that order; a rowid with no run is skipped. For output
   // edges that only pass values on (the server's run lists). `row` may move
-  // the values out. All rows come from one read transaction (one snapshot).
-  // REQUIRES: no transaction open on this store. InvalidArgument for an
-  // unknown field name.
+  // the values out. All rows come from one statement (one snapshot).
+  // InvalidArgument for an unknown field name.
   absl::Status FieldsByRowid(
       const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
       const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);

@@ -664,13 +664,36 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   EXPECT_EQ(store->RunsByRowid({rowids[0]}, true)->front().result.error_traceback, "Traceback ...");
 
   std::vector<std::string> picked;
+  std::vector<int64_t> picked_rowids;
   ASSERT_TRUE(store
-                  ->FieldsByRowid({"model_type"}, {rowids[1], 999, rowids[0]},
+                  ->FieldsByRowid({"model_type"}, {rowids[1], 999, rowids[0], rowids[1]},
+                                  [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                    picked_rowids.push_back(rowid);
+                                    picked.push_back(std::get<std::string>(values[0]));
+                                  })
+                  .ok());
+  EXPECT_EQ(picked, (std::vector<std::string>{"gpt2", "llama", "gpt2"}));
+  EXPECT_EQ(picked_rowids, (std::vector<int64_t>{rowids[1], rowids[0], rowids[1]}));
+  int64_t calls = 0;
+  ASSERT_TRUE(store->FieldsByRowid({"model_type"}, {}, [&](int64_t, auto&) { ++calls; }).ok());
+  EXPECT_EQ(calls, 0);
+  // The prepared reads, used again, find a run stored since their last use.
+  SweepInfo later_sweep;
+  later_sweep.sweep_id = "s2";
+  later_sweep.created_at = "2026-11-30T03:00:00.000Z";
+  ASSERT_TRUE(store->CreateSweep(later_sweep, {plan[0]}).ok());
+  absl::Status inserted = store->InsertRun(MakeRun("s2", plan[0], TestStatus::kPass));
+  ASSERT_TRUE(inserted.ok()) << inserted;
+  const int64_t newest = rowids[2] + 1;
+  picked.clear();
+  ASSERT_TRUE(store
+                  ->FieldsByRowid({"status"}, {newest},
                                   [&](int64_t, std::vector<FieldValue>& values) {
                                     picked.push_back(std::get<std::string>(values[0]));
                                   })
                   .ok());
-  EXPECT_EQ(picked, (std::vector<std::string>{"gpt2", "llama"}));
+  EXPECT_EQ(picked, (std::vector<std::string>{"pass"}));
+  ASSERT_EQ(store->RunsByRowid({newest}, false)->size(), 1u);
   EXPECT_EQ(store->FieldsByRowid({"nope"}, {rowids[0]}, [](int64_t, auto&) {}).code(),
             absl::StatusCode::kInvalidArgument);
 }
