@@ -246,3 +246,23 @@ def test_the_event_loop_asks_for_the_shortest_time_slices(compatlab_bin, noop_st
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+def test_the_server_allocates_through_tcmalloc(compatlab_bin, noop_store):
+    """A build with COMPATLAB_TCMALLOC (the default) serves with tcmalloc mapped, not glibc's malloc.
+
+    The pages' many short-lived strings and JSON values are what it is for
+    (CMakeLists.txt); a linker that dropped the unreferenced library would
+    leave the binary on glibc's allocator without a word.
+    """
+    cache = Path(compatlab_bin).parent / "CMakeCache.txt"
+    if not cache.is_file() or "COMPATLAB_TCMALLOC:BOOL=ON" not in cache.read_text():
+        pytest.skip(f"{compatlab_bin} is not a build with COMPATLAB_TCMALLOC=ON")
+    proc, port, _ = start_serve(compatlab_bin, noop_store, "--threads", 2)
+    try:
+        assert timed_health(port)[0] == 200
+        maps = Path(f"/proc/{proc.pid}/maps").read_text()
+        assert "libtcmalloc_minimal.so" in maps
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
