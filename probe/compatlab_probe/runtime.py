@@ -15,6 +15,10 @@ FORK_SAFE_ENV = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
+    # pyarrow's bundled jemalloc starts a background purge thread when pyarrow loads;
+    # transformers 5.17 loads it at import where scikit-learn and pandas are installed
+    # (generation.candidate_generator imports sklearn, which imports pandas, then pyarrow).
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
 }
 
 

@@ -122,3 +122,34 @@ def test_kill_zygote_kills_the_zygote_and_the_child_still_reports():
         assert sup.sock.recv(1 << 20) == b""  # the control socket closed
     finally:
         sup.close()
+
+
+_THREADS_AFTER_PYARROW = """
+import os, sys
+if sys.argv[1] == "fork-safe":
+    from compatlab_probe.runtime import apply_env
+    apply_env()
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+import pyarrow
+pyarrow.allocate_buffer(1 << 20)
+print(",".join(sorted(open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task"))))
+"""
+
+
+def test_the_fork_safe_environment_keeps_pyarrow_single_threaded():
+    """transformers 5.17 imports pyarrow (through scikit-learn and pandas) at import, and
+    pyarrow's jemalloc then starts a background thread: the zygote could fork no test."""
+    import pathlib
+    import subprocess
+    import sys
+
+    probe_dir = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(probe_dir))
+    env.pop("JE_ARROW_MALLOC_CONF", None)
+
+    def threads(mode):
+        return subprocess.run([sys.executable, "-c", _THREADS_AFTER_PYARROW, mode], env=env,
+                              capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
+    assert "jemalloc_bg_thd" in threads("plain")  # what the variable is there for
+    assert threads("fork-safe") == "python"
