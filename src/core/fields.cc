@@ -546,11 +546,12 @@ std::vector<FieldDef> MakeResultFields() {
   // Version 4, the compiler's start-up apart from the model's compilation.
   version = 4;
   add(Member("compiler_startup_s", kSeconds,
-             "Compile mode with inductor: the sweep's calibration compile (compile-stack imports, "
-             "inductor's vector-ISA probe and one compile of a function of no model), paid once "
-             "per sweep and left out of prepare_s.",
+             "Compile mode with inductor on a CPU target: the sweep's calibration compile "
+             "(compile-stack imports, inductor's vector-ISA probe and one compile of a function "
+             "of no model), paid once per sweep and left out of prepare_s; empty on a GPU "
+             "target, whose compiler start-up (Triton's) stays in prepare_s.",
              COMPATLAB_MEMBER(result.compiler_startup_s)),
-      {{all_kinds, compile, {FillWhen::kInductor}}});
+      {{all_kinds, compile, {FillWhen::kCpuInductor}}});
 
   // Version 5, load: a model under concurrent requests (serving benchmarks' figures).
   version = 5;
@@ -1018,8 +1019,8 @@ std::string_view FillWhenName(FillWhen when) {
       return "device";
     case FillWhen::kWarm:
       return "warm";
-    case FillWhen::kInductor:
-      return "inductor";
+    case FillWhen::kCpuInductor:
+      return "cpu_inductor";
     case FillWhen::kServer:
       return "server";
   }
@@ -1030,7 +1031,7 @@ const std::vector<FillWhen>& AllFillWhens() {
   static const std::vector<FillWhen>* const all =
       new std::vector<FillWhen>{FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep,
                                 FillWhen::kDiverged, FillWhen::kAudited,     FillWhen::kDevice,
-                                FillWhen::kWarm,     FillWhen::kInductor,    FillWhen::kServer};
+                                FillWhen::kWarm,     FillWhen::kCpuInductor, FillWhen::kServer};
   return *all;
 }
 

@@ -105,7 +105,7 @@ enum class FillWhen {
   kAudited,      // the fallback audit ran: fallback_audit is audited (targets other than cpu)
   kDevice,       // a target with device memory statistics (not cpu)
   kWarm,         // a warm rerun ran (--warm in compile mode): warm_state is not empty
-  kInductor,     // compiled with the inductor backend: backend is "inductor"
+  kCpuInductor,  // compiled with inductor on the cpu target: backend is "inductor", target cpu
   kServer,       // load: the server scenario (kind_params scenario is server)
 };
 

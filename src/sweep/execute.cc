@@ -13,6 +13,7 @@
 #include "core/blame.h"
 #include "core/error_signature.h"
 #include "plan/plan.h"
+#include "plan/target.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
 #include "util/hash.h"
@@ -35,6 +36,13 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold) {
   } else {
     cold->warm_state = kWarmStateNoCacheHits;
   }
+}
+
+bool TakesCalibration(const TestSpec& spec, const std::string& target_profile_json) {
+  if (!spec.IsCompiled() || spec.backend != "inductor") return false;
+  if (target_profile_json.empty()) return true;
+  absl::StatusOr<TargetProfile> profile = ParseTargetProfile(target_profile_json, spec.target);
+  return profile.ok() && profile->device == "cpu";
 }
 
 int64_t ReductionRerunBudget(int64_t mem_limit_bytes, int64_t mem_available_bytes, int jobs) {
@@ -308,7 +316,8 @@ void Executor::Start(TestJob* job) {
     std::error_code ec;
     if (job->cache_phase == kCachePhaseCold) fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
-    if (!ec && job->cache_phase == kCachePhaseCold && !options_.compile_seed_dir.empty()) {
+    if (!ec && job->cache_phase == kCachePhaseCold && !options_.compile_seed_dir.empty() &&
+        TakesCalibration(job->spec, job->target_profile_json)) {
       fs::copy(options_.compile_seed_dir, dir, fs::copy_options::recursive, ec);
     }
     if (ec) {
@@ -384,7 +393,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.result.compile_options = entry.job.compile_options_json;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
   rec.result.blame = Blame(rec.result);                       // whose failure (core/blame.h)
-  if (rec.spec.IsCompiled() && rec.spec.backend == "inductor") {
+  if (TakesCalibration(rec.spec, entry.job.target_profile_json)) {
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }
   if (!rec.result.torch_num_threads.has_value() && !rec.spec.IsHarness()) {

@@ -31,12 +31,13 @@ struct ExecuteOptions {
   // compile cache, removed when it is reported; the root is emptied first and
   // removed at the end. "" = torch's defaults (no warm rerun then).
   std::string compile_cache_root;
-  // A directory whose files every cold compile-cache directory starts with
-  // (copied in before the test starts): the calibration compile's seed,
-  // artifacts of no model's graph. "" = the directories start empty.
+  // A directory whose files every cold compile-cache directory of a test that
+  // TakesCalibration starts with (copied in before the test starts): the
+  // calibration compile's seed, artifacts of no model's graph. "" = the
+  // directories start empty.
   std::string compile_seed_dir;
-  // The calibration compile's seconds, stored in every compiled record as
-  // compiler_startup_s (nullopt: none ran, or it failed).
+  // The calibration compile's seconds, stored as compiler_startup_s in every
+  // record that TakesCalibration (nullopt: none ran, or it failed).
   std::optional<double> compiler_startup_s;
   // Given with --resume: replace the stored values for every test run here.
   std::optional<double> timeout_s;
@@ -52,6 +53,13 @@ struct ExecuteOptions {
   // ReductionRerunBudget, before it is recorded (--no-rerun-reduced: false).
   bool rerun_reduced = true;
 };
+
+// Whether `spec` takes the sweep's calibration compile (its seed directory and
+// compiler_startup_s): compile mode with inductor on a target whose device is
+// the CPU; `target_profile_json` "" is the probe's built-in cpu profile. The
+// calibration runs in the zygote, which must not start a GPU's runtime before
+// it forks, so a GPU target's start-up (Triton's) stays in its prepare_s.
+bool TakesCalibration(const TestSpec& spec, const std::string& target_profile_json);
 
 // The memory a reduction rerun may plan for (kind_params fit_bytes): the test's
 // memory limit, or the machine's MemAvailable shared by `jobs` when smaller

@@ -123,8 +123,9 @@ class ExecuteTest : public ::testing::Test {
 // A two-shape compile plan on a profile given as a file whose compile
 // options leave "dynamic" unset, plus an eager test of each shape.
 std::vector<ResolvedTest> FileProfilePlan(const fs::path& profile_path, bool warm,
-                                          const std::string& backend = "aot_eager") {
-  std::ofstream(profile_path) << R"({"name":"filedev","device":"cpu",)"
+                                          const std::string& backend = "aot_eager",
+                                          const std::string& device = "cpu") {
+  std::ofstream(profile_path) << R"({"name":"filedev","device":")" << device << R"(",)"
                               << R"("compile":{"backend":")" << backend
                               << R"(","options":{"fullgraph":false}}})";
   std::vector<std::string> targets = {profile_path.string()};
@@ -232,6 +233,41 @@ TEST_F(ExecuteTest, ColdDirectoriesStartAsTheSeedAndInductorRecordsCarryTheStart
   }
   EXPECT_FALSE(records.at("noop/eager/32#0").result.compiler_startup_s.has_value());
   EXPECT_TRUE(fs::exists(seed / "seed" / "probe"));  // copied, never moved
+}
+
+TEST_F(ExecuteTest, InductorOnAGpuTargetTakesNeitherTheSeedNorTheStartUp) {
+  std::vector<ResolvedTest> plan =
+      FileProfilePlan(dir_ / "filedev.json", /*warm=*/false, "inductor", "cuda");
+  Plan(plan);
+  const fs::path seed = dir_ / "seed";
+  fs::create_directories(seed / "seed");
+  std::ofstream(seed / "seed" / "probe") << "isa";
+  options_.compile_seed_dir = seed.string();
+  options_.compiler_startup_s = 7.5;
+  ASSERT_TRUE(Execute(plan).ok());
+  for (const auto& [key, r] : Records()) {
+    EXPECT_FALSE(r.result.compiler_startup_s.has_value()) << key;
+    EXPECT_EQ(r.result.status_detail, "") << key;  // not seeded: an empty directory
+  }
+}
+
+TEST(TakesCalibrationTest, OnlyInductorCompilesOnTheCpu) {
+  TestSpec spec;
+  spec.mode = kModeCompile;
+  spec.backend = "inductor";
+  spec.target = "t";
+  const std::string compile = R"("compile":{"backend":"inductor","options":{}}})";
+  const std::string cpu = R"({"name":"t","device":"cpu",)" + compile;
+  const std::string gpu = R"({"name":"t","device":"cuda",)" + compile;
+  EXPECT_TRUE(TakesCalibration(spec, cpu));
+  EXPECT_TRUE(TakesCalibration(spec, ""));  // the probe's built-in cpu profile
+  EXPECT_FALSE(TakesCalibration(spec, gpu));
+  EXPECT_FALSE(TakesCalibration(spec, "{not json"));
+  spec.backend = "aot_eager";
+  EXPECT_FALSE(TakesCalibration(spec, cpu));
+  spec.backend = "inductor";
+  spec.mode = kModeEager;
+  EXPECT_FALSE(TakesCalibration(spec, cpu));
 }
 
 TEST_F(ExecuteTest, NonInductorRecordsHaveNoStartUpFigure) {

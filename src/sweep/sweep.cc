@@ -203,10 +203,10 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   zopts.log_path =
       (fs::temp_directory_path() / absl::StrCat("compatlab-", p.sweep_id, ".zygote.log")).string();
   zopts.env["COMPATLAB_SWEEP_ID"] = p.sweep_id;
-  // The calibration compile (inductor's start-up, once for the sweep) when a
-  // test compiles with inductor.
+  // The calibration compile (inductor's start-up on the CPU, once for the
+  // sweep) when a test takes it (TakesCalibration).
   const bool compiles = std::any_of(p.pending.begin(), p.pending.end(), [](const ResolvedTest& t) {
-    return t.spec.IsCompiled() && t.spec.backend == "inductor";
+    return TakesCalibration(t.spec, t.execution ? t.execution->target_profile_json : "");
   });
   if (compiles) {
     zopts.compile_seed_dir =

@@ -38,7 +38,7 @@ CONDITIONS = {
     "audited": lambda row: row["fallback_audit"].startswith("audited"),
     "device": lambda row: row["target"] != "cpu",
     "warm": lambda row: bool(row["warm_state"]),
-    "inductor": lambda row: row["backend"] == "inductor",
+    "cpu_inductor": lambda row: row["backend"] == "inductor" and row["target"] == "cpu",
     "server": lambda row: json.loads(row["kind_params"]).get("scenario") == "server",
 }
 
