@@ -14,6 +14,7 @@ test and writes one JSON result object to the result pipe.
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import json
 import os
@@ -238,8 +239,15 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
         if supervisor and os.getppid() != supervisor:
             code = EXIT_ORPHANED
             return
+        from . import stage_marks
         from .child import Context, run_child
 
+        # A fatal signal (SIGSEGV in an extension, SIGABRT) and the supervisor's SIGTERM at
+        # the deadline print every thread's Python stack into the stderr tail first; the
+        # signal then takes its course (the wait status stays the signal's).
+        faulthandler.enable()
+        faulthandler.register(signal.SIGTERM, chain=True)
+        stage_marks.open_on(result_fd)
         result = run_child(test, Context(zygote_pid=zygote_pid))
         sys.stdout.flush()
         sys.stderr.flush()

@@ -43,7 +43,8 @@ def test_segfault_gives_the_real_sigsegv_wait_status(supervisor):
     answer, status, out, err, result = supervisor.run({"kind": "segfault"})
     assert answer["type"] == "forked"
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV
-    assert result == b""
+    assert result == b'{"stage": "export"}\n{"stage": "load"}\n'  # its marks, no result
+    assert b"Fatal Python error: Segmentation fault" in err
 
 
 def test_abort_gives_sigabrt(supervisor):
@@ -62,9 +63,13 @@ def test_forward_runs_in_a_forked_child(supervisor):
             "dtype": "float32", "batch_size": 1, "seq_len": 8, "torch_num_threads": 1,
             "measure": {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}}
     _, status, _, _, result = supervisor.run(test)
-    parsed = json.loads(result)
+    *marks, last = result.split(b"\n")
+    parsed = json.loads(last)
     assert parsed["status"] == "pass", parsed["error_message"]
     assert parsed["metrics"]["torch_num_threads"] == 1
+    # The stage marks before it: each stage entered, and the one it is back in.
+    stages = [json.loads(m)["stage"] for m in marks]
+    assert stages[:2] == ["build", "import"] and "prepare" in stages and stages[-1] == "compare", stages
 
 
 def test_rlimit_oom_is_reported_by_the_child(supervisor):

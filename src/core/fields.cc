@@ -214,8 +214,9 @@ std::vector<FieldDef> MakeResultFields() {
   add(Child(
       ChildSection::kTop,
       Member("stage", "",
-             "Stage that failed: import, build, compile, prepare, steady, run, compare (accuracy) "
-             "or harness; empty on pass.",
+             "Stage that failed: import, build, compile, prepare, steady, run, compare (accuracy), "
+             "mode export's export, lower and load, or harness; for a timeout, crash or OOM kill "
+             "the last stage the child entered (its stage marks), else run; empty on pass.",
              COMPATLAB_MEMBER(result.stage))));
   add(Child(ChildSection::kTop,
             Member("error_type", "", "Exception type of the failure (RuntimeError); empty if none.",

@@ -38,15 +38,23 @@ RunResult LaunchFailure(const ExitFacts& facts) {
   return result;
 }
 
-void SetNoResult(const ExitFacts& facts, RunResult* result) {
+void SetNoResult(const ExitFacts& facts, const absl::StatusOr<ResultPipe>& pipe,
+                 RunResult* result) {
   result->status = TestStatus::kHarnessError;
   result->stage = "harness";
-  result->error_type = facts.result_text.empty() ? "NoResult" : "BadResult";
-  result->error_message = facts.result_text.empty()
-                              ? absl::StrCat("the child exited with code ",
-                                             WEXITSTATUS(facts.wait_status), " without a result")
-                              : absl::StrCat("the child's result could not be read: ",
-                                             facts.result_text.substr(0, 200));
+  const bool empty = pipe.ok() && pipe->result.empty();
+  result->error_type = empty ? "NoResult" : "BadResult";
+  if (empty) {
+    result->error_message = absl::StrCat(
+        "the child exited with code ", WEXITSTATUS(facts.wait_status), " without a result",
+        pipe->last_stage.empty() ? "" : absl::StrCat(" (in stage ", pipe->last_stage, ")"));
+  } else if (!pipe.ok()) {
+    result->error_message =
+        absl::StrCat("the child's result pipe could not be read: ", pipe.status().message());
+  } else {
+    result->error_message =
+        absl::StrCat("the child's result could not be read: ", pipe->result.substr(0, 200));
+  }
 }
 
 void SetStack(const StackInfo& stack, RunResult* result) {
@@ -70,22 +78,25 @@ RunResult DecideStatus(const ExitFacts& facts) {
   if (WIFEXITED(ws)) result.exit_code = WEXITSTATUS(ws);
   if (WIFSIGNALED(ws)) result.term_signal = WTERMSIG(ws);
   RunResult parsed = result;
+  const absl::StatusOr<ResultPipe> pipe = SplitResultPipe(facts.result_text);
   const bool have_result =
-      !facts.result_text.empty() && ParseChildResult(facts.result_text, &parsed).ok();
+      pipe.ok() && !pipe->result.empty() && ParseChildResult(pipe->result, &parsed).ok();
+  // Where a child that died was: its last stage mark, else "run".
+  const std::string died_in = pipe.ok() && !pipe->last_stage.empty() ? pipe->last_stage : "run";
   if (facts.timed_out) {
-    SetFailure(TestStatus::kTimeout, "run",
+    SetFailure(TestStatus::kTimeout, died_in,
                absl::StrCat("deadline ", facts.timeout_s, " s",
                             facts.killed ? "; SIGKILL after grace" : "; SIGTERM"),
                &result);
   } else if (facts.oom_kills > 0) {
     SetFailure(
-        TestStatus::kOom, "run",
+        TestStatus::kOom, died_in,
         absl::StrCat("memory limit ", result.mem_limit_bytes, " bytes (", result.mem_limit_method,
                      ", ", facts.oom_kills, " OOM kill", facts.oom_kills == 1 ? "" : "s", ")"),
         &result);
   } else if (WIFSIGNALED(ws)) {
     result.status = TestStatus::kCrash;
-    result.stage = "run";
+    result.stage = died_in;
     result.status_detail = SignalName(WTERMSIG(ws));
     result.error_type = "Signal";
     result.error_message =
@@ -93,7 +104,7 @@ RunResult DecideStatus(const ExitFacts& facts) {
   } else if (have_result) {
     result = parsed;
   } else {
-    SetNoResult(facts, &result);
+    SetNoResult(facts, pipe, &result);
   }
   // Stack versions are facts of the interpreter whatever the status.
   if (have_result && result.status != TestStatus::kHarnessError) {

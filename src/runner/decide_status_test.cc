@@ -95,6 +95,32 @@ TEST_F(DecideStatusTest, ATerminatingSignalIsACrashNamedBySignal) {
   EXPECT_EQ(r.torch_version, "9.9");  // stack versions are facts whatever the status
 }
 
+TEST_F(DecideStatusTest, AChildThatDiesIsPlacedAtItsLastStageMark) {
+  const std::string marks = "{\"stage\": \"export\"}\n{\"stage\": \"load\"}\n";
+  ExitFacts crash = Signaled(SIGSEGV);
+  crash.result_text = marks;
+  EXPECT_EQ(Decide(crash).stage, "load");
+  ExitFacts timeout = Signaled(SIGTERM);
+  timeout.timed_out = true;
+  timeout.result_text = "{\"stage\": \"compile\"}\n";
+  EXPECT_EQ(Decide(timeout).stage, "compile");
+  EXPECT_EQ(Decide(Signaled(SIGSEGV)).stage, "run");  // no mark: the old answer
+  RunResult none = Decide(Exited(70, marks));
+  EXPECT_EQ(none.error_type, "NoResult");
+  EXPECT_EQ(none.error_message, "the child exited with code 70 without a result (in stage load)");
+}
+
+TEST_F(DecideStatusTest, TheResultAfterTheStageMarksIsTheChilds) {
+  RunResult r = Decide(Exited(0, "{\"stage\": \"build\"}\n" + ChildResult("fail_to_run")));
+  EXPECT_EQ(r.status, TestStatus::kFailToRun);
+  EXPECT_EQ(r.stage, "run");  // the result's own stage, not the last mark
+  RunResult bad = Decide(Exited(0, "{\"stage\": 3}\n" + ChildResult("pass")));
+  EXPECT_EQ(bad.error_type, "BadResult");
+  EXPECT_EQ(bad.error_message.rfind("the child's result pipe could not be read: a line before", 0),
+            0u)
+      << bad.error_message;
+}
+
 TEST_F(DecideStatusTest, NoOrBadResultIsAHarnessError) {
   RunResult none = Decide(Exited(3, ""));
   EXPECT_EQ(none.status, TestStatus::kHarnessError);

@@ -134,6 +134,30 @@ void BreachOfContract(const std::string& problem, RunResult& r) {
 
 }  // namespace
 
+absl::StatusOr<ResultPipe> SplitResultPipe(std::string_view text) {
+  ResultPipe pipe;
+  const size_t end = text.rfind('\n');
+  if (end == std::string_view::npos) {
+    pipe.result = std::string(text);
+    return pipe;
+  }
+  pipe.result = std::string(text.substr(end + 1));
+  size_t start = 0;
+  while (start <= end) {
+    const size_t newline = text.find('\n', start);
+    const std::string_view line = text.substr(start, newline - start);
+    start = newline + 1;
+    json mark = json::parse(line, nullptr, false);
+    if (mark.is_discarded() || !mark.is_object() || mark.size() != 1 || !mark.contains("stage") ||
+        !mark["stage"].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a line before the result is not a stage mark: ", std::string(line.substr(0, 120))));
+    }
+    pipe.last_stage = mark["stage"].get<std::string>();
+  }
+  return pipe;
+}
+
 absl::Status ParseChildResult(const std::string& text, RunResult* out) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {

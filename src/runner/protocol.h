@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/records.h"
 #include "runner/launcher.h"
 
@@ -29,6 +30,17 @@ std::string WithRawJsonMember(std::string object, std::string_view key, std::str
 // stack). InvalidArgument when the text is not a valid result object; `out`
 // is then left as it was. A child may not claim `timeout` or `crash`.
 absl::Status ParseChildResult(const std::string& text, RunResult* out);
+
+// A result pipe's text split into its stage marks and its result object
+// (doc/worker-protocol.md, "Stage marks"): every line up to the last newline
+// is a mark {"stage": NAME}; what follows it is the result object ("" when
+// the child died before writing one).
+struct ResultPipe {
+  std::string last_stage;  // the last mark's stage; "" without marks
+  std::string result;
+};
+// InvalidArgument when a line before the result is not a stage mark.
+absl::StatusOr<ResultPipe> SplitResultPipe(std::string_view text);
 
 }  // namespace compatlab
 

@@ -27,6 +27,14 @@ def test_faults_suite_records_every_status(cli, db):
     }
     assert len(rows) == 9
     assert by_kind["segfault"]["status_detail"] == "SIGSEGV"
+    # A child that dies is placed at its last stage mark, and its Python stack is in the
+    # stderr tail (faulthandler): at the fatal signal, and at the deadline's SIGTERM.
+    assert by_kind["segfault"]["stage"] == "load"
+    assert "Fatal Python error: Segmentation fault" in by_kind["segfault"]["stderr_tail"]
+    assert "in segfault" in by_kind["segfault"]["stderr_tail"]
+    assert by_kind["hang"]["stage"] == "compile"
+    assert "in _sleep_forever" in by_kind["hang"]["stderr_tail"]
+    assert by_kind["abort"]["stage"] == "run"  # no stage mark: the supervisor's default
     assert by_kind["abort"]["status_detail"] == "SIGABRT"
     raised = by_kind["raise"]
     assert raised["stage"] and raised["error_type"] and raised["error_traceback"]

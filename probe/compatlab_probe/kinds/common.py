@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .. import code_model, factory, heads, hub
+from .. import code_model, factory, heads, hub, stage_marks
 from ..inputs import make_inputs, uncallable_reason
 from ..measure import go_on, median_ci, percentiles
 from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
@@ -46,7 +46,9 @@ def recorded(result: Result, name: str, status: str = "",
     """A stage as a context manager: an exception in it is recorded in `result` as `status`
     at stage `name` (or by `handle(exc)`, which then says how), a refused allocation
     (MemoryError, torch's OutOfMemoryError: result.is_out_of_memory) as oom at `name`;
-    either way the kind ends (StageFailed)."""
+    either way the kind ends (StageFailed). Entering and leaving it are stage marks
+    (stage_marks: where a child that dies in it was)."""
+    stage_marks.enter(name)
     try:
         yield
     except StageFailed:
@@ -60,6 +62,8 @@ def recorded(result: Result, name: str, status: str = "",
         else:
             result.fail(status, name, exc)
         raise StageFailed() from exc
+    finally:
+        stage_marks.leave()
 
 
 def stage(result: Result, name: str, status: str, fn: Callable[[], Any]) -> Any:

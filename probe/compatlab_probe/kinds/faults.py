@@ -33,7 +33,11 @@ def _sleep_forever():
 
 
 def hang(request: TestRequest, result: Result, context: Context) -> None:
-    _sleep_forever()
+    """Sleeps in stage `compile` (a stage mark) until the deadline's SIGTERM."""
+    from .common import recorded
+
+    with recorded(result, "compile", "fail_to_compile"):
+        _sleep_forever()
 
 
 def hang_hard(request: TestRequest, result: Result, context: Context) -> None:
@@ -45,7 +49,11 @@ def hang_hard(request: TestRequest, result: Result, context: Context) -> None:
 
 
 def segfault(request: TestRequest, result: Result, context: Context) -> None:
-    ctypes.string_at(0)
+    """Dereferences NULL in stage `load` (inside stage `export`: two stage marks)."""
+    from .common import recorded
+
+    with recorded(result, "export", "fail_to_compile"), recorded(result, "load", "fail_to_run"):
+        ctypes.string_at(0)
 
 
 def abort(request: TestRequest, result: Result, context: Context) -> None:
