@@ -30,6 +30,17 @@ ResolvedTest Harness(const std::string& kind, double timeout_s = 30, int rep = 0
 
 class ExecuteTest : public ::testing::Test {
  protected:
+  // A calibration seed directory (one file, seed/probe) and its start-up
+  // figure, as the sweep hands them to ExecutePlan; returns the directory.
+  fs::path SeedWithStartUp(double startup_s) {
+    const fs::path seed = dir_ / "seed";
+    fs::create_directories(seed / "seed");
+    std::ofstream(seed / "seed" / "probe") << "isa";
+    options_.compile_seed_dir = seed.string();
+    options_.compiler_startup_s = startup_s;
+    return seed;
+  }
+
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
            ("execute-" + std::to_string(getpid()) + "-" +
@@ -217,11 +228,7 @@ TEST_F(ExecuteTest, ColdDirectoriesStartAsTheSeedAndInductorRecordsCarryTheStart
       FileProfilePlan(dir_ / "filedev.json", /*warm=*/true, "inductor");
   plan.push_back(Harness("noop"));
   Plan(plan);
-  const fs::path seed = dir_ / "seed";
-  fs::create_directories(seed / "seed");
-  std::ofstream(seed / "seed" / "probe") << "isa";
-  options_.compile_seed_dir = seed.string();
-  options_.compiler_startup_s = 7.5;
+  const fs::path seed = SeedWithStartUp(7.5);
   ASSERT_TRUE(Execute(plan).ok());
   std::map<std::string, RunRecord> records = Records();
   for (const char* key : {"forward/compile/16", "forward/compile/32"}) {
@@ -239,11 +246,7 @@ TEST_F(ExecuteTest, InductorOnAGpuTargetTakesNeitherTheSeedNorTheStartUp) {
   std::vector<ResolvedTest> plan =
       FileProfilePlan(dir_ / "filedev.json", /*warm=*/false, "inductor", "cuda");
   Plan(plan);
-  const fs::path seed = dir_ / "seed";
-  fs::create_directories(seed / "seed");
-  std::ofstream(seed / "seed" / "probe") << "isa";
-  options_.compile_seed_dir = seed.string();
-  options_.compiler_startup_s = 7.5;
+  SeedWithStartUp(7.5);
   ASSERT_TRUE(Execute(plan).ok());
   for (const auto& [key, r] : Records()) {
     EXPECT_FALSE(r.result.compiler_startup_s.has_value()) << key;
