@@ -1,5 +1,7 @@
 """Result objects the child decides itself (run in-process through child.run_test)."""
 
+import time
+
 from compatlab_probe import factory
 from compatlab_probe.child import run_test
 
@@ -80,9 +82,13 @@ def test_forward_passes_with_metrics():
 
 
 def test_steady_honours_min_time():
+    # The request's min_time_s reaches the steady phase: the test cannot end sooner. (How
+    # the calls add up to it is test_noise's, on a fake clock; iters x p90 is no bound of
+    # it: a few slow calls above the p90 make up the time on a busy machine.)
+    start = time.perf_counter()
     result = forward("llama", measure={"warmup": 0, "min_iters": 1, "min_time_s": 0.3})
     assert result["status"] == "pass"
-    assert result["metrics"]["steady_iters"] * result["metrics"]["steady_p90_s"] >= 0.25
+    assert time.perf_counter() - start >= 0.3
 
 
 def test_forward_passes_for_several_architectures():

@@ -34,6 +34,23 @@ class FakeClock:
         return self.now
 
 
+def test_the_steady_phase_times_calls_until_min_time_has_passed(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(measure, "time", clock)
+
+    def uneven():  # mostly 1 ms, every tenth call 50 ms: a heavy tail above the p90
+        uneven.calls += 1
+        clock.now += 0.05 if uneven.calls % 10 == 0 else 0.001
+    uneven.calls = 0
+
+    times = measure.timed_calls(uneven, MeasureSettings(warmup=0, min_iters=1, min_time_s=0.3))
+    # The timed calls add up to min_time_s, and the phase stops within a tenth more calls
+    # (the rule is looked at every len // 10 calls) plus the one call that crossed it.
+    assert sum(times) >= 0.3
+    assert sum(times) <= 0.3 * 1.1 + 0.05 + 1e-9
+    assert len(times) * measure.percentiles(times)[1] < 0.3  # the p90 alone would undercount
+
+
 def test_the_steady_phase_goes_on_until_the_interval_is_tight_or_the_budget_ends(monkeypatch):
     clock = FakeClock()
     monkeypatch.setattr(measure, "time", clock)
