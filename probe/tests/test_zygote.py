@@ -1,5 +1,6 @@
 """The zygote end to end, driven by a Python fake supervisor (fake_supervisor.py)."""
 
+import hashlib
 import json
 import os
 import signal
@@ -70,6 +71,37 @@ def test_forward_runs_in_a_forked_child(supervisor):
     # The stage marks before it: each stage entered, and the one it is back in.
     stages = [json.loads(m)["stage"] for m in marks]
     assert stages[:2] == ["build", "import"] and "prepare" in stages and stages[-1] == "compare", stages
+
+
+FROZEN_MODEL = """
+import gc
+from transformers import LlamaConfig, LlamaForCausalLM
+
+def build():
+    with open({out!r}, "w") as f:
+        f.write(f"{{gc.get_freeze_count()}} {{len(gc.get_objects())}}")
+    return LlamaForCausalLM(LlamaConfig(num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
+                                        intermediate_size=64, vocab_size=128))
+"""
+
+
+def test_a_child_starts_with_the_zygotes_heap_frozen(supervisor, tmp_path):
+    # A code model's build runs in the test child and reports what its collections see.
+    out = tmp_path / "heap.txt"
+    code = tmp_path / "frozen_model.py"
+    code.write_text(FROZEN_MODEL.format(out=str(out)))
+    digest = hashlib.sha256(code.read_bytes()).hexdigest()
+    test = {"kind": "forward", "mode": "eager", "target": "cpu", "model_type": "llama",
+            "model_id": f"code:frozen_model.build@{digest[:16]}", "model_path": f"{code}:build",
+            "dtype": "float32", "batch_size": 1, "seq_len": 8, "torch_num_threads": 1,
+            "measure": {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}}
+    _, status, _, _, result = supervisor.run(test)
+    assert json.loads(result.split(b"\n")[-1])["status"] == "pass"
+    frozen, tracked = map(int, out.read_text().split())
+    # torch, transformers and llama's modelling module alone are over 100,000 objects: all
+    # frozen in the zygote, so the child's collections walk only what the child made.
+    assert frozen > 100_000
+    assert tracked < frozen
 
 
 def test_rlimit_oom_is_reported_by_the_child(supervisor):
