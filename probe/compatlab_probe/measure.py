@@ -139,39 +139,40 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _procs_running() -> int | None:
-    """Runnable tasks of the whole machine (/proc/stat procs_running), None if unreadable."""
+def _other_running(proc: str = "/proc", own_group: int | None = None,
+                   parent: int | None = None) -> int | None:
+    """Tasks in state R (running or runnable) outside the test's process group (`own_group`,
+    default this process's) and its parent process (`parent`, default this process's): the
+    test's own threads and the compilers it runs (inductor's C++ compiler) are its work, not
+    other load, and its parent is the supervisor (the subreaper it was reparented to), which
+    wakes to read the stage mark the test writes just before a phase's first sample. Each
+    task's state and group come from one read of its stat line, so a thread of the test that
+    stops running between two reads is never taken for another task (the machine-wide
+    /proc/stat procs_running less the test's running threads, read a moment later, counted
+    the test's OpenMP workers going to sleep: 24 of the 32 rows of an idle make sweep were
+    noisy). None when `proc` cannot be listed."""
+    group = os.getpgid(0) if own_group is None else own_group
+    parent_pid = str(os.getppid() if parent is None else parent)
     try:
-        with open("/proc/stat") as f:
-            for line in f:
-                if line.startswith("procs_running "):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _own_running() -> int:
-    """This process's threads in state R (running or runnable)."""
-    count = 0
-    try:
-        tids = os.listdir("/proc/self/task")
+        pids = [name for name in os.listdir(proc) if name.isdigit() and name != parent_pid]
     except OSError:
-        return 1
-    for tid in tids:
+        return None
+    count = 0
+    for pid in pids:
         try:
-            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                if f.read().rsplit(b")", 1)[1].split()[0] == b"R":
-                    count += 1
-        except (OSError, IndexError):
+            tids = os.listdir(f"{proc}/{pid}/task")
+        except OSError:  # gone since the listing
             continue
-    return max(1, count)
-
-
-def _other_running() -> int | None:
-    """Runnable tasks other than this process's own threads (at least 0)."""
-    total = _procs_running()
-    return None if total is None else max(0, total - _own_running())
+        for tid in tids:
+            try:
+                with open(f"{proc}/{pid}/task/{tid}/stat", "rb") as f:
+                    # after "(comm)": state, ppid, pgrp, ...
+                    state, _, pgrp = f.read().rsplit(b")", 1)[1].split()[:3]
+            except (OSError, ValueError):
+                continue
+            if state == b"R" and int(pgrp) != group:
+                count += 1
+    return count
 
 
 def _load1() -> float | None:
@@ -194,8 +195,8 @@ class MachineState:
     process's user + system CPU time (every thread, getrusage RUSAGE_SELF, plus the
     subprocesses it waited for in the phase, RUSAGE_CHILDREN: inductor's C++ compiler runs
     as one) over the phase's wall time; invol_switches: the process's involuntary context switches in the phase;
-    procs_running: the mean over the samples of the machine's runnable tasks other than the
-    test's own threads.
+    procs_running: the mean over the samples of the machine's runnable tasks outside the test's
+    process group (`_other_running`).
     """
 
     def __init__(self) -> None:

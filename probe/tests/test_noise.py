@@ -123,10 +123,41 @@ def test_a_model_row_stores_the_state_the_interval_and_the_verdict():
     assert m["prepare_noisy"] in (0, 1) and (m["prepare_noisy"] == 1) == bool(m["prepare_noisy_reason"])
 
 
+def _fake_task(proc, pid, tid, state, pgrp, comm="python"):
+    task = proc / str(pid) / "task" / str(tid)
+    task.mkdir(parents=True)
+    # /proc's stat line: pid (comm) state ppid pgrp session ...; comm may hold ") ".
+    (task / "stat").write_text(f"{tid} ({comm}) {state} 1 {pgrp} {pgrp} 0 -1 4194560 0 0\n")
+
+
+def test_other_running_counts_runnable_tasks_outside_the_tests_process_group_and_parent(tmp_path):
+    proc = tmp_path / "proc"
+    _fake_task(proc, 100, 100, "R", 100)            # the test's main thread
+    _fake_task(proc, 100, 101, "S", 100)            # an OpenMP worker gone to sleep
+    _fake_task(proc, 100, 102, "R", 100)            # one still running
+    _fake_task(proc, 150, 150, "R", 100, "cc1plus")  # inductor's C++ compiler, the test's child
+    _fake_task(proc, 200, 200, "R", 200, "a (b) R")  # another process, running
+    _fake_task(proc, 200, 201, "R", 200)            # and its second thread
+    _fake_task(proc, 300, 300, "S", 300)            # another, asleep
+    _fake_task(proc, 15, 15, "R", 0, "rcu_preempt")  # a kernel thread, running
+    _fake_task(proc, 90, 90, "R", 90, "compatlab")   # the supervisor, reading a stage mark
+    _fake_task(proc, 90, 91, "R", 90, "compatlab")
+    (proc / "stat").write_text("procs_running 9\n")  # not a task: never read
+    (proc / "400").mkdir()                          # gone: no task directory
+    assert measure._other_running(str(proc), own_group=100, parent=90) == 3
+    assert measure._other_running(str(proc), own_group=200, parent=90) == 4
+    assert measure._other_running(str(proc), own_group=100, parent=1) == 5
+    assert measure._other_running(str(tmp_path / "missing"), own_group=100) is None
+    # This machine's own /proc: this process's running main thread is its own group's.
+    assert measure._other_running() >= 0
+    assert measure._other_running(own_group=-1) >= 1
+
+
 def test_a_burner_on_every_core_makes_the_steady_phase_noisy():
     cores = measure.usable_cores()
     code = "import os, time\nos.nice(19)\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass\n"
-    burners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(cores)]
+    # Sessions of their own: other load on the machine, not work of the test's process group.
+    burners = [subprocess.Popen([sys.executable, "-c", code], start_new_session=True) for _ in range(cores)]
     try:
         time.sleep(0.3)
         result = run_kind("forward", "gpt2")

@@ -846,8 +846,8 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.prepare_invol_switches))),
       first_call);
   add(Metric(Member("prepare_procs_running", "",
-                    "Runnable tasks of the machine other than the test child's threads "
-                    "(/proc/stat procs_running), mean of the first call's samples.",
+                    "Runnable tasks of the machine outside the test child's process group "
+                    "(state R in /proc), mean of the first call's samples.",
                     COMPATLAB_MEMBER(result.prepare_procs_running))),
       first_call);
   add(Metric(Member("steady_load_avg", "",
@@ -865,8 +865,8 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.steady_invol_switches))),
       every_pass);
   add(Metric(Member("steady_procs_running", "",
-                    "Runnable tasks of the machine other than the test child's threads "
-                    "(/proc/stat procs_running), mean of the steady phase's samples.",
+                    "Runnable tasks of the machine outside the test child's process group "
+                    "(state R in /proc), mean of the steady phase's samples.",
                     COMPATLAB_MEMBER(result.steady_procs_running))),
       every_pass);
   add(Metric(Member("steady_ci_low_s", kSeconds,
