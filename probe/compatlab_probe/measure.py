@@ -196,7 +196,7 @@ class MachineState:
     subprocesses it waited for in the phase, RUSAGE_CHILDREN: inductor's C++ compiler runs
     as one) over the phase's wall time; invol_switches: the process's involuntary context switches in the phase;
     procs_running: the mean over the samples of the machine's runnable tasks outside the test's
-    process group (`_other_running`).
+    process group and its parent, the supervisor (`_other_running`).
     """
 
     def __init__(self) -> None:
