@@ -846,8 +846,9 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.prepare_invol_switches))),
       first_call);
   add(Metric(Member("prepare_procs_running", "",
-                    "Runnable tasks of the machine outside the test child's process group "
-                    "(state R in /proc), mean of the first call's samples.",
+                    "Runnable tasks of the machine outside the test child's process group and "
+                    "its parent, the supervisor (state R in /proc), mean of the first call's "
+                    "samples.",
                     COMPATLAB_MEMBER(result.prepare_procs_running))),
       first_call);
   add(Metric(Member("steady_load_avg", "",
@@ -865,8 +866,9 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.steady_invol_switches))),
       every_pass);
   add(Metric(Member("steady_procs_running", "",
-                    "Runnable tasks of the machine outside the test child's process group "
-                    "(state R in /proc), mean of the steady phase's samples.",
+                    "Runnable tasks of the machine outside the test child's process group and "
+                    "its parent, the supervisor (state R in /proc), mean of the steady phase's "
+                    "samples.",
                     COMPATLAB_MEMBER(result.steady_procs_running))),
       every_pass);
   add(Metric(Member("steady_ci_low_s", kSeconds,
