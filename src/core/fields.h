@@ -76,6 +76,9 @@ struct ListValue {
 
 // One field value. std::monostate is SQL NULL (only for nullable fields).
 using FieldValue = std::variant<std::monostate, int64_t, double, std::string>;
+// A FieldValue read in place: text is a view into its reader's buffer, valid
+// only as long as its reader says (for readers that pass values straight on).
+using FieldView = std::variant<std::monostate, int64_t, double, std::string_view>;
 
 // Which part of a RunRecord a field belongs to.
 enum class FieldGroup {

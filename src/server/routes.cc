@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <utility>
 
 #include "core/blame.h"
@@ -134,7 +135,8 @@ ApiRoutes::ApiRoutes(const ServerOptions& options, RunIndex& index, StorePool& p
       pool_(pool),
       kb_(kb),
       kb_origin_(std::move(kb_origin)),
-      known_(kb) {}
+      known_(kb),
+      filled_(ListedFieldNames().size()) {}
 
 void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   before_each_ = std::move(before_each);
@@ -167,47 +169,72 @@ void ApiRoutes::Route(HttpRouter& http, const std::string& path, std::set<std::s
 // stored values passed straight on (the lists need no typed record).
 // Columns that are null or "" in every row are left out (most of a run list's
 // fields belong to other kinds and modes): readers treat a missing field as
-// null, and the answer stays small.
+// null, and the answer stays small. When every run was read before, only the
+// fields they fill are read (filled_); else all are, and what each run fills
+// is learned. The answer is the same either way.
 absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& rowids) {
   absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
   if (!store.ok()) return store.status();
   const std::vector<std::string>& names = ListedFieldNames();
-  std::vector<std::vector<FieldValue>> values;
-  values.reserve(rowids.size());
-  std::vector<bool> used(names.size(), false);
+  const std::optional<std::vector<size_t>> filled = filled_.Union(rowids);
+  std::vector<size_t> picked;  // indices into names of the fields read
+  if (filled) {
+    picked = *filled;
+  } else {
+    picked.resize(names.size());
+    std::iota(picked.begin(), picked.end(), 0);
+  }
+  std::vector<std::string> fields;
+  fields.reserve(picked.size());
+  for (size_t i : picked) fields.push_back(names[i]);
+  std::vector<bool> used(picked.size(), false);
+  std::vector<int64_t> learned_rowids;  // when learning: each run read, and what it fills
+  std::vector<std::vector<bool>> learned;
+  ordered_json rows = ordered_json::array();
+  rows.get_ref<ordered_json::array_t&>().reserve(rowids.size());
   absl::Status status = (*store)->FieldsByRowid(
-      names, rowids, [&values, &used](int64_t, std::vector<FieldValue>& row) {
-        for (size_t i = 0; i < row.size(); ++i) {
-          if (used[i] || std::holds_alternative<std::monostate>(row[i])) continue;
-          const auto* text = std::get_if<std::string>(&row[i]);
-          used[i] = text == nullptr || !text->empty();
+      fields, rowids, [&](int64_t rowid, const std::vector<FieldView>& values) {
+        std::vector<bool>* fills = nullptr;
+        if (!filled) {
+          learned_rowids.push_back(rowid);
+          fills = &learned.emplace_back(names.size(), false);
         }
-        values.push_back(std::move(row));  // FieldsByRowid resizes it for the next row
+        ordered_json row = ordered_json::array();
+        ordered_json::array_t& cells = row.get_ref<ordered_json::array_t&>();
+        cells.reserve(values.size());
+        for (size_t i = 0; i < values.size(); ++i) {
+          const auto* text = std::get_if<std::string_view>(&values[i]);
+          if (!std::holds_alternative<std::monostate>(values[i]) &&
+              (text == nullptr || !text->empty())) {
+            used[i] = true;
+            if (fills != nullptr) (*fills)[picked[i]] = true;
+          }
+          if (text != nullptr && text->size() > kMaxListTextBytes) {
+            cells.emplace_back(TruncateForDisplay(*text, kMaxListTextBytes));
+          } else {
+            cells.push_back(FieldViewToJson(values[i]));
+          }
+        }
+        rows.push_back(std::move(row));
       });
   if (!status.ok()) return status;
-  ordered_json fields = ordered_json::array();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (used[i]) fields.push_back(names[i]);
+  if (!filled) filled_.Learn(learned_rowids, learned);
+  ordered_json field_names = ordered_json::array();
+  for (size_t i = 0; i < picked.size(); ++i) {
+    if (used[i]) field_names.push_back(names[picked[i]]);
   }
-  ordered_json rows = ordered_json::array();
-  rows.get_ref<ordered_json::array_t&>().reserve(values.size());
-  for (std::vector<FieldValue>& row_values : values) {
-    ordered_json row = ordered_json::array();
-    row.get_ref<ordered_json::array_t&>().reserve(fields.size());
-    for (size_t i = 0; i < row_values.size(); ++i) {
-      if (!used[i]) continue;
-      if (auto* text = std::get_if<std::string>(&row_values[i])) {
-        row.push_back(text->size() > kMaxListTextBytes
-                          ? TruncateForDisplay(*text, kMaxListTextBytes)
-                          : std::move(*text));
-      } else {
-        row.push_back(FieldValueToJson(row_values[i]));
+  if (field_names.size() < picked.size()) {  // drop the columns no run fills
+    for (ordered_json& row : rows) {
+      ordered_json::array_t& cells = row.get_ref<ordered_json::array_t&>();
+      size_t kept = 0;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (used[i]) cells[kept++] = std::move(cells[i]);
       }
+      cells.resize(kept);
     }
-    rows.push_back(std::move(row));
   }
   ordered_json table = ObjectWithRoom(2);
-  table["fields"] = std::move(fields);
+  table["fields"] = std::move(field_names);
   table["rows"] = std::move(rows);
   return table;
 }

@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "query/error_kb.h"
 #include "server/caches.h"
+#include "server/filled_fields.h"
 #include "server/http_router.h"
 #include "server/params.h"
 #include "server/responses.h"
@@ -72,6 +73,8 @@ class ApiRoutes {
   std::function<void()> before_each_;
   KnownErrorCache known_;
   SummaryCache summaries_;
+  // What each listed field run fills: RunTable reads only those.
+  FilledFields filled_;
   SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
   SummaryCache health_{1};  // /api/health's answer, by the model count
 };

@@ -622,6 +622,12 @@ Facets RunIndex::GetFacets() const {
 }
 
 size_t RunIndex::PositionOf(int64_t rowid) const {
+  // Rowids are mostly dense from 1 (runs are never deleted): try the run's
+  // place in that case first, then search.
+  if (rowid >= 1 && static_cast<uint64_t>(rowid) <= rows_.size() &&
+      rows_[static_cast<size_t>(rowid) - 1].rowid == rowid) {
+    return static_cast<size_t>(rowid) - 1;
+  }
   auto it = std::lower_bound(rows_.begin(), rows_.end(), rowid,
                              [](const Row& row, int64_t id) { return row.rowid < id; });
   return it != rows_.end() && it->rowid == rowid ? static_cast<size_t>(it - rows_.begin())

@@ -1,5 +1,6 @@
 #include "server/run_index.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <random>
@@ -8,6 +9,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "query/matrix.h"
+#include "sqlite3.h"
 #include "store/testing.h"
 
 namespace compatlab {
@@ -198,6 +200,29 @@ TEST_F(RunIndexMatrixTest, RunsAreMarkedSupersededWithinTheirCellAndStack) {
   }
   EXPECT_GT(superseded, 0);
   EXPECT_EQ(index_.Current({999999}), std::vector<bool>{true});
+}
+
+// Rowids need not be dense (a store edited by hand, or one whose runs were
+// deleted): runs are found by rowid all the same.
+TEST_F(RunIndexMatrixTest, RunsAreFoundByRowidWhenRowidsHaveGaps) {
+  std::vector<int64_t> rowids;
+  for (int64_t i = 1; i <= static_cast<int64_t>(all_.size()); ++i) rowids.push_back(i);
+  const std::vector<bool> dense = index_.Current(rowids);
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE runs SET rowid = rowid + 1000 WHERE rowid > 50", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(db_, OpenMode::kReadOnly);
+  ASSERT_TRUE(store.ok()) << store.status();
+  RunIndex gaps;
+  ASSERT_TRUE(gaps.Refresh(**store).ok());
+  for (int64_t& rowid : rowids) rowid += rowid > 50 ? 1000 : 0;
+  EXPECT_EQ(gaps.Current(rowids), dense);
+  EXPECT_GT(std::count(dense.begin(), dense.end(), false), 0);
+  EXPECT_EQ(gaps.Current({51}), std::vector<bool>{true});  // no such run
 }
 
 // A store of 2,000 runs where each search route wins for some query: 400

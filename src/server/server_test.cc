@@ -314,6 +314,48 @@ TEST_F(ServerTest, NewRunsAppearWithoutARestart) {
   EXPECT_EQ(status, 200) << model;
 }
 
+// The run lists read only the fields their runs fill once every run was read
+// before (FilledFields): the answers are the same, byte for byte, as from the
+// first read of all fields, and a run stored since is read in full.
+TEST_F(ServerTest, RunListsAnswerTheSameOnceTheirRunsAreLearned) {
+  Start();
+  auto body = [this](const std::string& path) {
+    httplib::Result r = client_->Get(path);
+    EXPECT_TRUE(r && r->status == 200) << path;
+    return r ? r->body : std::string();
+  };
+  const std::string model7 = body("/api/model?model_id=hf:model7");  // a pass and a failure
+  EXPECT_EQ(body("/api/model?model_id=hf:model7"), model7);
+  const std::string search = body("/api/search?model=model7&limit=5");
+  EXPECT_EQ(body("/api/search?model=model7&limit=5"), search);
+  const std::string all = body("/api/search?limit=50");
+  EXPECT_EQ(body("/api/search?limit=50"), all);
+
+  Insert(plan_.size() - 2);  // model29 on cpu: a pass
+  const std::string passed = body("/api/model?model_id=hf:model29");
+  EXPECT_EQ(body("/api/model?model_id=hf:model29"), passed);
+  json page = json::parse(passed);
+  EXPECT_THAT(page["fields"], ::testing::Contains("prepare_s"));
+  EXPECT_THAT(page["fields"], ::testing::Not(::testing::Contains("error_type")));
+
+  // A failure of the same model, filling fields the pass does not.
+  RunRecord failed = MakeRun("s1", plan_.back(), TestStatus::kFailToRun);
+  failed.result.error_type = "ValueError";
+  ASSERT_TRUE(writer_->InsertRun(failed).ok());
+  const std::string both = body("/api/model?model_id=hf:model29");
+  EXPECT_EQ(body("/api/model?model_id=hf:model29"), both);
+  page = json::parse(both);
+  EXPECT_THAT(page["fields"], ::testing::Contains("error_type"));
+  EXPECT_THAT(page["fields"], ::testing::Contains("prepare_s"));
+  json runs = Runs(page);
+  ASSERT_EQ(runs.size(), 2u);
+  for (const json& run : runs) {
+    const bool cuda = run["target"] == "cuda";
+    EXPECT_EQ(run["error_type"], cuda ? "ValueError" : "") << run;  // stored as ""
+    EXPECT_EQ(run["prepare_s"].is_null(), cuda) << run;
+  }
+}
+
 TEST_F(ServerTest, HealthCountsFollowNewRunsThroughItsKeptAnswer) {
   Start();
   auto [status, health] = Get("/api/health");

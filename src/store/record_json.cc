@@ -29,9 +29,9 @@ absl::StatusOr<FieldValue> FieldValueFromJson(const nlohmann::json& value, const
                                                 DocTypeName(field), value.dump()));
 }
 
-}  // namespace
-
-nlohmann::ordered_json FieldValueToJson(const FieldValue& value) {
+// NULL -> null, else the value (FieldValue or FieldView).
+template <typename Variant>
+nlohmann::ordered_json VariantToJson(const Variant& value) {
   return std::visit(
       [](const auto& v) -> nlohmann::ordered_json {
         if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
@@ -42,6 +42,12 @@ nlohmann::ordered_json FieldValueToJson(const FieldValue& value) {
       },
       value);
 }
+
+}  // namespace
+
+nlohmann::ordered_json FieldValueToJson(const FieldValue& value) { return VariantToJson(value); }
+
+nlohmann::ordered_json FieldViewToJson(const FieldView& value) { return VariantToJson(value); }
 
 nlohmann::ordered_json ListFieldJson(const FieldDef& field, const FieldValue& value) {
   const std::string* text = std::get_if<std::string>(&value);

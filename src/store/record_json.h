@@ -18,6 +18,8 @@ namespace compatlab {
 
 // NULL -> null, numbers -> numbers, text -> string.
 nlohmann::ordered_json FieldValueToJson(const FieldValue& value);
+// The same for a value read in place (FieldView).
+nlohmann::ordered_json FieldViewToJson(const FieldView& value);
 
 // A list field's value (a curve) as a JSON array: null when the text is empty
 // (not measured); a text that does not parse as the list stays a string.

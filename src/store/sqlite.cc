@@ -2,7 +2,11 @@
 
 #include <sqlite3.h>
 
+#include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "fmt/format.h"
 
@@ -84,6 +88,18 @@ absl::Status Statement::Run() {
 void Statement::Reset() { sqlite3_reset(stmt_); }
 
 FieldValue Statement::Column(int index) {
+  return std::visit(
+      [](auto value) -> FieldValue {
+        if constexpr (std::is_same_v<decltype(value), std::string_view>) {
+          return std::string(value);
+        } else {
+          return value;
+        }
+      },
+      ColumnView(index));
+}
+
+FieldView Statement::ColumnView(int index) {
   switch (sqlite3_column_type(stmt_, index)) {
     case SQLITE_NULL:
       return std::monostate{};
@@ -91,8 +107,11 @@ FieldValue Statement::Column(int index) {
       return static_cast<int64_t>(sqlite3_column_int64(stmt_, index));
     case SQLITE_FLOAT:
       return sqlite3_column_double(stmt_, index);
-    default:
-      return ColumnText(index);
+    default: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+      if (text == nullptr) return std::string_view();
+      return std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt_, index)));
+    }
   }
 }
 

@@ -73,6 +73,9 @@ class Statement {
   // Column() returns the value as stored: monostate for NULL, int64_t for
   // INTEGER, double for REAL, std::string for TEXT and BLOB.
   FieldValue Column(int index);
+  // Column() without the copy: text and blobs are views into SQLite's buffer,
+  // valid until the next Step() or Reset().
+  FieldView ColumnView(int index);
   std::string ColumnText(int index);  // "" for NULL
   int64_t ColumnInt(int index);       // 0 for NULL
   bool ColumnIsNull(int index);

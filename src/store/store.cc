@@ -710,26 +710,34 @@ std::string RowidArray(const std::vector<int64_t>& rowids) {
 
 absl::Status Store::FieldsByRowid(
     const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
-    const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row) {
-  if (rowid_fields_select_ == nullptr || rowid_fields_ != fields) {
+    const std::function<void(int64_t rowid, const std::vector<FieldView>& values)>& row) {
+  // The statement for these fields: kept, most recently used first (a page
+  // reads the fields its runs fill, so a few field lists recur).
+  auto kept = std::find_if(rowid_fields_selects_.begin(), rowid_fields_selects_.end(),
+                           [&fields](const FieldsSelect& s) { return s.fields == fields; });
+  if (kept == rowid_fields_selects_.end()) {
     STORE_ASSIGN_OR_RETURN(const std::vector<std::string_view> columns, FieldColumns(fields));
+    std::string select_list = "runs.rowid";  // with no field, the rowids alone
+    for (std::string_view column : columns) select_list += fmt::format(", runs.{}", column);
     STORE_ASSIGN_OR_RETURN(sqlite::Statement prepared,
-                           db_->Prepare(fmt::format("SELECT runs.rowid, runs.{} {}",
-                                                    fmt::join(columns, ", runs."), kByRowidFrom)));
-    rowid_fields_select_ = std::make_unique<sqlite::Statement>(std::move(prepared));
-    rowid_fields_ = fields;
+                           db_->Prepare(fmt::format("SELECT {} {}", select_list, kByRowidFrom)));
+    if (rowid_fields_selects_.size() == kKeptFieldsSelects) rowid_fields_selects_.pop_back();
+    rowid_fields_selects_.insert(
+        rowid_fields_selects_.begin(),
+        FieldsSelect{fields, std::make_unique<sqlite::Statement>(std::move(prepared))});
+  } else if (kept != rowid_fields_selects_.begin()) {
+    std::rotate(rowid_fields_selects_.begin(), kept, kept + 1);
   }
-  sqlite::Statement& select = *rowid_fields_select_;
+  sqlite::Statement& select = *rowid_fields_selects_.front().select;
   select.Reset();
   STORE_RETURN_IF_ERROR(select.BindAll(RowidArray(rowids)));
   absl::Status status = [&]() -> absl::Status {
-    std::vector<FieldValue> values(fields.size());
+    std::vector<FieldView> values(fields.size());
     while (true) {
       STORE_ASSIGN_OR_RETURN(const bool more, select.Step());
       if (!more) break;
-      values.resize(fields.size());  // `row` may have moved the values out
       for (size_t i = 0; i < fields.size(); ++i) {
-        values[i] = select.Column(static_cast<int>(i) + 1);
+        values[i] = select.ColumnView(static_cast<int>(i) + 1);
       }
       row(select.ColumnInt(0), values);
     }

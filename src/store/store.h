@@ -232,12 +232,15 @@ class Store {
 
   // Calls `row` with the values of `fields` (result field names) of each run
   // of `rowids`, in that order; a rowid with no run is skipped. For output
-  // edges that only pass values on (the server's run lists). `row` may move
-  // the values out. All rows come from one statement (one snapshot).
-  // InvalidArgument for an unknown field name.
+  // edges that only pass values on (the server's run lists): the values are
+  // read in place, and text views are valid only during that call of `row`.
+  // All rows come from one statement (one snapshot); the statements of the
+  // last kKeptFieldsSelects field lists are kept. InvalidArgument for an
+  // unknown field name.
   absl::Status FieldsByRowid(
       const std::vector<std::string>& fields, const std::vector<int64_t>& rowids,
-      const std::function<void(int64_t rowid, std::vector<FieldValue>& values)>& row);
+      const std::function<void(int64_t rowid, const std::vector<FieldView>& values)>& row);
+  static constexpr size_t kKeptFieldsSelects = 8;
 
   // The runs with these rowids, in the order given; a rowid with no run is
   // skipped. Without `with_outputs`, the bulky fields (FieldDef::bulky:
@@ -256,9 +259,13 @@ class Store {
   const std::unique_ptr<sqlite::Database> db_;
   // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
   std::unique_ptr<sqlite::Statement> rowid_select_[2];
-  // FieldsByRowid's SELECT and the fields it was prepared for.
-  std::unique_ptr<sqlite::Statement> rowid_fields_select_;
-  std::vector<std::string> rowid_fields_;
+  // FieldsByRowid's SELECTs and the fields each was prepared for, most
+  // recently used first.
+  struct FieldsSelect {
+    std::vector<std::string> fields;
+    std::unique_ptr<sqlite::Statement> select;
+  };
+  std::vector<FieldsSelect> rowid_fields_selects_;
 };
 
 }  // namespace compatlab

@@ -667,9 +667,9 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   std::vector<int64_t> picked_rowids;
   ASSERT_TRUE(store
                   ->FieldsByRowid({"model_type"}, {rowids[1], 999, rowids[0], rowids[1]},
-                                  [&](int64_t rowid, std::vector<FieldValue>& values) {
+                                  [&](int64_t rowid, const std::vector<FieldView>& values) {
                                     picked_rowids.push_back(rowid);
-                                    picked.push_back(std::get<std::string>(values[0]));
+                                    picked.emplace_back(std::get<std::string_view>(values[0]));
                                   })
                   .ok());
   EXPECT_EQ(picked, (std::vector<std::string>{"gpt2", "llama", "gpt2"}));
@@ -677,6 +677,16 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   int64_t calls = 0;
   ASSERT_TRUE(store->FieldsByRowid({"model_type"}, {}, [&](int64_t, auto&) { ++calls; }).ok());
   EXPECT_EQ(calls, 0);
+  // No field: a call for each run, with no value.
+  ASSERT_TRUE(store
+                  ->FieldsByRowid({}, {rowids[0], 999},
+                                  [&](int64_t rowid, const std::vector<FieldView>& values) {
+                                    EXPECT_EQ(rowid, rowids[0]);
+                                    EXPECT_TRUE(values.empty());
+                                    ++calls;
+                                  })
+                  .ok());
+  EXPECT_EQ(calls, 1);
   // The prepared reads, used again, find a run stored since their last use.
   SweepInfo later_sweep;
   later_sweep.sweep_id = "s2";
@@ -688,14 +698,54 @@ TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {
   picked.clear();
   ASSERT_TRUE(store
                   ->FieldsByRowid({"status"}, {newest},
-                                  [&](int64_t, std::vector<FieldValue>& values) {
-                                    picked.push_back(std::get<std::string>(values[0]));
+                                  [&](int64_t, const std::vector<FieldView>& values) {
+                                    picked.emplace_back(std::get<std::string_view>(values[0]));
                                   })
                   .ok());
   EXPECT_EQ(picked, (std::vector<std::string>{"pass"}));
   ASSERT_EQ(store->RunsByRowid({newest}, false)->size(), 1u);
   EXPECT_EQ(store->FieldsByRowid({"nope"}, {rowids[0]}, [](int64_t, auto&) {}).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, FieldsByRowidReadsMoreFieldListsThanItKeepsStatementsFor) {
+  std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("llama")});
+  RunRecord run = MakeRun("s1", MakeSpec("llama"), TestStatus::kPass);
+  run.result.error_traceback = "";
+  ASSERT_TRUE(store->InsertRun(run).ok());
+  const std::vector<std::string> names = {"model_type", "status",  "model_id",   "kind",
+                                          "mode",       "target",  "error_type", "seq_len",
+                                          "batch_size", "sweep_id"};
+  ASSERT_GT(names.size(), Store::kKeptFieldsSelects);
+  // Every list, in turn and then again: each answers with its own columns,
+  // whether its statement was kept or made again.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::vector<std::string> fields = {names[i], "status"};
+      std::vector<FieldView> seen;
+      std::string status;
+      ASSERT_TRUE(store
+                      ->FieldsByRowid(fields, {1},
+                                      [&](int64_t, const std::vector<FieldView>& values) {
+                                        seen = values;
+                                        status = std::get<std::string_view>(values[1]);
+                                      })
+                      .ok());
+      ASSERT_EQ(seen.size(), 2u) << names[i];
+      EXPECT_EQ(status, "pass") << names[i];
+    }
+  }
+  // The views hold a value of each kind as stored: null, integer, text.
+  ASSERT_TRUE(store
+                  ->FieldsByRowid({"error_type", "seq_len", "model_type"}, {1},
+                                  [&](int64_t, const std::vector<FieldView>& values) {
+                                    EXPECT_TRUE(
+                                        std::holds_alternative<std::string_view>(values[0]) ||
+                                        std::holds_alternative<std::monostate>(values[0]));
+                                    EXPECT_EQ(std::get<int64_t>(values[1]), run.spec.seq_len);
+                                    EXPECT_EQ(std::get<std::string_view>(values[2]), "llama");
+                                  })
+                  .ok());
 }
 
 }  // namespace
