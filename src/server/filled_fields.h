@@ -16,7 +16,8 @@ namespace compatlab {
 // Which of a list of `fields()` fields each run fills (holds a value that is
 // not null and not empty text), by rowid. A run is never changed once stored
 // (the store only appends runs), so what is learned of a run stays true.
-// Thread-safe. Memory: an entry per run learned (about 16 bytes) and each
+// Thread-safe. Memory: a map entry per run learned (a 16-byte slot and a
+// control byte, at a load of 7/16 to 7/8: 20 to 40 bytes) and each
 // distinct set of fields once.
 class FilledFields {
  public:
