@@ -165,6 +165,44 @@ void ApiRoutes::Route(HttpRouter& http, const std::string& path, std::set<std::s
   });
 }
 
+namespace {
+
+// The rows of the last run list this worker thread answered, given back once
+// the answer is written (SendRunList): the next list fills their cells in
+// place, so that its strings mostly reuse the last one's storage rather than
+// allocate their own (the cells of a thread's lists are mostly the same
+// fields). Kept only after answers of at most kMaxSpareRowsBytes.
+constexpr size_t kMaxSpareRowsBytes = 256 * 1024;
+
+ordered_json& SpareRows() {
+  thread_local ordered_json spare;
+  return spare;
+}
+
+// `cell` set to `value` (text longer than kMaxListTextBytes truncated), a
+// string cell keeping its storage.
+void SetCell(ordered_json& cell, const FieldView& value) {
+  const auto* text = std::get_if<std::string_view>(&value);
+  if (text == nullptr) {
+    cell = FieldViewToJson(value);
+  } else if (text->size() > kMaxListTextBytes) {
+    cell = TruncateForDisplay(*text, kMaxListTextBytes);
+  } else if (cell.is_string()) {
+    cell.get_ref<std::string&>().assign(*text);
+  } else {
+    cell = *text;
+  }
+}
+
+// SendJson of a run list's answer (`out["rows"]` from RunTable); its rows
+// are then kept for this thread's next list.
+void SendRunList(HttpResponse& res, ordered_json& out) {
+  SendJson(res, 200, out);
+  if (res.body.size() <= kMaxSpareRowsBytes) SpareRows() = std::move(out["rows"]);
+}
+
+}  // namespace
+
 // {"fields": [...], "rows": [[...], ...]} of these runs, in this order: the
 // stored values passed straight on (the lists need no typed record).
 // Columns that are null or "" in every row are left out (most of a run list's
@@ -190,8 +228,11 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
   std::vector<bool> used(picked.size(), false);
   std::vector<int64_t> learned_rowids;  // when learning: each run read, and what it fills
   std::vector<std::vector<bool>> learned;
-  ordered_json rows = ordered_json::array();
-  rows.get_ref<ordered_json::array_t&>().reserve(rowids.size());
+  // The rows are filled in place over this thread's last list (SpareRows).
+  ordered_json rows = std::exchange(SpareRows(), nullptr);
+  if (!rows.is_array()) rows = ordered_json::array();
+  ordered_json::array_t& row_list = rows.get_ref<ordered_json::array_t&>();
+  size_t count = 0;
   absl::Status status = (*store)->FieldsByRowid(
       fields, rowids, [&](int64_t rowid, const std::vector<FieldView>& values) {
         std::vector<bool>* fills = nullptr;
@@ -199,9 +240,11 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
           learned_rowids.push_back(rowid);
           fills = &learned.emplace_back(names.size(), false);
         }
-        ordered_json row = ordered_json::array();
+        if (count == row_list.size()) row_list.emplace_back(ordered_json::array());
+        ordered_json& row = row_list[count++];
+        if (!row.is_array()) row = ordered_json::array();
         ordered_json::array_t& cells = row.get_ref<ordered_json::array_t&>();
-        cells.reserve(values.size());
+        cells.resize(values.size());
         for (size_t i = 0; i < values.size(); ++i) {
           const auto* text = std::get_if<std::string_view>(&values[i]);
           if (!std::holds_alternative<std::monostate>(values[i]) &&
@@ -209,14 +252,10 @@ absl::StatusOr<ordered_json> ApiRoutes::RunTable(const std::vector<int64_t>& row
             used[i] = true;
             if (fills != nullptr) (*fills)[picked[i]] = true;
           }
-          if (text != nullptr && text->size() > kMaxListTextBytes) {
-            cells.emplace_back(TruncateForDisplay(*text, kMaxListTextBytes));
-          } else {
-            cells.push_back(FieldViewToJson(values[i]));
-          }
+          SetCell(cells[i], values[i]);
         }
-        rows.push_back(std::move(row));
       });
+  row_list.resize(count);
   if (!status.ok()) return status;
   if (!filled) filled_.Learn(learned_rowids, learned);
   ordered_json field_names = ordered_json::array();
@@ -310,7 +349,7 @@ std::optional<HttpError> ApiRoutes::Search(const Params& params, HttpResponse& r
   out["has_more"] = page.has_more;
   out["next_cursor"] = std::move(next);
   out["hint"] = std::move(hint);
-  SendJson(res, 200, out);
+  SendRunList(res, out);
   return std::nullopt;
 }
 
@@ -329,7 +368,7 @@ std::optional<HttpError> ApiRoutes::Model(const Params& params, HttpResponse& re
   out["rows"] = std::move((*table)["rows"]);
   out["current"] = index_.Current(rowids);
   out["truncated"] = truncated;
-  SendJson(res, 200, out);
+  SendRunList(res, out);
   return std::nullopt;
 }
 

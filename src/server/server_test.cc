@@ -1,6 +1,8 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -86,7 +88,7 @@ class ServerTest : public ::testing::Test {
     options.probe.probe_dir = (temp_.path() / "probe").string();
     options.targets_dir = temp_.path() / "targets";
     options.refresh_interval_s = 0;
-    options.threads = 4;
+    options.threads = threads_;
     auto server = Server::Open(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -110,6 +112,7 @@ class ServerTest : public ::testing::Test {
     return {r->status, body.is_discarded() ? json(r->body) : body};
   }
 
+  int threads_ = 4;  // worker threads of the next Start()
   test::ScopedTempDir temp_;
   fs::path db_, web_;
   std::vector<TestSpec> plan_;
@@ -353,6 +356,34 @@ TEST_F(ServerTest, RunListsAnswerTheSameOnceTheirRunsAreLearned) {
     const bool cuda = run["target"] == "cuda";
     EXPECT_EQ(run["error_type"], cuda ? "ValueError" : "") << run;  // stored as ""
     EXPECT_EQ(run["prepare_s"].is_null(), cuda) << run;
+  }
+}
+
+// One worker thread fills each list's rows over its last list's (a cell may
+// change from text to a number or null, rows come and go): every answer is
+// the same whichever lists the thread answered before it.
+TEST_F(ServerTest, RunListsAnswerTheSameWhateverTheThreadAnsweredBefore) {
+  threads_ = 1;
+  Start();
+  const std::vector<std::string> paths = {
+      "/api/search?limit=50",          "/api/model?model_id=hf:model7",
+      "/api/search?limit=3",           "/api/search?target=cuda&limit=7",
+      "/api/model?model_id=hf:model0", "/api/search?status=fail_to_run"};
+  std::map<std::string, std::string> first;
+  for (int pass = 0; pass < 3; ++pass) {
+    // Each pass in another order: each list follows other lists.
+    std::vector<std::string> order = paths;
+    if (pass == 1) std::reverse(order.begin(), order.end());
+    if (pass == 2) std::rotate(order.begin(), order.begin() + 2, order.end());
+    for (const std::string& path : order) {
+      httplib::Result r = client_->Get(path);
+      ASSERT_TRUE(r && r->status == 200) << path;
+      if (pass == 0) {
+        first[path] = r->body;
+      } else {
+        EXPECT_EQ(r->body, first[path]) << path << " on pass " << pass;
+      }
+    }
   }
 }
 
