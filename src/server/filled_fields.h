@@ -13,7 +13,7 @@
 
 namespace compatlab {
 
-// Which of a list of `fields()` fields each run fills (holds a value that is
+// Which of a list of `fields` fields each run fills (holds a value that is
 // not null and not empty text), by rowid. A run is never changed once stored
 // (the store only appends runs), so what is learned of a run stays true.
 // Thread-safe. Memory: a map entry per run learned (a 16-byte slot and a
@@ -23,14 +23,12 @@ class FilledFields {
  public:
   explicit FilledFields(size_t fields);
 
-  size_t fields() const { return fields_; }
-
   // The fields (ascending indices into the list) that at least one of
   // `rowids` fills; nullopt when any of them has not been learned.
   std::optional<std::vector<size_t>> Union(const std::vector<int64_t>& rowids) const;
 
-  // Records that run rowids[i] fills the fields flagged in filled[i] (each of
-  // fields() flags). REQUIRES: rowids.size() == filled.size().
+  // Records that run rowids[i] fills the fields flagged in filled[i] (a flag
+  // per field of the list). REQUIRES: rowids.size() == filled.size().
   void Learn(const std::vector<int64_t>& rowids, const std::vector<std::vector<bool>>& filled);
 
   // How many runs, and how many distinct sets of fields, were learned.

@@ -73,7 +73,7 @@ class ApiRoutes {
   std::function<void()> before_each_;
   KnownErrorCache known_;
   SummaryCache summaries_;
-  // What each listed field run fills: RunTable reads only those.
+  // Which listed fields each run fills: RunTable reads only those.
   FilledFields filled_;
   SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
   SummaryCache health_{1};  // /api/health's answer, by the model count
