@@ -63,6 +63,7 @@ Command Declare(CLI::App& app, Flags& flags, CLI::App* (*add)(CLI::App&, Flags&)
   return {add(app, flags), [&flags, run] { return run(flags); }};
 }
 
+// The command line as one string, arguments joined by spaces (stored as a sweep's args).
 std::string JoinArgs(int argc, char** argv) {
   std::string out;
   for (int i = 0; i < argc; ++i) {

@@ -9,6 +9,7 @@
 namespace compatlab {
 namespace {
 
+// The plan request of a new sweep: the suite (default smoke), the overrides, the probe.
 PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   const PlanFlags& f = flags.plan;
   PlanRequest r;

@@ -21,6 +21,7 @@ std::string LastLine(const std::string& text) {
   return text.substr(start, end + 1 - start);
 }
 
+// `text` without trailing blanks, its last `bytes` bytes behind "..." when longer.
 std::string Tail(const std::string& text, size_t bytes) {
   size_t end = text.find_last_not_of(" \n\r\t");
   if (end == std::string::npos) return "";
@@ -28,6 +29,8 @@ std::string Tail(const std::string& text, size_t bytes) {
   return t.size() > bytes ? "..." + t.substr(t.size() - bytes) : t;
 }
 
+// `python -m compatlab_probe.catalog ARGS`'s stdout, offline, `pythonpath` first on its path;
+// the probe's own error (InvalidArgument) when it exits non-zero with one.
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
   std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};

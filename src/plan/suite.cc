@@ -37,10 +37,12 @@ class Parser {
  public:
   explicit Parser(std::string origin) : origin_(std::move(origin)) {}
 
+  // InvalidArgument "<origin>: '<key>' <what>".
   absl::Status Error(const std::string& key, const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat(origin_, ": '", key, "' ", what));
   }
 
+  // A non-empty list of non-empty strings into `out`.
   absl::Status Strings(const json& j, const std::string& key, std::vector<std::string>* out) const {
     if (!j.is_array() || j.empty()) return Error(key, "must be a non-empty list of strings");
     out->clear();
@@ -53,6 +55,7 @@ class Parser {
     return absl::OkStatus();
   }
 
+  // A non-empty list of positive integers into `out`.
   absl::Status Ints(const json& j, const std::string& key, std::vector<int64_t>* out) const {
     if (!j.is_array() || j.empty()) return Error(key, "must be a non-empty list of integers");
     out->clear();
@@ -65,6 +68,7 @@ class Parser {
     return absl::OkStatus();
   }
 
+  // A positive number of seconds, at most a week, into `out`.
   absl::Status Seconds(const json& j, const std::string& key, double* out) const {
     if (!j.is_number() || !CheckDuration(j.get<double>(), "", false).ok()) {
       return Error(key, "must be a positive number of seconds, at most a week");

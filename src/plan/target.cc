@@ -48,6 +48,7 @@ struct ProfileField {
   ProfileApply apply = nullptr;  // nullptr: only the probe reads it (TargetProfile::json)
 };
 
+// InvalidArgument "<origin>: '<key>' <what>".
 absl::Status Bad(const std::string& origin, const std::string& key, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": '", key, "' ", what));
 }
@@ -62,10 +63,13 @@ bool IsReference(const json& v, bool may_be_empty) {
   });
 }
 
+// `j` as compact JSON text, keys sorted (nlohmann's objects are), bad UTF-8 replaced.
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// The text of a value already checked to be a string.
 const std::string& ProfileString(const json& value) { return value.get_ref<const std::string&>(); }
 
+// True when `value` is of `kind`.
 bool HasProfileKind(const json& value, ProfileKind kind) {
   switch (kind) {
     case ProfileKind::kString:
@@ -82,6 +86,7 @@ bool HasProfileKind(const json& value, ProfileKind kind) {
   return false;
 }
 
+// The problem `what` at `key`.
 std::optional<ProfileProblem> ProfileError(const std::string& key, std::string_view what) {
   return ProfileProblem{key, std::string(what)};
 }
@@ -139,11 +144,13 @@ constexpr std::string_view kProfileReference =
     "must be \"module:function\", a dotted path, or \"\"";
 constexpr std::string_view kProfileBackendName = "must be a backend name";
 
+// A string that is not empty.
 std::optional<ProfileProblem> ProfileNonEmpty(const std::string& key, const json& value) {
   if (ProfileString(value).empty()) return ProfileError(key, kProfileNonEmptyString);
   return std::nullopt;
 }
 
+// A list of strings, none empty.
 std::optional<ProfileProblem> ProfileNonEmptyStrings(const std::string& key, const json& value) {
   for (const json& v : value) {
     if (!v.is_string() || ProfileString(v).empty()) {
@@ -153,21 +160,25 @@ std::optional<ProfileProblem> ProfileNonEmptyStrings(const std::string& key, con
   return std::nullopt;
 }
 
+// "module:function", a dotted path, or "".
 std::optional<ProfileProblem> ProfileReferenceOrEmpty(const std::string& key, const json& value) {
   if (!IsReference(value, true)) return ProfileError(key, kProfileReference);
   return std::nullopt;
 }
 
+// "module:function" or a dotted path.
 std::optional<ProfileProblem> ProfileFunction(const std::string& key, const json& value) {
   if (!IsReference(value, false)) return ProfileError(key, kProfileFunction);
   return std::nullopt;
 }
 
+// A compile backend: a registered name or "module:function".
 std::optional<ProfileProblem> ProfileBackendName(const std::string& key, const json& value) {
   if (!IsReference(value, false)) return ProfileError(key, kProfileBackendName);
   return std::nullopt;
 }
 
+// A lowering key: lower-case letters and underscores ("" included).
 std::optional<ProfileProblem> ProfileLoweringKey(const std::string& key, const json& value) {
   const std::string& v = ProfileString(value);
   if (!std::all_of(v.begin(), v.end(),
@@ -177,11 +188,13 @@ std::optional<ProfileProblem> ProfileLoweringKey(const std::string& key, const j
   return std::nullopt;
 }
 
+// True for "eager", "compile" or "export".
 bool IsProfileMode(const json& v) {
   return v.is_string() && (ProfileString(v) == kModeEager || ProfileString(v) == kModeCompile ||
                            ProfileString(v) == kModeExport);
 }
 
+// A non-empty list of modes.
 std::optional<ProfileProblem> ProfileModes(const std::string& key, const json& value) {
   if (value.empty()) return ProfileError(key, "must be a list of modes");
   if (!std::all_of(value.begin(), value.end(), IsProfileMode)) {
@@ -224,6 +237,7 @@ std::optional<ProfileProblem> ProfileCompile(const std::string& key, const json&
   return MissingProfileMember(value, kCompileFields, prefix, ProfileNeed::kAlways, "is missing");
 }
 
+// The profile's backend and compile options (canonical JSON) from its checked "compile".
 void ApplyProfileCompile(const json& value, TargetProfile* p) {
   p->backend = ProfileString(value["backend"]);
   p->compile_options_json = Dump(value.value("options", json::object()));
