@@ -195,6 +195,10 @@ int RunCli(int argc, char** argv) {
   sweep_cmd->add_flag("--allow-profile-paths", sweep.allow_profile_paths,
                       "let the suite file name target profiles by path (a profile runs Python "
                       "in every test: trust the file first)");
+  sweep_cmd->add_flag("--allow-stored-code", sweep.allow_stored_code,
+                      "with --resume: run the interpreter, probe, profiles and code the stored "
+                      "plan names even where they are not this installation's own (trust the "
+                      "store first; doc/suites.md)");
   CLI::Option* resume = sweep_cmd
                             ->add_option("--resume", sweep.resume_id,
                                          "continue a sweep (default: the latest unfinished)")

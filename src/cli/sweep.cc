@@ -67,6 +67,8 @@ int RunSweep(const SweepFlags& flags) {
   if (flags.resume) {
     options.resume_id = flags.resume_id;
     options.given = flags.plan;
+    options.probe = ResolveProbeEnv(flags.plan.python);
+    options.allow_stored_code = flags.allow_stored_code;
     if (!flags.plan.python.empty())
       options.given.python = ResolveProbeEnv(flags.plan.python).python;
     options.timeout_s = flags.timeout_s;
