@@ -46,9 +46,10 @@ LIST_SORTS = {"downloads": "downloads", "trending": "trending_score"}
 # A config.json larger than this is refused before it is read (doc/limits.md): Python holds
 # a parsed JSON file in about ten times its size (a 76 MB config cost 720 MB more).
 MAX_CONFIG_BYTES = 4 << 20
-# The address space of `resolve` (doc/limits.md): it imports torch (about 0.7 GiB); past
+# What `resolve` may allocate (RLIMIT_DATA, doc/limits.md): it holds about 0.25 GiB once
+# torch is imported; the shared libraries it maps (CUDA's are gigabytes) do not count. Past
 # this bound an allocation fails as MemoryError, which fails the model being resolved.
-MAX_RESOLVER_BYTES = 4 << 30
+MAX_RESOLVER_BYTES = 2 << 30
 
 
 class HubError(Exception):
@@ -202,13 +203,14 @@ def read_config(path: str) -> Any:
 
 
 def limit_memory(max_bytes: int = MAX_RESOLVER_BYTES) -> None:
-    """Caps this process's address space (RLIMIT_AS) at `max_bytes`, or lower where it is."""
+    """Caps what this process allocates (RLIMIT_DATA: heap and private writable mappings)
+    at `max_bytes`, or lower where it is."""
     import resource
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     bound = max_bytes if hard == resource.RLIM_INFINITY else min(max_bytes, hard)
     if soft == resource.RLIM_INFINITY or soft > bound:
-        resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+        resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
 
 
 def fetch_weights(repo: str, commit: str) -> list[str]:

@@ -126,9 +126,9 @@ def test_a_bad_or_oversize_config_is_its_models_reason_never_an_exit(tmp_path):
     assert "config.json is not JSON" in errors["bad/not-json"]
 
 
-def test_the_resolver_limits_its_address_space():
+def test_the_resolver_limits_what_it_allocates():
     code = ("import resource; from compatlab_probe import hub; hub.limit_memory(1 << 30); "
-            "print(resource.getrlimit(resource.RLIMIT_AS)[0]); bytearray(2 << 30)")
+            "print(resource.getrlimit(resource.RLIMIT_DATA)[0]); bytearray(2 << 30)")
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PROBE_DIR),
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == [str(1 << 30)] and "MemoryError" in proc.stderr, proc.stderr
