@@ -139,6 +139,10 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags) {
   cmd->add_flag("--allow-profile-paths", flags.allow_profile_paths,
                 "let the suite file name target profiles by path (a profile runs Python "
                 "in every test: trust the file first)");
+  cmd->add_flag("--allow-stored-code", flags.allow_stored_code,
+                "with --resume: run the interpreter, probe, profiles and code the stored "
+                "plan names even where they are not this installation's own (trust the "
+                "store first; doc/suites.md)");
   CLI::Option* resume = cmd->add_option("--resume", flags.resume_id,
                                         "continue a sweep (default: the latest unfinished)")
                             ->expected(0, 1);
@@ -165,6 +169,8 @@ int RunSweep(const SweepFlags& flags) {
   if (flags.resume) {
     options.resume_id = flags.resume_id;
     options.given = flags.plan;
+    options.probe = ResolveProbeEnv(flags.plan.python);
+    options.allow_stored_code = flags.allow_stored_code;
     if (!flags.plan.python.empty())
       options.given.python = ResolveProbeEnv(flags.plan.python).python;
     options.timeout_s = flags.timeout_s;

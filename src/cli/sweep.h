@@ -25,6 +25,7 @@ struct SweepFlags {
   std::string command_line;
   bool allow_profile_paths = false;  // a suite may name target profiles by path
   bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
+  bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
 };
 
 // Adds the `sweep` subcommand to `app`; its options fill `flags`.
