@@ -201,6 +201,11 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
   using Strings = std::vector<std::string>;
   absl::StatusOr<Strings> given_types = GivenModelTypes(f.models, plan);
   if (!given_types.ok()) return given_types.status();
+  if (!given_types->empty()) {  // the stored types hold the baseline's beside them
+    for (const std::string& m : f.baseline) {
+      if (!IsHubId(m)) given_types->push_back(HfModelType(m));
+    }
+  }
   if (absl::Status s = CheckBaselineFlag(f.baseline, plan); !s.ok()) return s;
   Strings targets;
   for (const std::string& t : f.targets) targets.push_back(TargetName(t));

@@ -293,6 +293,23 @@ TEST(CheckResumeFlagsTest, AModelIsNamedByItsTypeOrItsHfId) {
             "--resume: --baseline hf:bert is not in the stored plan");
 }
 
+TEST(CheckResumeFlagsTest, ModelsAndTheirBaselineAreTheStoredModelsTogether) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.models = {"bert"};
+  overrides.baseline = {"llama"};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  PlanFlags flags;
+  flags.models = {"bert"};
+  flags.baseline = {"hf:llama"};
+  absl::Status s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  flags.baseline = {};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", plan->tests).message(),
+            "--resume: --models bert differs from the stored plan (--models bert,llama)");
+}
+
 TEST(CheckResumeFlagsTest, ValueFlagsAreComparedInOrderAfterEveryOneIsParsed) {
   PlanFlags flags;
   flags.size = "full";
