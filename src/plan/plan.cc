@@ -8,6 +8,7 @@
 namespace compatlab {
 namespace {
 
+// True for a kind load model test of `scenario`.
 bool IsLoadScenario(const TestSpec& spec, std::string_view scenario) {
   auto it = spec.kind_params.find("scenario");
   return spec.kind == "load" && !spec.IsHarness() && it != spec.kind_params.end() &&

@@ -74,6 +74,7 @@ int64_t MemAvailableBytes() {
   return -1;
 }
 
+// Removes `dir` and what it holds, when it is not ""; errors ignored.
 void RemoveDir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ignored;

@@ -107,6 +107,7 @@ std::vector<T> Distinct(const std::vector<ResolvedTest>& plan, Get get) {
   return std::vector<T>(values.begin(), values.end());
 }
 
+// `values` comma-separated, "none" when there are none.
 template <typename T>
 std::string Join(const std::vector<T>& values) {
   return values.empty() ? "none" : absl::StrJoin(values, ",");
@@ -123,6 +124,7 @@ absl::Status Same(const std::string& flag, std::vector<T> given, const std::vect
                                                  Join(stored), ")"));
 }
 
+// Kind parameter `key` of a `kind` test, nullopt for other tests or without it.
 std::optional<std::string> KindParam(const ResolvedTest& t, const std::string& kind,
                                      const std::string& key) {
   if (t.spec.kind != kind) return std::nullopt;
@@ -131,6 +133,7 @@ std::optional<std::string> KindParam(const ResolvedTest& t, const std::string& k
   return it->second;
 }
 
+// The profile name a --targets entry names: a .json path's stem, else the entry.
 std::string TargetName(const std::string& name_or_path) {
   fs::path p(name_or_path);
   return p.extension() == ".json" ? p.stem().string() : name_or_path;

@@ -28,8 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The outcome of bad input `s` (exit 2), or of work that failed (exit 1).
+// The outcome of bad input `s` (exit 2).
 SweepOutcome BadInput(const absl::Status& s) { return {SweepEnd::kBadInput, s}; }
+// The outcome of work that failed with `s` (exit 1).
 SweepOutcome Failed(const absl::Status& s) { return {SweepEnd::kFailed, s}; }
 
 // A new sweep id: the UTC time to the second and 6 random hex digits, 20261130T022435Z-1a2b3c.

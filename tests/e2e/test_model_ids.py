@@ -1,9 +1,11 @@
 """A model id compatlab prints is accepted back where a model is named: hf:TYPE copied from
 `matrix` into `sweep --models` and `--baseline` (planned exactly as TYPE, also on --resume),
-and `compare --base` by the id or the bare type."""
+and `compare --base` (and serve's /api/compare) by the id or the bare type."""
 
+import http.client
 import json
 import re
+import urllib.parse
 
 from .conftest import Compatlab
 
@@ -42,5 +44,27 @@ def test_an_hf_id_from_the_matrix_names_the_model_in_sweep_resume_and_compare(
     unknown = cli.run("compare", "--db", second, "--base", "lama", "--head", "hf:gpt2")
     assert unknown.returncode == 2
     assert "--base lama: no sweep lama and no runs of hf:lama" in unknown.stderr, unknown.stderr
+    for status, body in served_compare(cli, second, (model_id, "llama", "model=llama")):
+        assert status == 200 and body["base"] == "model=hf:llama", body
     for name in (model_id, "llama"):  # the run filters take either spelling
         assert {r["model_id"] for r in cli.runs(second, "--model", name)} == {"hf:llama"}
+
+
+def served_compare(cli, db, bases):
+    """serve's /api/compare of each of `bases` against hf:gpt2: (status, body) each."""
+    proc = cli.popen("serve", "--db", db, "--port", "0")
+    try:
+        line = proc.stderr.readline()
+        port = int(re.search(r"on http://127\.0\.0\.1:(\d+)/", line).group(1))
+        answers = []
+        for base in bases:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", f"/api/compare?base={urllib.parse.quote(base)}&head=hf%3Agpt2")
+            res = conn.getresponse()
+            answers.append((res.status, json.loads(res.read())))
+            conn.close()
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        return answers
+    finally:
+        cli.close(proc)
