@@ -145,6 +145,50 @@ absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure
   return p;
 }
 
+// The sweep a resume continues: `resume_id`, else the latest unfinished sweep of `store`;
+// InvalidArgument when there is none or the id fails CheckStoredId.
+absl::StatusOr<std::string> SweepToResume(Store& store, const std::string& resume_id) {
+  std::string sweep_id = resume_id;
+  if (sweep_id.empty()) {
+    auto latest = store.LatestUnfinishedSweep();
+    if (!latest.ok()) return latest.status();
+    if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
+    sweep_id = (*latest)->sweep_id;
+  }
+  if (absl::Status s = CheckStoredId(sweep_id, "sweep id"); !s.ok()) return s;
+  return sweep_id;
+}
+
+// The whole stored plan of `sweep_id`, each test with its execution settings, checked
+// against the plan flags given; FailedPrecondition for a plan stored by an older compatlab.
+absl::Status CheckStoredPlan(const SweepOptions& o, Store& store, const std::string& sweep_id,
+                             const std::string& suite) {
+  auto plan = store.Plan(sweep_id, /*pending_only=*/false);
+  if (!plan.ok()) return plan.status();
+  for (const ResolvedTest& t : *plan) {
+    if (t.execution.has_value()) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat("sweep ", sweep_id,
+                     " was planned by an older compatlab that did not store how to "
+                     "run its tests; it cannot be resumed exactly (start a new sweep)"));
+  }
+  return CheckResumeFlags(o.given, suite, *plan);
+}
+
+// What the tests still to run would run: this installation's own code unless
+// --allow-stored-code (CheckResumeCode), and an interpreter that exists.
+absl::Status CheckPendingRuns(const SweepOptions& o, const std::string& sweep_id,
+                              const std::vector<ResolvedTest>& pending) {
+  if (!o.allow_stored_code) {
+    if (absl::Status s = CheckResumeCode(sweep_id, pending, o.probe, o.home, o.given); !s.ok()) {
+      return s;
+    }
+  }
+  if (pending.empty()) return absl::OkStatus();
+  return CheckInterpreter(pending.front().execution->python,
+                          ", which the stored plan runs its tests with");
+}
+
 // A resume: the stored plan, checked against the flags given, as stored.
 absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   std::error_code ec;
@@ -155,42 +199,16 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   auto opened = Store::Open(o.db, OpenMode::kReadWrite);
   if (!opened.ok()) return opened.status();
   p.store = *std::move(opened);
-  p.sweep_id = o.resume_id;
-  if (p.sweep_id.empty()) {
-    auto latest = p.store->LatestUnfinishedSweep();
-    if (!latest.ok()) return latest.status();
-    if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
-    p.sweep_id = (*latest)->sweep_id;
-  }
-  if (absl::Status s = CheckStoredId(p.sweep_id, "sweep id"); !s.ok()) return s;
+  absl::StatusOr<std::string> sweep_id = SweepToResume(*p.store, o.resume_id);
+  if (!sweep_id.ok()) return sweep_id.status();
+  p.sweep_id = *sweep_id;
   auto info = p.store->GetSweep(p.sweep_id);
   if (!info.ok()) return info.status();
-  auto plan = p.store->Plan(p.sweep_id, /*pending_only=*/false);
-  if (!plan.ok()) return plan.status();
-  for (const ResolvedTest& t : *plan) {
-    if (t.execution.has_value()) continue;
-    return absl::FailedPreconditionError(
-        absl::StrCat("sweep ", p.sweep_id,
-                     " was planned by an older compatlab that did not store how to "
-                     "run its tests; it cannot be resumed exactly (start a new sweep)"));
-  }
-  if (absl::Status s = CheckResumeFlags(o.given, info->suite, *plan); !s.ok()) return s;
+  if (absl::Status s = CheckStoredPlan(o, *p.store, p.sweep_id, info->suite); !s.ok()) return s;
   auto pending = p.store->Plan(p.sweep_id, /*pending_only=*/true);
   if (!pending.ok()) return pending.status();
   p.pending = *std::move(pending);
-  if (!o.allow_stored_code) {
-    if (absl::Status s = CheckResumeCode(p.sweep_id, p.pending, o.probe, o.home, o.given);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (!p.pending.empty()) {
-    const std::string& python = p.pending.front().execution->python;
-    if (absl::Status s = CheckInterpreter(python, ", which the stored plan runs its tests with");
-        !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = CheckPendingRuns(o, p.sweep_id, p.pending); !s.ok()) return s;
   p.planned = info->planned;
   p.jobs = o.jobs.value_or(static_cast<int>(info->jobs));
   p.already_finished = info->finished_at.has_value();
