@@ -479,9 +479,12 @@ class CappedMemoryPool : public arrow::MemoryPool {
     Count(new_size - old_size);
     return arrow::Status::OK();
   }
-  // Whether the process's allocator failed (out of memory), as opposed to
-  // this pool refusing past its cap.
-  bool base_failed() const { return base_failed_; }
+  // Whether `status` (of a read through this pool) means the process ran out
+  // of memory: an allocation failed, here or in another pool, and not
+  // because this pool refused past its cap (a file too large: bad input).
+  bool OutOfMemory(const arrow::Status& status) const {
+    return base_failed_ || (status.IsOutOfMemory() && !refused_);
+  }
   void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
     base_->Free(buffer, size, alignment);
     held_ -= size;
@@ -493,7 +496,8 @@ class CappedMemoryPool : public arrow::MemoryPool {
   std::string backend_name() const override { return base_->backend_name(); }
 
  private:
-  arrow::Status Refuse(int64_t size) const {
+  arrow::Status Refuse(int64_t size) {
+    refused_ = true;
     return arrow::Status::OutOfMemory("decoding needs more than ", cap_, " bytes at once (", size,
                                       " more asked); see doc/limits.md");
   }
@@ -515,6 +519,7 @@ class CappedMemoryPool : public arrow::MemoryPool {
   int64_t total_ = 0;
   int64_t allocations_ = 0;
   bool base_failed_ = false;
+  bool refused_ = false;
 };
 
 // Checks the footer's claims before any data page is read: the row count and
@@ -638,16 +643,16 @@ struct ParquetRunReader::State {
 
   // A file the reader could not open: out of memory when the process's
   // allocator failed, else not a readable file.
-  absl::Status Unreadable(const std::string& why) const {
-    if (pool.base_failed()) return OutOfMemory(name);
-    return Invalid(name, "not a readable Parquet file: " + why);
+  absl::Status Unreadable(const arrow::Status& why) const {
+    if (pool.OutOfMemory(why)) return OutOfMemory(name);
+    return Invalid(name, "not a readable Parquet file: " + why.message());
   }
 
   absl::Status Open() {
     parquet::ReaderProperties reader_properties(&pool);  // pages are decompressed in `pool`
     parquet::arrow::FileReaderBuilder builder;
     if (arrow::Status s = builder.Open(input, reader_properties); !s.ok()) {
-      return Unreadable(s.message());
+      return Unreadable(s);
     }
     const std::shared_ptr<parquet::FileMetaData> footer = builder.raw_reader()->metadata();
     if (absl::Status s = CheckParquetFooter(*footer, name); !s.ok()) return s;
@@ -656,12 +661,12 @@ struct ParquetRunReader::State {
     builder.memory_pool(&pool)->properties(properties);
     auto built = builder.Build();
     if (!built.ok()) {
-      return Unreadable(built.status().message());
+      return Unreadable(built.status());
     }
     reader = std::move(*built);
     std::shared_ptr<arrow::Schema> schema;
     if (arrow::Status s = reader->GetSchema(&schema); !s.ok()) {
-      return Unreadable(s.message());
+      return Unreadable(s);
     }
     int file_version = 0;
     if (absl::Status s = CheckSchema(*schema, footer->key_value_metadata(), name, &file_version);
@@ -669,7 +674,7 @@ struct ParquetRunReader::State {
       return s;
     }
     auto opened = reader->GetRecordBatchReader();
-    if (!opened.ok()) return Unreadable(opened.status().message());
+    if (!opened.ok()) return Unreadable(opened.status());
     batches = std::move(*opened);
     return absl::OkStatus();
   }
@@ -678,7 +683,7 @@ struct ParquetRunReader::State {
     runs.clear();
     std::shared_ptr<arrow::RecordBatch> batch;
     if (arrow::Status s = batches->ReadNext(&batch); !s.ok()) {
-      if (pool.base_failed()) return OutOfMemory(name);
+      if (pool.OutOfMemory(s)) return OutOfMemory(name);
       return Invalid(
           name, fmt::format("row {}: {}: {}", row,
                             s.IsOutOfMemory() ? "too large" : "corrupt Parquet data", s.message()));
