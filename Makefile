@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint complexity format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve clean
 
 all: build
 
@@ -73,6 +73,11 @@ lint: python
 	@clang-format --dry-run -Werror $(CXX_SOURCES)
 	@.venv/bin/ruff check --quiet .
 	@echo "lint: clang-format and ruff clean ($(words $(CXX_SOURCES)) C++ files)"
+
+# Function length and cyclomatic complexity (lizard, pinned) against the ceilings in
+# scripts/complexity.py; `make complexity` also prints the ten longest and most complex.
+complexity: python
+	@.venv/bin/python scripts/complexity.py --top 10
 
 format: python
 	@clang-format -i $(CXX_SOURCES)
