@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <new>
 #include <set>
 #include <utility>
 
 #include "core/limits.h"
 #include "export/parquet_runs.h"
+#include "export/staging.h"
 #include "fmt/format.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -36,38 +38,62 @@ absl::Status WriteExportFiles(const fs::path& dir,
   auto relative = [&target](const fs::path& path) {
     return path.lexically_normal().lexically_relative(target.lexically_normal());
   };
+  // Messages name the user's directory, never the staging one.
   auto fail = [&](const std::string& what) {
     std::error_code ignored;
     fs::remove_all(staging, ignored);
-    return absl::PermissionDeniedError(what);
+    return absl::PermissionDeniedError(
+        fmt::format("cannot write the export under {}: {}", dir.string(), what));
   };
   for (const auto& [path, bytes] : contents) {
     const fs::path staged = staging / relative(path);
     fs::create_directories(staged.parent_path(), error);
-    if (error) {
-      return fail(fmt::format("cannot create directory {}: {}", staged.parent_path().string(),
-                              error.message()));
-    }
+    if (error) return fail(error.message());
     if (absl::Status s = WriteFileAtomic(staged, bytes); !s.ok()) {
-      return fail(std::string(s.message()));
+      const std::string message(s.message());  // "cannot ... <staged path>: <why>"
+      const size_t why = message.rfind(": ");
+      return fail(fmt::format("{}: {}", relative(path).string(),
+                              why == std::string::npos ? message : message.substr(why + 2)));
     }
   }
   if (!existed) {
     fs::rename(staging, target, error);
-    if (error)
-      return fail(fmt::format("cannot rename into {}: {}", target.string(), error.message()));
+    if (error) return fail(error.message());
     return absl::OkStatus();
   }
   for (const auto& [path, bytes] : contents) {
     fs::create_directories(path.parent_path(), error);
     if (!error) fs::rename(staging / relative(path), path, error);
-    if (error) return fail(fmt::format("cannot write {}: {}", path.string(), error.message()));
+    if (error) return fail(fmt::format("{}: {}", path.string(), error.message()));
   }
   fs::remove_all(staging, error);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::Status CheckExportDir(const fs::path& dir) {
+  fs::path at = (dir / "").parent_path();
+  if (at.empty()) at = ".";
+  while (true) {
+    std::error_code error;
+    const fs::file_status status = fs::status(at, error);
+    if (fs::exists(status)) {
+      if (fs::is_directory(status)) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          fmt::format("--parquet {}: {} is not a directory; name a directory (created if missing)",
+                      dir.string(), at == dir ? "it" : at.string()));
+    }
+    // Missing, or below a file (ENOTDIR): the ancestors say which.
+    if (error && error != std::errc::no_such_file_or_directory &&
+        error != std::errc::not_a_directory) {
+      return absl::InvalidArgumentError(
+          fmt::format("--parquet {}: {}: {}", dir.string(), at.string(), error.message()));
+    }
+    if (!at.has_parent_path() || at.parent_path() == at) return absl::OkStatus();
+    at = at.parent_path();
+  }
+}
 
 std::string SafePathComponent(std::string_view version) {
   if (version.empty()) return "unknown";
@@ -105,6 +131,7 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
                           run.result.stack_versions)]
         .push_back(run);
   }
+  if (absl::Status s = CheckExportDir(dir); !s.ok()) return s;
   // Everything is encoded before the first file is written.
   std::vector<std::pair<fs::path, std::string>> contents;
   std::vector<ExportedFile> written;
@@ -145,73 +172,109 @@ absl::StatusOr<std::vector<fs::path>> CollectParquetFiles(const std::vector<fs::
   return std::vector<fs::path>(files.begin(), files.end());
 }
 
-ReadRunsResult ReadRunFiles(const std::vector<fs::path>& files) {
-  ReadRunsResult result;
-  std::map<std::string, size_t> file_of_run;  // run_id -> index in `files`
+namespace {
+
+// What the files staged so far hold together (doc/limits.md's import limits).
+struct StagedTotals {
+  int64_t runs = 0;
   int64_t text_bytes = 0;
-  for (size_t index = 0; index < files.size(); ++index) {
-    const fs::path& file = files[index];
-    absl::StatusOr<std::string> bytes = ReadFile(file);
-    if (!bytes.ok()) {
-      result.rejected.push_back(absl::InvalidArgumentError(
-          fmt::format("{}: {}", file.string(), std::string(bytes.status().message()))));
-      continue;
-    }
-    absl::StatusOr<std::vector<RunRecord>> file_runs = RunsFromParquet(*bytes, file.string());
-    if (!file_runs.ok()) {
-      result.rejected.push_back(file_runs.status());
-      continue;
-    }
-    absl::Status refused;
-    for (const RunRecord& run : *file_runs) {
-      auto [it, inserted] = file_of_run.emplace(run.run_id, index);
-      if (!inserted) {
-        refused = absl::InvalidArgumentError(
-            fmt::format("{}: run {} is also in {}; a run_id may appear in one file only",
-                        file.string(), run.run_id, files[it->second].string()));
-        break;
-      }
-      text_bytes += CheckImportedRun(run).value_or(0);
-    }
-    if (refused.ok() && static_cast<int64_t>(file_of_run.size()) > kMaxImportRuns) {
-      refused = absl::InvalidArgumentError(fmt::format(
+};
+
+// Stages the runs of `files[index]` (all or none), within the limits of the
+// import across files. InvalidArgument "<file>: <why>" rejects the file
+// (nothing of it staged); any other error ends the import.
+absl::Status StageFile(ImportStaging& staging, const std::vector<fs::path>& files, size_t index,
+                       const std::vector<std::pair<int64_t, size_t>>& first_rowids,
+                       StagedTotals& totals, int64_t& rows) {
+  const fs::path& file = files[index];
+  absl::StatusOr<std::unique_ptr<ParquetRunReader>> reader = ParquetRunReader::Open(file);
+  if (!reader.ok()) return reader.status();
+  StagedTotals totals_here = totals;
+  auto next = [&](std::vector<RunRecord>& batch) -> absl::Status {
+    if (absl::Status s = (*reader)->Next(batch); !s.ok()) return s;
+    for (const RunRecord& run : batch) totals_here.text_bytes += CheckImportedRun(run).value_or(0);
+    totals_here.runs += static_cast<int64_t>(batch.size());
+    if (totals_here.runs > kMaxImportRuns) {
+      return absl::InvalidArgumentError(fmt::format(
           "{}: the import holds more than {} runs (doc/limits.md)", file.string(), kMaxImportRuns));
     }
-    if (refused.ok() && text_bytes > kMaxImportBytes) {
-      refused = absl::InvalidArgumentError(
+    if (totals_here.text_bytes > kMaxImportBytes) {
+      return absl::InvalidArgumentError(
           fmt::format("{}: the import's text is over {} bytes (doc/limits.md)", file.string(),
                       kMaxImportBytes));
     }
-    if (!refused.ok()) {
-      result.rejected.push_back(refused);
+    return absl::OkStatus();
+  };
+  // A run_id staged already: earlier in this file, or in an earlier file.
+  auto on_stored = [&](const RunRecord& run, int64_t rowid) -> absl::Status {
+    auto later = std::upper_bound(first_rowids.begin(), first_rowids.end(),
+                                  std::make_pair(rowid, files.size()));
+    const size_t other = std::prev(later)->second;
+    if (other == index) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: run {} appears twice", file.string(), run.run_id));
+    }
+    return absl::InvalidArgumentError(
+        fmt::format("{}: run {} is also in {}; a run_id may appear in one file only", file.string(),
+                    run.run_id, files[other].string()));
+  };
+  absl::StatusOr<MergeStats> staged = staging.Stage(next, file.string(), on_stored);
+  if (!staged.ok()) return staged.status();
+  totals = totals_here;
+  rows = (*reader)->rows_read();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ImportResult> StageAndMerge(
+    const std::function<absl::StatusOr<Store*>()>& open_store, const std::vector<fs::path>& files,
+    const std::string& args, const fs::path& staging_dir) {
+  absl::StatusOr<std::unique_ptr<ImportStaging>> staging = ImportStaging::Create(staging_dir);
+  if (!staging.ok()) return staging.status();
+  ImportResult result;
+  StagedTotals totals;
+  std::vector<std::pair<int64_t, size_t>> first_rowids;  // (first staged rowid, file index)
+  for (size_t index = 0; index < files.size(); ++index) {
+    absl::StatusOr<int64_t> first = (*staging)->NextRowid();
+    if (!first.ok()) return first.status();
+    first_rowids.emplace_back(*first, index);
+    int64_t rows = 0;
+    absl::Status staged = StageFile(**staging, files, index, first_rowids, totals, rows);
+    if (absl::IsInvalidArgument(staged)) {
+      result.rejected.push_back(staged);
+      first_rowids.pop_back();
       continue;
     }
+    if (!staged.ok()) return staged;
     ++result.files;
-    std::move(file_runs->begin(), file_runs->end(), std::back_inserter(result.runs));
+    result.runs_read += rows;
   }
+  if (!result.rejected.empty()) return result;
+  absl::StatusOr<Store*> store = open_store();
+  if (!store.ok()) return store.status();
+  absl::StatusOr<MergeStats> merged = (*staging)->MergeInto(**store, args);
+  if (!merged.ok()) return merged.status();
+  result.merged = *merged;
   return result;
 }
 
+}  // namespace
+
 absl::StatusOr<ImportResult> ImportFiles(Store& store, const std::vector<fs::path>& files,
                                          const std::string& args) {
-  return ImportFiles([&store]() -> absl::StatusOr<Store*> { return &store; }, files, args);
+  return ImportFiles([&store]() -> absl::StatusOr<Store*> { return &store; }, files, args,
+                     store.path().parent_path());
 }
 
 absl::StatusOr<ImportResult> ImportFiles(const std::function<absl::StatusOr<Store*>()>& open_store,
                                          const std::vector<fs::path>& files,
-                                         const std::string& args) {
-  ReadRunsResult read = ReadRunFiles(files);
-  ImportResult result;
-  result.rejected = std::move(read.rejected);
-  result.files = read.files;
-  result.runs_read = static_cast<int64_t>(read.runs.size());
-  if (!result.rejected.empty()) return result;
-  absl::StatusOr<Store*> store = open_store();
-  if (!store.ok()) return store.status();
-  absl::StatusOr<MergeStats> merged = (*store)->MergeRuns(read.runs, args);
-  if (!merged.ok()) return merged.status();
-  result.merged = *merged;
-  return result;
+                                         const std::string& args, const fs::path& staging_dir) {
+  try {
+    return StageAndMerge(open_store, files, args, staging_dir);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "out of memory while importing (the process's memory limit is below what one batch of "
+        "runs needs: doc/limits.md); nothing imported");
+  }
 }
 
 }  // namespace compatlab

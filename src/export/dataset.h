@@ -37,7 +37,12 @@ struct ExportedFile {
   int64_t runs = 0;
 };
 
-// Writes `runs` under `dir` (created if missing), one file per stack
+// OK when `dir` can take an export: a directory, or a path that does not
+// exist yet and whose nearest existing ancestor is a directory.
+// InvalidArgument naming `dir` otherwise (a regular file there or on the way).
+absl::Status CheckExportDir(const std::filesystem::path& dir);
+
+// Writes `runs` under `dir` (created if missing; CheckExportDir first), one file per stack
 // (StackFilePath of each run's torch_version and transformers_version), each
 // written atomically (a temporary file, then rename): a reader never sees a
 // half-written file. A file already there is replaced; files of stacks not in
@@ -51,15 +56,6 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
 absl::StatusOr<std::vector<std::filesystem::path>> CollectParquetFiles(
     const std::vector<std::filesystem::path>& paths);
 
-// The runs of `files`, each file read and checked whole (RunsFromParquet).
-struct ReadRunsResult {
-  // One error per rejected file ("<path>: <why>", one line).
-  std::vector<absl::Status> rejected;
-  std::vector<RunRecord> runs;  // of the files not rejected, file by file
-  int64_t files = 0;            // files read and accepted
-};
-ReadRunsResult ReadRunFiles(const std::vector<std::filesystem::path>& files);
-
 struct ImportResult {
   // One error per rejected file ("<path>: <why>"). When not empty, nothing
   // was imported.
@@ -69,20 +65,25 @@ struct ImportResult {
   MergeStats merged;      // what the store did with them
 };
 
-// Imports `files` into `store`. Every file is read and checked whole first
-// (ReadRunFiles); if any is rejected, nothing is written. Otherwise every
-// run of every file is merged in one transaction (Store::MergeRuns: idempotent
-// by run_id). `args` is recorded as the args of the sweeps it creates.
-// Errors: the store's (then nothing was written either).
+// Imports `files` into `store`. Every file is read batch by batch
+// (ParquetRunReader) into a staging store beside `store` (ImportStaging),
+// where each file is checked whole (its runs, a run_id in one file only, the
+// limits of doc/limits.md across the files); if any is rejected, nothing is
+// written. Otherwise the staged runs are merged in one transaction
+// (Store::MergeRunBatches: idempotent by run_id). `args` is recorded as the
+// args of the sweeps it creates. Memory does not grow with the number of
+// runs. Errors: the store's (then nothing was written either);
+// ResourceExhausted when the process ran out of memory (never a rejection).
 absl::StatusOr<ImportResult> ImportFiles(Store& store,
                                          const std::vector<std::filesystem::path>& files,
                                          const std::string& args);
 // The same with the store given by `open_store`, called only once every file
 // is accepted (so a rejected file leaves no new store behind); its error is
-// returned as it is.
+// returned as it is. The staging store is made in `staging_dir`.
 absl::StatusOr<ImportResult> ImportFiles(const std::function<absl::StatusOr<Store*>()>& open_store,
                                          const std::vector<std::filesystem::path>& files,
-                                         const std::string& args);
+                                         const std::string& args,
+                                         const std::filesystem::path& staging_dir);
 
 }  // namespace compatlab
 

@@ -155,6 +155,55 @@ TEST(ExportTest, OutputIsDeterministic) {
   EXPECT_TRUE(a == FilesUnder(temp.path() / "b"));
 }
 
+TEST(ExportTest, AnExportDirectoryMustBeADirectory) {
+  ScopedTempDir temp;
+  const fs::path file = temp.path() / "taken";
+  ASSERT_TRUE(WriteFileAtomic(file, "a file").ok());
+  EXPECT_TRUE(CheckExportDir(temp.path()).ok());
+  EXPECT_TRUE(CheckExportDir(temp.path() / "new" / "deeper").ok());
+  for (const fs::path& bad : {file, file / "sub", file / "sub" / "deeper"}) {
+    const absl::Status status = CheckExportDir(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(std::string(status.message()).find("--parquet " + bad.string() + ": "),
+              std::string::npos)
+        << status;
+    const auto exported = ExportRuns(SampleRuns(), bad);
+    EXPECT_EQ(exported.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(*ReadFile(file), "a file");
+  EXPECT_EQ(FilesUnder(temp.path()).size(), 1u);
+}
+
+TEST(ImportTest, StreamsThroughAStagingStoreItRemoves) {
+  ScopedTempDir temp;
+  ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path() / "in").ok());
+  auto files = CollectParquetFiles({temp.path() / "in"});
+  ASSERT_TRUE(files.ok());
+  // The batches of a file, read one after another.
+  auto reader = ParquetRunReader::Open(files->front());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<RunRecord> batch;
+  ASSERT_TRUE((*reader)->Next(batch).ok());
+  EXPECT_FALSE(batch.empty());
+  EXPECT_EQ((*reader)->rows_read(), static_cast<int64_t>(batch.size()));
+  ASSERT_TRUE((*reader)->Next(batch).ok());
+  EXPECT_TRUE(batch.empty());
+  // An import leaves the store alone beside its files: no staging store.
+  const fs::path dir = temp.path() / "target";
+  fs::create_directories(dir);
+  auto target = Store::Open(dir / "target.db", OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(target.ok());
+  auto imported = ImportFiles(**target, *files, "x");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->merged.inserted, 5);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  for (const std::string& name : names)
+    EXPECT_EQ(name.find(".compatlab-import-"), std::string::npos);
+}
+
 TEST(ImportTest, IsIdempotent) {
   ScopedTempDir temp;
   std::unique_ptr<Store> source = StoreWith(temp.path() / "source.db", SampleRuns());

@@ -8,12 +8,14 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "arrow/api.h"
+#include "arrow/io/file.h"
 #include "arrow/io/memory.h"
 #include "core/error_signature.h"
 #include "core/limits.h"
@@ -457,6 +459,10 @@ absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& ar
   return FieldValue(std::string(StringAt(array, i)));
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: ParquetRunReader::State holds one, and a member
+// whose type has internal linkage is an error in the unity build (-Wsubobject-linkage).
 // An Arrow memory pool that refuses to hold more than `cap` bytes at once: a
 // reader of a hostile file (a page that claims to decompress to gigabytes, a
 // batch of huge values) fails with OutOfMemory instead of exhausting the host.
@@ -466,16 +472,22 @@ class CappedMemoryPool : public arrow::MemoryPool {
 
   arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
     if (size > cap_ - held_) return Refuse(size);
-    ARROW_RETURN_NOT_OK(base_->Allocate(size, alignment, out));
+    ARROW_RETURN_NOT_OK(Noted(base_->Allocate(size, alignment, out)));
     Count(size);
     return arrow::Status::OK();
   }
   arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
                            uint8_t** ptr) override {
     if (new_size - old_size > cap_ - held_) return Refuse(new_size);
-    ARROW_RETURN_NOT_OK(base_->Reallocate(old_size, new_size, alignment, ptr));
+    ARROW_RETURN_NOT_OK(Noted(base_->Reallocate(old_size, new_size, alignment, ptr)));
     Count(new_size - old_size);
     return arrow::Status::OK();
+  }
+  // Whether `status` (of a read through this pool) means the process ran out
+  // of memory: an allocation failed, here or in another pool, and not
+  // because this pool refused past its cap (a file too large: bad input).
+  bool OutOfMemory(const arrow::Status& status) const {
+    return base_failed_ || (status.IsOutOfMemory() && !refused_);
   }
   void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
     base_->Free(buffer, size, alignment);
@@ -488,9 +500,14 @@ class CappedMemoryPool : public arrow::MemoryPool {
   std::string backend_name() const override { return base_->backend_name(); }
 
  private:
-  arrow::Status Refuse(int64_t size) const {
+  arrow::Status Refuse(int64_t size) {
+    refused_ = true;
     return arrow::Status::OutOfMemory("decoding needs more than ", cap_, " bytes at once (", size,
                                       " more asked); see doc/limits.md");
+  }
+  arrow::Status Noted(arrow::Status status) {
+    if (!status.ok()) base_failed_ = true;
+    return status;
   }
   void Count(int64_t size) {
     held_ += size;
@@ -505,7 +522,11 @@ class CappedMemoryPool : public arrow::MemoryPool {
   int64_t peak_ = 0;
   int64_t total_ = 0;
   int64_t allocations_ = 0;
+  bool base_failed_ = false;
+  bool refused_ = false;
 };
+
+namespace {
 
 // Checks the footer's claims before any data page is read: the row count and
 // the decompressed size of the column chunks (of every row group) within
@@ -589,52 +610,95 @@ std::vector<std::shared_ptr<arrow::Array>> BatchFieldColumns(const arrow::Record
   return columns;
 }
 
-absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const std::string& name) {
-  CappedMemoryPool pool(arrow::system_memory_pool(), kMaxParquetReaderBytes);
-  auto buffer = std::make_shared<arrow::Buffer>(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int64_t>(bytes.size()));
-  auto input = std::make_shared<arrow::io::BufferReader>(buffer);
-  parquet::ReaderProperties reader_properties(&pool);  // pages are decompressed in `pool`
-  parquet::arrow::FileReaderBuilder builder;
-  if (arrow::Status s = builder.Open(input, reader_properties); !s.ok()) {
-    return Invalid(name, "not a readable Parquet file: " + s.message());
-  }
-  const std::shared_ptr<parquet::FileMetaData> footer = builder.raw_reader()->metadata();
-  if (absl::Status s = CheckParquetFooter(*footer, name); !s.ok()) return s;
-  parquet::ArrowReaderProperties properties(/*use_threads=*/false);
-  properties.set_batch_size(kParquetBatchRows);
-  builder.memory_pool(&pool)->properties(properties);
-  auto reader = builder.Build();
-  if (!reader.ok())
-    return Invalid(name, "not a readable Parquet file: " + reader.status().message());
-  std::shared_ptr<arrow::Schema> schema;
-  if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok()) {
-    return Invalid(name, "not a readable Parquet file: " + s.message());
-  }
-  int file_version = 0;
-  if (absl::Status s = CheckSchema(*schema, footer->key_value_metadata(), name, &file_version);
-      !s.ok()) {
-    return s;
-  }
-  auto batches = (*reader)->GetRecordBatchReader();
-  if (!batches.ok()) return Invalid(name, "corrupt Parquet data: " + batches.status().message());
+// The out-of-memory error of a reader: an allocation failed (the process's
+// memory limit), which says nothing about the file's data.
+absl::Status OutOfMemory(const std::string& name) {
+  return absl::ResourceExhaustedError(
+      fmt::format("{}: out of memory while reading it (the reader holds at most {} bytes and {} "
+                  "rows at once; the process may use less: doc/limits.md)",
+                  name, kMaxParquetReaderBytes, kParquetBatchRows));
+}
 
-  const std::vector<FieldDef>& fields = ResultFields();
-  std::vector<RunRecord> runs;
-  std::set<std::string> run_ids;
+// `step` with a failed allocation (std::bad_alloc) reported as running out of
+// memory, and parquet-cpp's exceptions as corrupt data.
+template <typename Step>
+auto Caught(const std::string& name, Step step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(name);
+  } catch (const std::exception& e) {
+    // parquet-cpp throws ParquetException from some decoding paths.
+    return Invalid(name, fmt::format("corrupt Parquet data: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+struct ParquetRunReader::State {
+  State(std::string file_name, std::shared_ptr<arrow::io::RandomAccessFile> file)
+      : name(std::move(file_name)), input(std::move(file)) {}
+  const std::string name;
+  // Declared before the readers that allocate from it.
+  CappedMemoryPool pool{arrow::system_memory_pool(), kMaxParquetReaderBytes};
+  std::shared_ptr<arrow::io::RandomAccessFile> input;
+  std::unique_ptr<parquet::arrow::FileReader> reader;
+  std::unique_ptr<arrow::RecordBatchReader> batches;
   int64_t row = 0;
   int64_t text_bytes = 0;
-  while (true) {
+
+  // A file the reader could not open: out of memory when the process's
+  // allocator failed, else not a readable file.
+  absl::Status Unreadable(const arrow::Status& why) const {
+    if (pool.OutOfMemory(why)) return OutOfMemory(name);
+    return Invalid(name, "not a readable Parquet file: " + why.message());
+  }
+
+  absl::Status Open() {
+    parquet::ReaderProperties reader_properties(&pool);  // pages are decompressed in `pool`
+    parquet::arrow::FileReaderBuilder builder;
+    if (arrow::Status s = builder.Open(input, reader_properties); !s.ok()) {
+      return Unreadable(s);
+    }
+    const std::shared_ptr<parquet::FileMetaData> footer = builder.raw_reader()->metadata();
+    if (absl::Status s = CheckParquetFooter(*footer, name); !s.ok()) return s;
+    parquet::ArrowReaderProperties properties(/*use_threads=*/false);
+    properties.set_batch_size(kParquetBatchRows);
+    builder.memory_pool(&pool)->properties(properties);
+    auto built = builder.Build();
+    if (!built.ok()) {
+      return Unreadable(built.status());
+    }
+    reader = std::move(*built);
+    std::shared_ptr<arrow::Schema> schema;
+    if (arrow::Status s = reader->GetSchema(&schema); !s.ok()) {
+      return Unreadable(s);
+    }
+    int file_version = 0;
+    if (absl::Status s = CheckSchema(*schema, footer->key_value_metadata(), name, &file_version);
+        !s.ok()) {
+      return s;
+    }
+    auto opened = reader->GetRecordBatchReader();
+    if (!opened.ok()) return Unreadable(opened.status());
+    batches = std::move(*opened);
+    return absl::OkStatus();
+  }
+
+  absl::Status Next(std::vector<RunRecord>& runs) {
+    runs.clear();
     std::shared_ptr<arrow::RecordBatch> batch;
-    if (arrow::Status s = (*batches)->ReadNext(&batch); !s.ok()) {
+    if (arrow::Status s = batches->ReadNext(&batch); !s.ok()) {
+      if (pool.OutOfMemory(s)) return OutOfMemory(name);
       return Invalid(
           name, fmt::format("row {}: {}: {}", row,
                             s.IsOutOfMemory() ? "too large" : "corrupt Parquet data", s.message()));
     }
-    if (batch == nullptr) break;
+    if (batch == nullptr) return absl::OkStatus();
     if (arrow::Status s = batch->ValidateFull(); !s.ok()) {
       return Invalid(name, fmt::format("row {}: corrupt data: {}", row, s.message()));
     }
+    const std::vector<FieldDef>& fields = ResultFields();
     const std::vector<std::shared_ptr<arrow::Array>> columns = BatchFieldColumns(*batch);
     for (int64_t i = 0; i < batch->num_rows(); ++i, ++row) {
       RunRecord record;
@@ -667,16 +731,39 @@ absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const s
                                          "row's test fields ({})",
                                          row, record.run_id, record.test_id, test_id));
       }
-      if (!run_ids.insert(record.run_id).second) {
-        return Invalid(name, fmt::format("row {}: run {} appears twice", row, record.run_id));
-      }
       runs.push_back(std::move(record));
     }
+    return absl::OkStatus();
   }
-  return runs;
+};
+
+ParquetRunReader::ParquetRunReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ParquetRunReader::~ParquetRunReader() = default;
+
+absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::Open(
+    const std::filesystem::path& file) {
+  auto input = arrow::io::ReadableFile::Open(file.string());
+  if (!input.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: cannot read: {}", file.string(), input.status().message()));
+  }
+  return FromInput(*input, file.string());
 }
 
-}  // namespace
+absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::FromInput(
+    std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name) {
+  auto state = std::make_unique<State>(name, std::move(input));
+  if (absl::Status s = Caught(name, [&state] { return state->Open(); }); !s.ok()) return s;
+  return std::unique_ptr<ParquetRunReader>(new ParquetRunReader(std::move(state)));
+}
+
+absl::Status ParquetRunReader::Next(std::vector<RunRecord>& batch) {
+  return Caught(state_->name, [&] { return state_->Next(batch); });
+}
+
+int64_t ParquetRunReader::rows_read() const { return state_->row; }
+
+namespace {}  // namespace
 
 const std::shared_ptr<arrow::Schema>& RunsArrowSchema() {
   static const auto* const schema = new std::shared_ptr<arrow::Schema>(MakeSchema());
@@ -701,11 +788,25 @@ absl::StatusOr<std::string> RunsToParquet(std::vector<RunRecord> runs) {
 
 absl::StatusOr<std::vector<RunRecord>> RunsFromParquet(std::string_view bytes,
                                                        const std::string& name) {
-  try {
-    return ParseRuns(bytes, name);
-  } catch (const std::exception& e) {
-    // parquet-cpp throws ParquetException from some decoding paths.
-    return Invalid(name, fmt::format("corrupt Parquet data: {}", e.what()));
+  auto buffer = std::make_shared<arrow::Buffer>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int64_t>(bytes.size()));
+  absl::StatusOr<std::unique_ptr<ParquetRunReader>> reader =
+      ParquetRunReader::FromInput(std::make_shared<arrow::io::BufferReader>(buffer), name);
+  if (!reader.ok()) return reader.status();
+  std::vector<RunRecord> runs;
+  std::set<std::string> run_ids;
+  std::vector<RunRecord> batch;
+  while (true) {
+    const int64_t first_row = (*reader)->rows_read();
+    if (absl::Status s = (*reader)->Next(batch); !s.ok()) return s;
+    if (batch.empty()) return runs;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!run_ids.insert(batch[i].run_id).second) {
+        return Invalid(name, fmt::format("row {}: run {} appears twice",
+                                         first_row + static_cast<int64_t>(i), batch[i].run_id));
+      }
+      runs.push_back(std::move(batch[i]));
+    }
   }
 }
 

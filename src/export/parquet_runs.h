@@ -30,7 +30,10 @@
 
 namespace arrow {
 class Schema;
+namespace io {
+class RandomAccessFile;
 }
+}  // namespace arrow
 
 namespace compatlab {
 
@@ -58,6 +61,36 @@ absl::StatusOr<std::string> RunsToParquet(std::vector<RunRecord> runs);
 // InvalidArgument with one line "<name>: <what>" otherwise.
 absl::StatusOr<std::vector<RunRecord>> RunsFromParquet(std::string_view bytes,
                                                        const std::string& name);
+
+// The runs of one Parquet file read batch by batch, each run checked as
+// RunsFromParquet checks it (but for a run_id twice in the file, which the
+// caller looks for). The file is read as needed, never whole: what is held
+// at once is one batch of kParquetBatchRows rows and the reader's pool capped
+// at kMaxParquetReaderBytes (core/limits.h), whatever the number of runs.
+class ParquetRunReader {
+ public:
+  // Opens `file` and checks its footer and columns. InvalidArgument
+  // "<file>: <what>" for a bad file; ResourceExhausted when an allocation
+  // failed (out of memory: never reported as bad data).
+  static absl::StatusOr<std::unique_ptr<ParquetRunReader>> Open(const std::filesystem::path& file);
+  // The same over `input`, named `name` in messages.
+  static absl::StatusOr<std::unique_ptr<ParquetRunReader>> FromInput(
+      std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name);
+  ~ParquetRunReader();
+  ParquetRunReader(const ParquetRunReader&) = delete;
+  ParquetRunReader& operator=(const ParquetRunReader&) = delete;
+
+  // Replaces `batch` with the next runs; empty at the end of the file.
+  // Errors as Open's.
+  absl::Status Next(std::vector<RunRecord>& batch);
+  // Rows read so far: the file row of the next batch's first run.
+  int64_t rows_read() const;
+
+ private:
+  struct State;
+  explicit ParquetRunReader(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 // The timestamp text of the store as milliseconds since the epoch, and back.
 // Only the canonical form "YYYY-MM-DDTHH:MM:SS.mmmZ" (years 0000-9999) parses.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/limits.h"
+#include "export/staging.h"
 #include "fmt/format.h"
 #include "util/hash.h"
 #include "util/status.h"
@@ -86,41 +87,49 @@ absl::Status MergeFailed(const absl::Status& status) {
                       std::string(status.message()) + "; nothing imported");
 }
 
+// Where an import into `db` stages its runs: beside the target.
+std::filesystem::path StagingDir(const std::filesystem::path& db) {
+  return db.has_parent_path() ? db.parent_path() : std::filesystem::path(".");
+}
+
 // The room a stored row needs beyond its text (numbers, the record header):
 // the row limit of a source store is the import's text limit plus this.
 constexpr int64_t kRowOverheadBytes = int64_t{64} << 10;
 
-// Every run of the stores at `sources`, each opened read-only and read one
-// run at a time within doc/limits.md's import limits: a stored row over the
-// per-run limit is refused before it is loaded (Store::LimitRowBytes), and
-// the runs and text of all sources together are bounded as a Parquet
-// import's are. InvalidArgument naming the source and the run otherwise.
-absl::StatusOr<std::vector<RunRecord>> ReadStores(const std::vector<std::filesystem::path>& sources,
-                                                  const std::filesystem::path& target) {
-  std::vector<RunRecord> runs;
-  int64_t text_bytes = 0;
-  for (const std::filesystem::path& source : sources) {
-    std::error_code ec;
-    if (std::filesystem::exists(target, ec) && std::filesystem::equivalent(source, target, ec)) {
-      return absl::InvalidArgumentError(
-          fmt::format("{} is the target store itself", source.string()));
-    }
-    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(source, OpenMode::kReadOnly);
-    if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
-    absl::StatusOr<int64_t> count = (*store)->CountRuns(RunFilter{});
-    if (!count.ok()) return Recode(count.status(), absl::StatusCode::kInternal);
-    if (*count > kMaxImportRuns - static_cast<int64_t>(runs.size())) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: the import holds more than {} runs (doc/limits.md)", source.string(),
-                      kMaxImportRuns));
-    }
-    std::vector<int64_t> rowids;  // the rowid alone: no row is loaded to list them
-    rowids.reserve(static_cast<size_t>(*count));
-    absl::Status listed = (*store)->ScanFields(
-        {}, 0, [&rowids](int64_t rowid, std::vector<FieldValue>&) { rowids.push_back(rowid); });
-    if (!listed.ok()) return Recode(listed, absl::StatusCode::kInternal);
-    (*store)->LimitRowBytes(kMaxImportRowBytes + kRowOverheadBytes);
-    for (int64_t rowid : rowids) {
+// Stages every run of the store at `source`, opened read-only and immutable
+// and read one run at a time within doc/limits.md's import limits: a stored
+// row over the per-run limit is refused before it is loaded
+// (Store::LimitRowBytes), and the runs and text of all sources together
+// (`runs`, `text_bytes`) are bounded as a Parquet import's are.
+// InvalidArgument naming the source and the run otherwise.
+absl::Status StageStore(const std::filesystem::path& source, const std::filesystem::path& target,
+                        ImportStaging& staging, int64_t& runs, int64_t& text_bytes) {
+  std::error_code ec;
+  if (std::filesystem::exists(target, ec) && std::filesystem::equivalent(source, target, ec)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is the target store itself", source.string()));
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(source, OpenMode::kReadOnlyImmutable);
+  if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<int64_t> count = (*store)->CountRuns(RunFilter{});
+  if (!count.ok()) return Recode(count.status(), absl::StatusCode::kInternal);
+  if (*count > kMaxImportRuns - runs) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: the import holds more than {} runs (doc/limits.md)", source.string(), kMaxImportRuns));
+  }
+  // The rowids alone (8 bytes a run): no row is loaded to list them.
+  std::vector<int64_t> rowids;
+  rowids.reserve(static_cast<size_t>(*count));
+  absl::Status listed = (*store)->ScanFields(
+      {}, 0, [&rowids](int64_t rowid, std::vector<FieldValue>&) { rowids.push_back(rowid); });
+  if (!listed.ok()) return Recode(listed, absl::StatusCode::kInternal);
+  (*store)->LimitRowBytes(kMaxImportRowBytes + kRowOverheadBytes);
+  size_t at = 0;
+  auto next = [&](std::vector<RunRecord>& batch) -> absl::Status {
+    for (;
+         at < rowids.size() && static_cast<int64_t>(batch.size()) < ImportStaging::kMergeBatchRuns;
+         ++at) {
+      const int64_t rowid = rowids[at];
       absl::StatusOr<std::vector<RunRecord>> read = (*store)->RunsByRowid({rowid}, true);
       if (absl::IsOutOfRange(read.status())) {
         return absl::InvalidArgumentError(fmt::format(
@@ -142,16 +151,19 @@ absl::StatusOr<std::vector<RunRecord>> ReadStores(const std::vector<std::filesys
               fmt::format("{}: the import's text is over {} bytes (doc/limits.md)", source.string(),
                           kMaxImportBytes));
         }
-        runs.push_back(std::move(run));
+        ++runs;
+        batch.push_back(std::move(run));
       }
     }
-  }
-  return runs;
+    return absl::OkStatus();
+  };
+  return staging.Stage(next, source.string()).status();
 }
 
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
+  if (absl::Status s = CheckExportDir(options.dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(options.filter);
@@ -176,7 +188,8 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
     opened = store.ok();
     return store;
   };
-  absl::StatusOr<ImportResult> result = ImportFiles(open_store, *files, options.args);
+  absl::StatusOr<ImportResult> result =
+      ImportFiles(open_store, *files, options.args, StagingDir(options.db));
   if (!result.ok() && opened) return MergeFailed(result.status());
   if (result.ok() && result->rejected.empty()) {
     if (absl::Status s = target.Commit(); !s.ok()) return s;
@@ -185,12 +198,20 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
 }
 
 absl::StatusOr<MergeStats> ImportStoresIntoStore(const ImportOptions& options) {
-  absl::StatusOr<std::vector<RunRecord>> runs = ReadStores(options.paths, options.db);
-  if (!runs.ok()) return runs.status();
+  if (absl::Status s = CheckStorePath(options.db); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<ImportStaging>> staging =
+      ImportStaging::Create(StagingDir(options.db));
+  if (!staging.ok()) return staging.status();
+  int64_t runs = 0;
+  int64_t text_bytes = 0;
+  for (const std::filesystem::path& source : options.paths) {
+    absl::Status staged = StageStore(source, options.db, **staging, runs, text_bytes);
+    if (!staged.ok()) return staged;
+  }
   ImportTarget target(options.db);
   absl::StatusOr<Store*> store = target.Open();
   if (!store.ok()) return store.status();
-  absl::StatusOr<MergeStats> merged = (*store)->MergeRuns(*runs, options.args);
+  absl::StatusOr<MergeStats> merged = (*staging)->MergeInto(**store, options.args);
   if (!merged.ok()) return MergeFailed(merged.status());
   if (absl::Status s = target.Commit(); !s.ok()) return s;
   return merged;

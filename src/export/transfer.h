@@ -26,8 +26,10 @@ struct ExportSummary {
 };
 
 // The runs options.filter selects, written under options.dir (ExportRuns).
-// Errors: FailedPrecondition when the store cannot be opened; Internal when
-// it cannot be read or a file cannot be written.
+// Errors: InvalidArgument when options.dir cannot be a directory
+// (CheckExportDir, before the store is opened); FailedPrecondition when the
+// store cannot be opened; Internal when it cannot be read or a file cannot
+// be written.
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options);
 
 struct ImportOptions {
@@ -48,8 +50,9 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options);
 // `import --from-store`: every run of the compatlab stores at options.paths
 // (SQLite files of this schema version, e.g. the one scripts/verify-cuda
 // brings back from a machine whose compatlab has no Arrow), merged into
-// options.db by the same rules as a Parquet import. Every source is read
-// before the target is opened, so a bad source leaves no new store. Errors:
+// options.db by the same rules as a Parquet import. Every source is opened
+// immutable (OpenMode::kReadOnlyImmutable: never written) and staged before
+// the target is opened, so a bad source leaves no new store. Errors:
 // InvalidArgument when a source is options.db itself; FailedPrecondition when
 // a source or the target cannot be opened; Internal when a source cannot be
 // read; the merge's error as for ImportIntoStore.

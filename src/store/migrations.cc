@@ -1,7 +1,14 @@
 #include "store/migrations.h"
 
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "sqlite3.h"
 #include "store/sqlite.h"
 
 namespace compatlab {
@@ -114,6 +121,122 @@ absl::Status Migrate(sqlite::Database& db, int target, const std::vector<FieldDe
   STORE_RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA user_version = {}", target)));
   STORE_RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA application_id = {}", kStoreApplicationId)));
   return transaction.Commit();
+}
+
+namespace {
+
+// One schema object as sqlite_schema lists it, with what defines it: a
+// table's kind (a virtual table is no store's) and columns ("name type pk
+// hidden" each), an index's SQL text (NULL for the indexes SQLite makes for
+// PRIMARY KEY and UNIQUE).
+struct SchemaObject {
+  std::string type;
+  std::string table;
+  std::vector<std::string> definition;
+  bool operator==(const SchemaObject&) const = default;
+};
+using SchemaObjects = std::map<std::string, SchemaObject>;
+
+bool IsStatTable(const std::string& name) { return name.starts_with("sqlite_stat"); }
+
+absl::StatusOr<SchemaObjects> ReadSchemaObjects(sqlite::Database& db) {
+  SchemaObjects objects;
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement list,
+                         db.Prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema"));
+  while (true) {
+    STORE_ASSIGN_OR_RETURN(const bool row, list.Step());
+    if (!row) break;
+    SchemaObject& object = objects[list.ColumnText(1)];
+    object.type = list.ColumnText(0);
+    object.table = list.ColumnText(2);
+    if (object.type == "index") {
+      object.definition.push_back(list.ColumnIsNull(3) ? "(auto)" : list.ColumnText(3));
+    } else if (object.type == "table") {
+      const bool virtual_table = list.ColumnText(3).starts_with("CREATE VIRTUAL");
+      object.definition.push_back(virtual_table ? "virtual table" : "table");
+    }
+  }
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement columns,
+      db.Prepare("SELECT name, type, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid"));
+  for (auto& [name, object] : objects) {
+    if (object.type != "table" || IsStatTable(name) || object.definition.front() != "table") {
+      continue;  // a virtual table is refused unread
+    }
+    columns.Reset();
+    STORE_RETURN_IF_ERROR(columns.BindAll(name));
+    while (true) {
+      STORE_ASSIGN_OR_RETURN(const bool row, columns.Step());
+      if (!row) break;
+      object.definition.push_back(fmt::format("{} {} pk={} hidden={}", columns.ColumnText(0),
+                                              columns.ColumnText(1), columns.ColumnInt(2),
+                                              columns.ColumnInt(3)));
+    }
+  }
+  return objects;
+}
+
+// The schema objects of migrations 1..version, made once per version in an
+// in-memory database.
+absl::StatusOr<SchemaObjects> ExpectedSchemaObjects(int version,
+                                                    const std::vector<FieldDef>& fields) {
+  static std::mutex mu;
+  static auto* const made = new std::map<int, SchemaObjects>();
+  std::lock_guard lock(mu);
+  if (auto it = made->find(version); it != made->end()) return it->second;
+  STORE_ASSIGN_OR_RETURN(
+      std::unique_ptr<sqlite::Database> reference,
+      sqlite::Database::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  STORE_RETURN_IF_ERROR(Migrate(*reference, version, fields));
+  STORE_ASSIGN_OR_RETURN(SchemaObjects objects, ReadSchemaObjects(*reference));
+  return made->emplace(version, std::move(objects)).first->second;
+}
+
+// The first column definition where `found` differs from `expected`.
+std::string FirstDifference(const std::vector<std::string>& found,
+                            const std::vector<std::string>& expected) {
+  for (size_t i = 0; i < std::max(found.size(), expected.size()); ++i) {
+    const std::string f = i < found.size() ? found[i] : "nothing";
+    const std::string e = i < expected.size() ? expected[i] : "nothing";
+    if (f != e) return fmt::format("has '{}' where this version has '{}'", f, e);
+  }
+  return "differs";
+}
+
+}  // namespace
+
+absl::Status CheckSchemaObjects(sqlite::Database& db, int version,
+                                const std::vector<FieldDef>& fields) {
+  STORE_ASSIGN_OR_RETURN(const SchemaObjects expected, ExpectedSchemaObjects(version, fields));
+  STORE_ASSIGN_OR_RETURN(const SchemaObjects found, ReadSchemaObjects(db));
+  auto refuse = [&db, version](const std::string& what) {
+    return absl::FailedPreconditionError(
+        fmt::format("{}: not a compatlab store of schema version {}: {}; nothing read from it",
+                    db.path(), version, what));
+  };
+  // What a store must hold first (a view in a table's place is the telling
+  // difference), then what it must not.
+  for (const auto& [name, want] : expected) {
+    auto it = found.find(name);
+    if (it == found.end()) return refuse(fmt::format("it has no {} {}", want.type, name));
+    const SchemaObject& object = it->second;
+    if (object.type != want.type) {
+      return refuse(fmt::format("{} is a {} where a store has a {}", name, object.type, want.type));
+    }
+    if (object.table != want.table) {
+      return refuse(
+          fmt::format("{} {} belongs to {}, not {}", object.type, name, object.table, want.table));
+    }
+    if (object.definition != want.definition) {
+      return refuse(fmt::format("{} {} {}", object.type, name,
+                                FirstDifference(object.definition, want.definition)));
+    }
+  }
+  for (const auto& [name, object] : found) {
+    if (expected.count(name) != 0 || (object.type == "table" && IsStatTable(name))) continue;
+    return refuse(fmt::format("it holds {} {}, which no store has", object.type, name));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace compatlab

@@ -29,6 +29,17 @@ std::vector<std::string> MigrationStatements(int version, const std::vector<Fiel
 // REQUIRES: no transaction is open on `db`.
 absl::Status Migrate(sqlite::Database& db, int target, const std::vector<FieldDef>& fields);
 
+// Checks, reading sqlite_schema and the tables' column lists only (no row of
+// any table), that `db` holds exactly the schema objects that migrations
+// 1..`version` make: each table a table (never a view) with the same columns
+// (name, declared type, primary-key position; no generated column), each
+// index the same index, and nothing else (no view, no trigger, no other table
+// or index; SQLite's own sqlite_stat tables of ANALYZE aside).
+// FailedPrecondition naming the first difference otherwise.
+// REQUIRES: 1 <= version <= kSchemaVersion.
+absl::Status CheckSchemaObjects(sqlite::Database& db, int version,
+                                const std::vector<FieldDef>& fields);
+
 }  // namespace compatlab
 
 #endif  // COMPATLAB_STORE_MIGRATIONS_H_

@@ -43,14 +43,22 @@ absl::Status Error(sqlite3* db, int rc, std::string_view context) {
   }
 }
 
+Statement::Statement(Database* owner, sqlite3_stmt* stmt)
+    : owner_(owner), db_(owner->handle()), stmt_(stmt) {}
+
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+    : owner_(other.owner_),
+      db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      work_(other.work_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
     sqlite3_finalize(stmt_);
+    owner_ = other.owner_;
     db_ = other.db_;
     stmt_ = std::exchange(other.stmt_, nullptr);
+    work_ = other.work_;
   }
   return *this;
 }
@@ -73,10 +81,13 @@ absl::Status Statement::Bind(int index, const FieldValue& value) {
 }
 
 absl::StatusOr<bool> Statement::Step() {
+  if (sqlite3_stmt_busy(stmt_) == 0) work_ = 0;  // a new run of the statement
+  owner_->running_ = &work_;
   const int rc = sqlite3_step(stmt_);
+  owner_->running_ = nullptr;
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return Error(db_, rc, sqlite3_db_filename(db_, "main"));
+  return owner_->StepError(rc, sqlite3_db_filename(db_, "main"));
 }
 
 absl::Status Statement::Run() {
@@ -137,18 +148,62 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   return std::unique_ptr<Database>(new Database(db, path));
 }
 
+absl::Status Database::Harden() {
+  const std::pair<int, int> settings[] = {
+      {SQLITE_DBCONFIG_DEFENSIVE, 1},
+      {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
+      {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},
+      {SQLITE_DBCONFIG_ENABLE_VIEW, 0},
+  };
+  for (const auto& [option, value] : settings) {
+    int now = -1;
+    const int rc = sqlite3_db_config(db_, option, value, &now);
+    if (rc != SQLITE_OK) return Error(db_, rc, path_);
+    if (now != value) {
+      return absl::InternalError(
+          fmt::format("{}: SQLite refused a defensive setting ({})", path_, option));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Database::LimitStatementWork(int64_t max_ticks) {
+  max_ticks_ = max_ticks;
+  sqlite3_progress_handler(db_, kWorkTick, &Database::OnProgress, this);
+}
+
+int Database::OnProgress(void* database) {
+  auto* self = static_cast<Database*>(database);
+  if (self->running_ == nullptr || ++*self->running_ <= self->max_ticks_) return 0;
+  self->stopped_ = true;
+  return 1;
+}
+
+absl::Status Database::StepError(int rc, std::string_view context) {
+  if (std::exchange(stopped_, false) && (rc & 0xff) == SQLITE_INTERRUPT) {
+    return absl::ResourceExhaustedError(fmt::format(
+        "{}: a statement ran past the bound of {} SQLite instructions and was stopped (a store "
+        "far larger than any real one, or built to never end; doc/limits.md)",
+        context, max_ticks_ * kWorkTick));
+  }
+  return Error(db_, rc, context);
+}
+
 Database::~Database() { sqlite3_close_v2(db_); }
 
 absl::StatusOr<Statement> Database::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) return Error(db_, rc, path_);
-  return Statement(db_, stmt);
+  return Statement(this, stmt);
 }
 
 absl::Status Database::Exec(const std::string& sql) {
+  int64_t work = 0;
+  running_ = &work;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return Error(db_, rc, path_);
+  running_ = nullptr;
+  if (rc != SQLITE_OK) return StepError(rc, path_);
   return absl::OkStatus();
 }
 

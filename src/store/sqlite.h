@@ -38,8 +38,12 @@ namespace compatlab::sqlite {
 // "<context>: <SQLite's message>". `db` may be null (then the message comes
 // from the code alone). Constraint violations become AlreadyExists (UNIQUE,
 // PRIMARY KEY) or FailedPrecondition (FOREIGN KEY); "not a database" becomes
-// InvalidArgument; corruption DataLoss; busy/locked Unavailable.
+// InvalidArgument; corruption DataLoss; busy/locked Unavailable; a
+// statement stopped by its work bound (Database::LimitStatementWork)
+// ResourceExhausted.
 absl::Status Error(sqlite3* db, int rc, std::string_view context);
+
+class Database;
 
 // A prepared statement. Move-only; finalized on destruction.
 class Statement {
@@ -82,9 +86,11 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(Database* owner, sqlite3_stmt* stmt);
+  Database* owner_;
   sqlite3* db_;
   sqlite3_stmt* stmt_;
+  int64_t work_ = 0;  // progress ticks of this statement's current run
 };
 
 // An open connection. Move-only; closed on destruction.
@@ -105,13 +111,38 @@ class Database {
   // (PRAGMA user_version, SELECT count(*)).
   absl::StatusOr<int64_t> QueryInt(std::string_view sql);
 
+  // Settings for a file that may come from anywhere: SQLite's defensive mode
+  // (no writable schema, no shadow-table writes), trusted_schema off (no
+  // function with side effects from the schema), and neither triggers nor
+  // views run. Call before the first statement.
+  absl::Status Harden();
+  // From now on, every run of a statement (Statement::Step from its first
+  // step to its end or Reset, or one Exec) that executes more than
+  // `max_ticks` x kWorkTick SQLite virtual-machine instructions is stopped
+  // and fails with ResourceExhausted. REQUIRES: max_ticks > 0.
+  void LimitStatementWork(int64_t max_ticks);
+  // The instructions between two checks of the work bound (one tick).
+  static constexpr int kWorkTick = 1000;
+
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
+  // The name messages give the file (Open's `path` until then).
+  void set_path(std::string path) { path_ = std::move(path); }
 
  private:
+  friend class Statement;
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // SQLite's progress handler: counts a tick of the running statement, and
+  // stops it (non-zero) past the bound.
+  static int OnProgress(void* database);
+  // The error of a statement that stopped: ResourceExhausted when the work
+  // bound stopped it, else Error(db_, rc, context).
+  absl::Status StepError(int rc, std::string_view context);
   sqlite3* db_;
   std::string path_;
+  int64_t max_ticks_ = 0;       // 0: no bound
+  int64_t* running_ = nullptr;  // the work counter of the statement being run
+  bool stopped_ = false;        // the bound stopped the last statement
 };
 
 // A write transaction (BEGIN IMMEDIATE, so a writer waits for the lock up

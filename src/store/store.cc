@@ -66,6 +66,12 @@ absl::Status CheckStore(sqlite::Database& db, OpenMode mode) {
                     "newer compatlab",
                     path, version, kSchemaVersion));
   }
+  if (version < 1) {
+    return absl::DataLossError(fmt::format("{}: damaged store: user_version {}", path, version));
+  }
+  // Before any row is read: a view, trigger or other object in a store's
+  // place could run any query.
+  STORE_RETURN_IF_ERROR(CheckSchemaObjects(db, static_cast<int>(version), ResultFields()));
   STORE_ASSIGN_OR_RETURN(const int64_t meta_version,
                          db.QueryInt("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta "
                                      "WHERE key = 'schema_version'), -1)"));
@@ -243,6 +249,66 @@ Store::Store(fs::path path, std::unique_ptr<sqlite::Database> db, int opened_ver
 
 Store::~Store() = default;
 
+namespace {
+
+// `path` as an SQLite URI of an immutable read-only file: every byte outside
+// the unreserved characters and '/' percent-encoded.
+std::string ImmutableUri(const fs::path& path) {
+  std::string uri = "file:";
+  for (unsigned char c : fs::absolute(path).string()) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '-' || c == '.' || c == '_' || c == '~';
+    uri += plain ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  }
+  return uri + "?mode=ro&immutable=1";
+}
+
+// An immutable reader reads the file alone: a -wal beside it holding commits
+// not yet in the file would be ignored, so such a store is refused.
+absl::Status CheckNoPendingLog(const fs::path& path) {
+  std::error_code error;
+  const fs::path wal = path.string() + "-wal";
+  const uintmax_t size = fs::file_size(wal, error);
+  if (error || size == 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "{}: {} bytes of write-ahead log beside it ({}) are not in the store yet (a process still "
+      "writes it, or it was copied while open); stop that process, or fold the log in with "
+      "`compatlab migrate --db {}`, then import it",
+      path.string(), size, wal.string(), path.string()));
+}
+
+// The SQLite file of a store at `path` opened for `mode`, with the
+// connection settings of a file from anywhere. Nothing is read yet.
+absl::StatusOr<std::unique_ptr<sqlite::Database>> OpenDatabase(const fs::path& path,
+                                                               OpenMode mode) {
+  // A reader of a WAL store opens it read-write where it may (and then sets
+  // query_only): a read-only SQLite connection cannot remove the -wal and -shm
+  // files it creates, so every `query` would leave them beside the store.
+  // Where the file is not writable it falls back to a read-only connection.
+  // SQLITE_OPEN_NOMUTEX (SQLite's multi-thread mode): no lock taken on every
+  // call, since a Store is used by one thread at a time (its contract); the
+  // server's request threads each borrow their own (server/store_pool).
+  std::string name = path.string();
+  int flags = SQLITE_OPEN_READWRITE;
+  if (mode == OpenMode::kReadOnly && access(path.c_str(), W_OK) != 0) flags = SQLITE_OPEN_READONLY;
+  if (mode == OpenMode::kReadWriteCreate) flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (mode == OpenMode::kReadOnlyImmutable) {
+    STORE_RETURN_IF_ERROR(CheckNoPendingLog(path));
+    name = ImmutableUri(path);
+    flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  }
+  flags |= SQLITE_OPEN_NOMUTEX;
+  STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(name, flags));
+  if (mode == OpenMode::kReadOnlyImmutable) db->set_path(path.string());  // messages name the file
+  STORE_RETURN_IF_ERROR(db->Harden());
+  db->LimitStatementWork(kMaxStatementWork / sqlite::Database::kWorkTick);
+  STORE_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs)));
+  STORE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+  return db;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMode mode) {
   if (absl::Status s = CheckStorePath(path); !s.ok()) return s;
   std::error_code error;
@@ -254,30 +320,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const fs::path& path, OpenMod
   } else if (!fs::is_regular_file(file)) {
     return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path.string()));
   }
-  // A reader of a WAL store opens it read-write where it may (and then sets
-  // query_only): a read-only SQLite connection cannot remove the -wal and -shm
-  // files it creates, so every `query` would leave them beside the store.
-  // Where the file is not writable it falls back to a read-only connection.
-  // SQLITE_OPEN_NOMUTEX (SQLite's multi-thread mode): no lock taken on every
-  // call, since a Store is used by one thread at a time (its contract); the
-  // server's request threads each borrow their own (server/store_pool).
-  int flags = SQLITE_OPEN_READWRITE;
-  if (mode == OpenMode::kReadOnly && access(path.c_str(), W_OK) != 0) flags = SQLITE_OPEN_READONLY;
-  if (mode == OpenMode::kReadWriteCreate) flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  flags |= SQLITE_OPEN_NOMUTEX;
-  STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db,
-                         sqlite::Database::Open(path.string(), flags));
+  STORE_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, OpenDatabase(path, mode));
   // Connection settings only: nothing is written to the file before CheckStore.
-  STORE_RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs)));
-  STORE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
-  STORE_RETURN_IF_ERROR(CheckStore(*db, mode));
+  const bool reader = mode == OpenMode::kReadOnly || mode == OpenMode::kReadOnlyImmutable;
+  STORE_RETURN_IF_ERROR(CheckStore(*db, reader ? OpenMode::kReadOnly : mode));
   STORE_ASSIGN_OR_RETURN(const int64_t opened_version, db->QueryInt("PRAGMA user_version"));
   // A writer checks the whole file (tables, indexes, UNIQUE constraints) before
   // its first write: a damaged store is refused and left byte-identical.
-  if (mode != OpenMode::kReadOnly) STORE_RETURN_IF_ERROR(CheckStoreIntegrity(*db));
+  if (!reader) STORE_RETURN_IF_ERROR(CheckStoreIntegrity(*db));
   if (mode == OpenMode::kReadOnly) {
     STORE_RETURN_IF_ERROR(db->Exec("PRAGMA query_only = ON"));
-  } else {
+  } else if (!reader) {
     STORE_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode = WAL"));
     // FULL: a commit in WAL mode is on disk when it returns, not only ordered.
     STORE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
@@ -475,19 +528,26 @@ absl::Status Store::InsertRun(const RunRecord& record) {
 
 absl::Status Store::InsertRunRow(const RunRecord& record) {
   const std::vector<FieldDef>& fields = ResultFields();
-  std::vector<std::string_view> placeholders(fields.size(), "?");
-  STORE_ASSIGN_OR_RETURN(sqlite::Statement insert,
-                         db_->Prepare(fmt::format("INSERT INTO runs ({}) VALUES ({})", RunColumns(),
-                                                  fmt::join(placeholders, ", "))));
+  if (insert_run_ == nullptr) {
+    std::vector<std::string_view> placeholders(fields.size(), "?");
+    STORE_ASSIGN_OR_RETURN(sqlite::Statement prepared,
+                           db_->Prepare(fmt::format("INSERT INTO runs ({}) VALUES ({})",
+                                                    RunColumns(), fmt::join(placeholders, ", "))));
+    insert_run_ = std::make_unique<sqlite::Statement>(std::move(prepared));
+  }
+  sqlite::Statement& insert = *insert_run_;
+  insert.Reset();
   std::vector<FieldValue> values;
   for (const FieldDef& field : fields) values.push_back(field.get(record));
   STORE_RETURN_IF_ERROR(BindAllValues(insert, values));
   return insert.Run();
 }
 
-absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
-                                            const std::string& args) {
-  // Input checks first, before the transaction.
+namespace {
+
+// The input checks of a merge, before any row of `runs` is written: the spec
+// JSON of each run (which rejects invalid UTF-8), or InvalidArgument.
+absl::StatusOr<std::vector<std::string>> CheckMergedRuns(const std::vector<RunRecord>& runs) {
   std::vector<std::string> spec_json(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& record = runs[i];
@@ -506,20 +566,60 @@ absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
                       record.test_id, record.spec.TestId()));
     }
   }
-  // The sweeps this store lacks, with what the runs say about them.
-  struct NewSweep {
-    SweepInfo info;
-    std::string last_finished;
-  };
-  std::map<std::string, NewSweep> new_sweeps;
+  return spec_json;
+}
 
+// Whether a sweep was planned by this store's own `compatlab sweep`: it is
+// not finished, or its first planned test carries execution settings (an
+// import plans none, and appends its tests after a sweep's own).
+constexpr std::string_view kPlannedHereSql =
+    "SELECT finished_at IS NULL OR coalesce((SELECT json_valid(spec) AND "
+    "json_type(spec, '$.execution') IS NOT NULL FROM planned_tests p WHERE p.sweep_id = "
+    "s.sweep_id ORDER BY ordinal LIMIT 1), 0) FROM sweeps s WHERE sweep_id = ?";
+
+}  // namespace
+
+absl::StatusOr<bool> Store::IsPlannedHere(const std::string& sweep_id) {
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement select, db_->Prepare(kPlannedHereSql));
+  STORE_RETURN_IF_ERROR(select.BindAll(sweep_id));
+  STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+  return row && select.ColumnInt(0) != 0;
+}
+
+absl::StatusOr<int64_t> Store::NextRunRowid() {
+  return db_->QueryInt("SELECT coalesce(max(rowid), 0) + 1 FROM runs");
+}
+
+absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
+                                            const std::string& args) {
+  // Input checks first, before the transaction.
+  STORE_RETURN_IF_ERROR(CheckMergedRuns(runs).status());
+  bool given = false;
+  return MergeRunBatches(
+      [&runs, &given](std::vector<RunRecord>& batch) {
+        if (!std::exchange(given, true)) batch = runs;
+        return absl::OkStatus();
+      },
+      args);
+}
+
+absl::StatusOr<MergeStats> Store::MergeRunBatches(const RunBatches& next, const std::string& args,
+                                                  const OnStoredRun& on_stored) {
   MergeStats stats;
   sqlite::Transaction transaction(db_.get());
   STORE_RETURN_IF_ERROR(transaction.Begin());
+  // The sweeps this merge creates, kept in SQLite's temporary database (a
+  // file, not memory) until their times are set from their runs at the end.
+  STORE_RETURN_IF_ERROR(
+      db_->Exec("CREATE TEMP TABLE IF NOT EXISTS merge_created (sweep_id TEXT PRIMARY KEY) STRICT; "
+                "DELETE FROM temp.merge_created"));
   STORE_ASSIGN_OR_RETURN(sqlite::Statement has_run,
-                         db_->Prepare("SELECT 1 FROM runs WHERE run_id = ?"));
+                         db_->Prepare("SELECT rowid FROM runs WHERE run_id = ?"));
   STORE_ASSIGN_OR_RETURN(sqlite::Statement has_sweep,
                          db_->Prepare("SELECT 1 FROM sweeps WHERE sweep_id = ?"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement created_here,
+                         db_->Prepare("SELECT 1 FROM temp.merge_created WHERE sweep_id = ?"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement planned_here, db_->Prepare(kPlannedHereSql));
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement result_of,
       db_->Prepare("SELECT run_id FROM runs WHERE sweep_id = ? AND test_id = ?"));
@@ -537,66 +637,76 @@ absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement insert_sweep,
       db_->Prepare("INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
-                   "jobs, planned) VALUES (?, ?, NULL, '', ?, ?, ?, 0)"));
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const RunRecord& record = runs[i];
-    has_run.Reset();
-    STORE_RETURN_IF_ERROR(has_run.BindAll(record.run_id));
-    STORE_ASSIGN_OR_RETURN(const bool stored, has_run.Step());
-    if (stored) {
-      ++stats.already_present;
-      continue;
+                   "jobs, planned) VALUES (?, ?, ?, '', ?, ?, ?, 0)"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement note_created,
+                         db_->Prepare("INSERT INTO temp.merge_created (sweep_id) VALUES (?)"));
+  auto step = [](sqlite::Statement& statement, const auto&... values) -> absl::StatusOr<bool> {
+    statement.Reset();
+    STORE_RETURN_IF_ERROR(statement.BindAll(values...));
+    return statement.Step();
+  };
+  std::vector<RunRecord> batch;
+  while (true) {
+    batch.clear();
+    STORE_RETURN_IF_ERROR(next(batch));
+    if (batch.empty()) break;
+    STORE_ASSIGN_OR_RETURN(const std::vector<std::string> spec_json, CheckMergedRuns(batch));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const RunRecord& record = batch[i];
+      STORE_ASSIGN_OR_RETURN(const bool stored, step(has_run, record.run_id));
+      if (stored) {
+        if (on_stored != nullptr) STORE_RETURN_IF_ERROR(on_stored(record, has_run.ColumnInt(0)));
+        ++stats.already_present;
+        continue;
+      }
+      STORE_ASSIGN_OR_RETURN(const bool sweep_exists, step(has_sweep, record.sweep_id));
+      if (!sweep_exists) {
+        // finished_at is set now (so the sweep never reads as unfinished), and
+        // both times from all its runs at the end.
+        STORE_ASSIGN_OR_RETURN(const bool inserted_row,
+                               step(insert_sweep, record.sweep_id, record.started_at,
+                                    record.finished_at, args, record.host, record.jobs));
+        STORE_ASSIGN_OR_RETURN(const bool noted_row, step(note_created, record.sweep_id));
+        (void)inserted_row;
+        (void)noted_row;
+        ++stats.sweeps_created;
+      } else {
+        STORE_ASSIGN_OR_RETURN(const bool new_here, step(created_here, record.sweep_id));
+        STORE_ASSIGN_OR_RETURN(const bool row, step(planned_here, record.sweep_id));
+        if (!new_here && row && planned_here.ColumnInt(0) != 0) {
+          return absl::InvalidArgumentError(fmt::format(
+              "{}: run {}: sweep {} was planned in this store by `compatlab sweep`; imported runs "
+              "never join a local sweep (doc/limits.md)",
+              path_.string(), record.run_id, record.sweep_id));
+        }
+      }
+      STORE_ASSIGN_OR_RETURN(const bool has_result,
+                             step(result_of, record.sweep_id, record.test_id));
+      if (has_result) {
+        return absl::AlreadyExistsError(fmt::format(
+            "{}: run {}: sweep {} already has a result for test {} (run {})", path_.string(),
+            record.run_id, record.sweep_id, record.test_id, result_of.ColumnText(0)));
+      }
+      STORE_ASSIGN_OR_RETURN(const bool planned, step(is_planned, record.sweep_id, record.test_id));
+      if (!planned) {
+        STORE_ASSIGN_OR_RETURN(
+            const bool planned_row,
+            step(plan_test, record.sweep_id, record.sweep_id, record.test_id, spec_json[i]));
+        STORE_ASSIGN_OR_RETURN(const bool counted_row, step(count_planned, record.sweep_id));
+        (void)planned_row;
+        (void)counted_row;
+        ++stats.tests_planned;
+      }
+      STORE_RETURN_IF_ERROR(InsertRunRow(record));
+      ++stats.inserted;
     }
-    has_sweep.Reset();
-    STORE_RETURN_IF_ERROR(has_sweep.BindAll(record.sweep_id));
-    STORE_ASSIGN_OR_RETURN(const bool sweep_exists, has_sweep.Step());
-    if (!sweep_exists) {
-      insert_sweep.Reset();
-      STORE_RETURN_IF_ERROR(
-          insert_sweep.BindAll(record.sweep_id, record.started_at, args, record.host, record.jobs));
-      STORE_RETURN_IF_ERROR(insert_sweep.Run());
-      NewSweep& created = new_sweeps[record.sweep_id];
-      created.info.sweep_id = record.sweep_id;
-      created.info.created_at = record.started_at;
-      ++stats.sweeps_created;
-    }
-    if (auto it = new_sweeps.find(record.sweep_id); it != new_sweeps.end()) {
-      it->second.info.created_at = std::min(it->second.info.created_at, record.started_at);
-      it->second.last_finished = std::max(it->second.last_finished, record.finished_at);
-    }
-    result_of.Reset();
-    STORE_RETURN_IF_ERROR(result_of.BindAll(record.sweep_id, record.test_id));
-    STORE_ASSIGN_OR_RETURN(const bool has_result, result_of.Step());
-    if (has_result) {
-      return absl::AlreadyExistsError(fmt::format(
-          "{}: run {}: sweep {} already has a result for test {} (run {})", path_.string(),
-          record.run_id, record.sweep_id, record.test_id, result_of.ColumnText(0)));
-    }
-    is_planned.Reset();
-    STORE_RETURN_IF_ERROR(is_planned.BindAll(record.sweep_id, record.test_id));
-    STORE_ASSIGN_OR_RETURN(const bool planned, is_planned.Step());
-    if (!planned) {
-      plan_test.Reset();
-      STORE_RETURN_IF_ERROR(
-          plan_test.BindAll(record.sweep_id, record.sweep_id, record.test_id, spec_json[i]));
-      STORE_RETURN_IF_ERROR(plan_test.Run());
-      count_planned.Reset();
-      STORE_RETURN_IF_ERROR(count_planned.BindAll(record.sweep_id));
-      STORE_RETURN_IF_ERROR(count_planned.Run());
-      ++stats.tests_planned;
-    }
-    STORE_RETURN_IF_ERROR(InsertRunRow(record));
-    ++stats.inserted;
   }
-  STORE_ASSIGN_OR_RETURN(
-      sqlite::Statement finish_sweep,
-      db_->Prepare("UPDATE sweeps SET created_at = ?, finished_at = ? WHERE sweep_id = ?"));
-  for (const auto& [sweep_id, created] : new_sweeps) {
-    finish_sweep.Reset();
-    STORE_RETURN_IF_ERROR(
-        finish_sweep.BindAll(created.info.created_at, created.last_finished, sweep_id));
-    STORE_RETURN_IF_ERROR(finish_sweep.Run());
-  }
+  STORE_RETURN_IF_ERROR(db_->Exec(
+      "UPDATE sweeps SET "
+      "created_at = (SELECT min(started_at) FROM runs r WHERE r.sweep_id = sweeps.sweep_id), "
+      "finished_at = (SELECT max(finished_at) FROM runs r WHERE r.sweep_id = sweeps.sweep_id) "
+      "WHERE sweep_id IN (SELECT sweep_id FROM temp.merge_created); "
+      "DELETE FROM temp.merge_created"));
   STORE_RETURN_IF_ERROR(transaction.Commit());
   return stats;
 }

@@ -38,6 +38,11 @@ enum class OpenMode {
   kReadWriteCreate,  // create the file and the schema if missing; migrate an older store
   kReadWrite,        // the store must exist; migrate an older store
   kReadOnly,         // the store must exist at the current schema version; never writes
+  // kReadOnly for a store that came from elsewhere (import --from-store): the
+  // file is opened immutable (SQLite's `mode=ro&immutable=1`), so that no
+  // byte of it, and no -wal, -shm or lock file beside it, is read or written
+  // but the file itself; a non-empty -wal beside it is refused.
+  kReadOnlyImmutable,
 };
 
 // One sweep: a planned list of tests run together.
@@ -125,6 +130,15 @@ class Store {
   //   InvalidArgument     `path` fails CheckStorePath (nothing opened)
   //   DataLoss            (kReadWrite, kReadWriteCreate) the file fails SQLite's
   //                       PRAGMA integrity_check; it is left byte-identical
+  //   FailedPrecondition  its schema objects are not exactly those of its
+  //                       schema version (a view or a virtual table where a
+  //                       table belongs, a trigger, another column or index):
+  //                       checked before any row is read
+  //
+  // Every store is opened as if it came from anywhere: SQLite's defensive
+  // mode, trusted_schema off, no triggers or views run, and a bound on the
+  // work of each statement (kMaxStatementWork of core/limits.h: past it the
+  // statement stops with ResourceExhausted).
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::filesystem::path& path,
                                                      OpenMode mode);
   ~Store();
@@ -199,12 +213,35 @@ class Store {
   // args `args`, created_at the earliest started_at and finished_at the latest
   // finished_at of its merged runs, host and jobs of its first run), so it is
   // never taken for an unfinished one; a run of a test its sweep did not plan
-  // appends the test to the plan (sweeps.planned follows).
+  // appends the test to the plan (sweeps.planned follows). Imported runs never
+  // join a sweep this store planned (IsPlannedHere).
   // Errors (nothing written):
-  //   InvalidArgument  empty run_id or sweep_id, test_id not the spec's TestId()
+  //   InvalidArgument  empty run_id or sweep_id, test_id not the spec's
+  //                    TestId(), or a run of a sweep this store planned
   //   AlreadyExists    the sweep already has a result for the test under
   //                    another run_id (stored, or earlier in `runs`)
   absl::StatusOr<MergeStats> MergeRuns(const std::vector<RunRecord>& runs, const std::string& args);
+
+  // The next runs of a merge: fills `batch` (given empty); an empty batch
+  // ends the merge. An error stops the merge and is returned as it is.
+  using RunBatches = std::function<absl::Status(std::vector<RunRecord>& batch)>;
+  // Called for a run whose run_id is stored already (at `stored_rowid`): OK
+  // skips it, an error stops the merge and is returned as it is.
+  using OnStoredRun = std::function<absl::Status(const RunRecord& run, int64_t stored_rowid)>;
+  // MergeRuns over runs read batch by batch, in one transaction, holding one
+  // batch at a time: what the merge remembers between batches is in the
+  // store's file, so its memory does not grow with the number of runs.
+  absl::StatusOr<MergeStats> MergeRunBatches(const RunBatches& next, const std::string& args,
+                                             const OnStoredRun& on_stored = nullptr);
+
+  // True when `sweep_id` is a sweep this store planned itself (`compatlab
+  // sweep`: a plan with execution settings, or a sweep not finished), which
+  // no import may add runs to; false for a sweep an import created, or none.
+  absl::StatusOr<bool> IsPlannedHere(const std::string& sweep_id);
+
+  // The rowid the next stored run will get (runs are never deleted, so
+  // rowids grow in insertion order).
+  absl::StatusOr<int64_t> NextRunRowid();
 
   // Sets (or replaces) the finished_at of `sweep_id`. NotFound if none.
   absl::Status FinishSweep(const std::string& sweep_id, const std::string& finished_at);
@@ -257,6 +294,8 @@ class Store {
   const std::filesystem::path path_;
   int opened_version_ = 0;
   const std::unique_ptr<sqlite::Database> db_;
+  // InsertRunRow's INSERT, prepared once.
+  std::unique_ptr<sqlite::Statement> insert_run_;
   // RunsByRowid's one-row SELECT, prepared once: [with_outputs].
   std::unique_ptr<sqlite::Statement> rowid_select_[2];
   // FieldsByRowid's SELECTs and the fields each was prepared for, most

@@ -614,6 +614,7 @@ TEST_F(StoreTest, MergeRunsCreatesSweepsAndPlansAndIsIdempotent) {
 TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
   std::unique_ptr<Store> store = StoreWithSweep("s1", {MakeSpec("llama")});
   ASSERT_TRUE(store->InsertRun(MakeRun("s1", MakeSpec("llama"))).ok());
+  ASSERT_TRUE(store->FinishSweep("s1", "2026-11-30T02:10:00.000Z").ok());  // no longer a plan here
   // A new run for a test the sweep already has a result for: a conflict.
   RunRecord conflict = MakeRun("s1", MakeSpec("llama"), TestStatus::kOom);
   conflict.run_id = "other-run";
@@ -627,6 +628,177 @@ TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
   bad.test_id = "0123";
   EXPECT_EQ(store->MergeRuns({bad}, "x").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store->GetSweep("s3").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, ImportedRunsNeverJoinASweepPlannedHere) {
+  // An unfinished sweep of this store, and a finished one whose plan has
+  // execution settings: both were planned by `compatlab sweep`.
+  std::unique_ptr<Store> store = StoreWithSweep("open", {MakeSpec("llama"), MakeSpec("gpt2")});
+  SweepInfo done;
+  done.sweep_id = "done";
+  done.created_at = "2026-11-30T02:00:00.000Z";
+  ResolvedTest planned{MakeSpec("bert"), TestExecution{}};
+  ASSERT_TRUE(store->CreateResolvedSweep(done, {planned}).ok());
+  ASSERT_TRUE(store->FinishSweep("done", "2026-11-30T02:10:00.000Z").ok());
+  ASSERT_TRUE(store->MergeRuns({MakeRun("imported", MakeSpec("t5"))}, "import").ok());
+  EXPECT_TRUE(*store->IsPlannedHere("open"));
+  EXPECT_TRUE(*store->IsPlannedHere("done"));
+  EXPECT_FALSE(*store->IsPlannedHere("imported"));
+  EXPECT_FALSE(*store->IsPlannedHere("none"));
+
+  // A pending test's result, a test the plan lacks, a finished local sweep:
+  // each refused, nothing written.
+  for (const RunRecord& run : {MakeRun("open", MakeSpec("llama")), MakeRun("open", MakeSpec("t5")),
+                               MakeRun("done", MakeSpec("t5"))}) {
+    auto merged = store->MergeRuns({MakeRun("new", MakeSpec("gpt2")), run}, "import");
+    EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument) << merged.status();
+    EXPECT_NE(std::string(merged.status().message()).find("was planned in this store"),
+              std::string::npos)
+        << merged.status();
+  }
+  EXPECT_EQ(store->PendingTests("open")->size(), 2u);
+  EXPECT_EQ(store->GetSweep("done")->planned, 1);
+  EXPECT_EQ(store->GetSweep("new").status().code(), absl::StatusCode::kNotFound);
+  // An imported sweep still takes more imported runs.
+  EXPECT_TRUE(store->MergeRuns({MakeRun("imported", MakeSpec("bert"))}, "more").ok());
+}
+
+TEST_F(StoreTest, MergeRunBatchesReadsBatchByBatchInOneTransaction) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  int calls = 0;
+  auto stats = store->MergeRunBatches(
+      [&calls](std::vector<RunRecord>& batch) {
+        if (++calls <= 3) batch.push_back(MakeRun("b" + std::to_string(calls), MakeSpec("gpt2")));
+        return absl::OkStatus();
+      },
+      "import");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->inserted, 3);
+  EXPECT_EQ(calls, 4);
+  // An error of the source after some batches: nothing of them is kept.
+  calls = 0;
+  stats = store->MergeRunBatches(
+      [&calls](std::vector<RunRecord>& batch) {
+        if (++calls == 2) return absl::InvalidArgumentError("bad file");
+        batch.push_back(MakeRun("c", MakeSpec("gpt2")));
+        return absl::OkStatus();
+      },
+      "import");
+  EXPECT_EQ(stats.status().message(), "bad file");
+  EXPECT_EQ(*store->CountRuns({}), 3);
+  // A run stored already goes to on_stored with its rowid.
+  int64_t seen = 0;
+  stats = store->MergeRunBatches(
+      [&calls](std::vector<RunRecord>& batch) {
+        if (++calls < 4) batch.push_back(MakeRun("b1", MakeSpec("gpt2")));
+        return absl::OkStatus();
+      },
+      "again",
+      [&seen](const RunRecord&, int64_t rowid) {
+        seen = rowid;
+        return absl::AlreadyExistsError("twice");
+      });
+  EXPECT_EQ(stats.status().message(), "twice");
+  EXPECT_EQ(seen, 1);
+}
+
+// --- stores from anywhere ---------------------------------------------------
+
+// The store at `path_` edited with a raw connection as a hostile sender
+// would: `sql` run with the schema writable, the integrity check still ok.
+void EditSchema(const fs::path& path, const std::string& sql) {
+  auto db = sqlite::Database::Open(path.string(), SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+  EXPECT_EQ(*(*db)->QueryInt("SELECT 'ok' = (SELECT * FROM pragma_integrity_check)"), 1);
+}
+
+TEST_F(StoreTest, AStoreWhoseSchemaIsNotItsVersionsIsRefusedBeforeAnyRowIsRead) {
+  const struct {
+    std::string sql;
+    std::string needle;
+  } cases[] = {
+      {"ALTER TABLE runs RENAME TO real_runs; CREATE VIEW runs AS WITH RECURSIVE n(i) AS "
+       "(SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT * FROM real_runs, n",
+       "runs is a view where a store has a table"},
+      {"CREATE TRIGGER t AFTER INSERT ON sweeps BEGIN DELETE FROM runs; END",
+       "it holds trigger t, which no store has"},
+      {"CREATE TABLE extra (x)", "it holds table extra"},
+      {"CREATE INDEX runs_by_status ON runs (status)", "it holds index runs_by_status"},
+      {"DROP INDEX runs_by_test_id; CREATE INDEX runs_by_test_id ON runs (lower(test_id))",
+       "index runs_by_test_id has"},
+      {"ALTER TABLE runs ADD COLUMN slow TEXT AS (upper(run_id))", "table runs has"},
+  };
+  for (const auto& c : cases) {
+    fs::remove(path_);
+    ASSERT_NE(OpenOrDie(), nullptr);
+    EditSchema(path_, c.sql);
+    for (OpenMode mode :
+         {OpenMode::kReadOnly, OpenMode::kReadOnlyImmutable, OpenMode::kReadWrite}) {
+      const std::string before = Slurp(path_);
+      auto store = Store::Open(path_, mode);
+      EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << c.sql;
+      EXPECT_NE(std::string(store.status().message()).find(c.needle), std::string::npos)
+          << store.status();
+      EXPECT_EQ(Slurp(path_), before);
+    }
+  }
+  // SQLite's own statistics tables (ANALYZE) are no difference.
+  fs::remove(path_);
+  ASSERT_NE(OpenOrDie(), nullptr);
+  EditSchema(path_, "ANALYZE");
+  EXPECT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());
+}
+
+TEST_F(StoreTest, AStatementPastTheWorkBoundStopsWithAClearError) {
+  auto db = sqlite::Database::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ASSERT_TRUE(db.ok());
+  (*db)->LimitStatementWork(1000);  // a million instructions
+  constexpr std::string_view kEndless =
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n";
+  auto endless = (*db)->QueryInt(kEndless);
+  EXPECT_EQ(endless.status().code(), absl::StatusCode::kResourceExhausted) << endless.status();
+  EXPECT_NE(std::string(endless.status().message()).find("1000000 SQLite instructions"),
+            std::string::npos);
+  EXPECT_EQ((*db)->Exec(std::string(kEndless)).code(), absl::StatusCode::kResourceExhausted);
+  // Rows stepped one by one count toward their statement's bound, and a new
+  // run of a statement starts from zero.
+  auto rows = (*db)->Prepare(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n");
+  ASSERT_TRUE(rows.ok());
+  absl::StatusOr<bool> row = true;
+  int64_t read = 0;
+  while (row.ok() && *row) {
+    row = rows->Step();
+    ++read;
+  }
+  EXPECT_EQ(row.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_GT(read, 1000);
+  EXPECT_EQ(*(*db)->QueryInt("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                             "LIMIT 1000) SELECT count(*) FROM n"),
+            1000);
+}
+
+TEST_F(StoreTest, AnImmutableReaderLeavesTheFileAndItsNeighboursAlone) {
+  ASSERT_NE(OpenOrDie(), nullptr);
+  fs::path odd = dir_ / "a store?#%.db";
+  fs::rename(path_, odd);
+  const std::string before = Slurp(odd);
+  {
+    auto store = Store::Open(odd, OpenMode::kReadOnlyImmutable);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ(*(*store)->CountRuns({}), 0);
+    auto refused = Store::Open(dir_ / "missing.db", OpenMode::kReadOnlyImmutable);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kNotFound);
+  }
+  EXPECT_EQ(Slurp(odd), before);
+  ExpectOnlyFile(dir_, odd.filename().string());
+  // A -wal with commits not in the file is refused, and left as it is.
+  WriteBytes(odd.string() + "-wal", "not checkpointed");
+  auto store = Store::Open(odd, OpenMode::kReadOnlyImmutable);
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(store.status().message()).find("write-ahead log"), std::string::npos);
+  EXPECT_EQ(Slurp(odd.string() + "-wal"), "not checkpointed");
 }
 
 TEST_F(StoreTest, ScanFieldsRunsByRowidAndFieldsByRowid) {

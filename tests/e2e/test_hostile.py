@@ -411,6 +411,129 @@ def test_a_key_twice_in_a_suite_or_profile_file_is_bad_input(cli, db):
     assert "key 'verified' appears twice in one object" in proc.stderr and not db.exists()
 
 
+# --- issue 38, cases 3, 4, 6 and 8: stores handed around, imports that swell or join --------------
+
+def hostile_store(noop_store, path, *statements):
+    """A copy of the noop store edited with Python's sqlite3 as a hostile sender would (the
+    schema edited in place), still passing PRAGMA integrity_check."""
+    shutil.copy(noop_store, path)
+    conn = sqlite3.connect(path)
+    conn.executescript(";".join(statements))
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    assert not pathlib.Path(f"{path}-wal").exists()
+    return path
+
+
+ENDLESS_RUNS = ("ALTER TABLE runs RENAME TO real_runs",
+                "CREATE VIEW runs AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+                "SELECT real_runs.* FROM real_runs, n")
+
+
+def test_a_store_whose_runs_never_end_is_refused_by_every_reader_at_once(cli, noop_store, tmp_path):
+    store = hostile_store(noop_store, tmp_path / "endless.db", *ENDLESS_RUNS)
+    before = sha256(store)
+    for args in (("import", "--db", tmp_path / "into.db", "--from-store", store),
+                 ("query", "--db", store), ("export", "--db", store, "--parquet", tmp_path / "out"),
+                 ("matrix", "--db", store), ("serve", "--db", store, "--port", "0")):
+        proc = cli.run(*args, timeout=20)  # before: 100 % CPU until killed
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "runs is a view where a store has a table" in proc.stderr, (args, proc.stderr)
+        assert sha256(store) == before, args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["endless.db"]
+
+
+def test_import_from_a_store_never_writes_it_or_its_neighbours(cli, noop_store, tmp_path):
+    clean = tmp_path / "clean.db"
+    shutil.copy(noop_store, clean)
+    before = sha256(clean)
+    proc = cli.run("import", "--db", tmp_path / "a.db", "--from-store", clean, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert sha256(clean) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db", "clean.db"]  # no -wal, -shm
+    # A store copied while a writer held it open: its last commit is in its -wal only.
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(noop_store, live / "src.db")
+    writer = sqlite3.connect(live / "src.db")
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE sweeps SET host = 'late'")
+    writer.commit()
+    copied = tmp_path / "copied"
+    shutil.copytree(live, copied)
+    writer.close()
+    hashes = {p.name: sha256(p) for p in copied.iterdir()}
+    assert set(hashes) == {"src.db", "src.db-wal", "src.db-shm"}
+    proc = cli.run("import", "--db", tmp_path / "b.db", "--from-store", copied / "src.db", timeout=30)
+    assert proc.returncode == 2, proc.stderr  # before: exit 0, the -wal folded in and deleted
+    assert "write-ahead log" in proc.stderr and "src.db-wal" in proc.stderr, proc.stderr
+    assert {p.name: sha256(p) for p in copied.iterdir()} == hashes
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_export_onto_a_file_names_the_users_path(cli, noop_store, tmp_path):
+    target = tmp_path / "taken.parquet"
+    target.write_text("a file")
+    for out in (target, target / "sub"):
+        proc = cli.run("export", "--db", noop_store, "--parquet", out, timeout=30)
+        assert proc.returncode == 2, proc.stderr  # before: exit 1 naming a staging directory
+        assert f"--parquet {out}: " in proc.stderr and "not a directory" in proc.stderr, proc.stderr
+        assert ".compatlab-export" not in proc.stderr and ".tmp-" not in proc.stderr, proc.stderr
+    assert target.read_text() == "a file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.parquet"]
+
+
+def test_imported_runs_never_join_a_sweep_planned_here(cli, noop_store, noop_table, tmp_path):
+    # The noop store as a killed sweep leaves it: its one planned test pending.
+    store = hostile_store(noop_store, tmp_path / "local.db", "DELETE FROM runs",
+                          "UPDATE sweeps SET finished_at = NULL")
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    ((sweep_id, test_id),) = conn.execute("SELECT sweep_id, test_id FROM planned_tests").fetchall()
+    conn.close()
+    before = sha256(store)
+    pending = planted(noop_table, sweep_id)  # the pending test's result, made elsewhere
+    assert pending["test_id"] == test_id
+    other = planted(noop_table, sweep_id, model_id="noop-other")  # a test its plan lacks
+    for row in (pending, other):
+        parquet = write(noop_table, [row], tmp_path / "in" / "one.parquet")
+        proc = cli.run("import", "--db", store, parquet, timeout=30)
+        assert proc.returncode == 2, proc.stderr  # before: exit 0, the sweep's plan filled
+        assert f"sweep {sweep_id} was planned in this store" in proc.stderr, proc.stderr
+        assert sha256(store) == before
+
+
+def many_runs(table, n, path):
+    """A Parquet file of `n` minimal runs: the noop run, each in a sweep of its own."""
+    rows = table.take([0] * n)
+    for name, prefix in (("run_id", "many-run-"), ("sweep_id", "many-sweep-")):
+        ids = pa.array([f"{prefix}{i}" for i in range(n)], type=table.schema.field(name).type)
+        rows = rows.set_column(rows.schema.get_field_index(name), name, ids)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(rows, path, compression="zstd")
+    return path
+
+
+def import_peak_kib(cli, *args, limit_as=None):
+    """(CompletedProcess, peak RSS in KiB) of `compatlab import ARGS` under /usr/bin/time."""
+    def cap():
+        if limit_as:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+    proc = subprocess.run(["/usr/bin/time", "-f", "peak_rss_kib=%M", cli.binary, "import", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, preexec_fn=cap)
+    return proc, int(re.search(r"peak_rss_kib=(\d+)", proc.stderr).group(1))
+
+
+def test_import_memory_does_not_grow_with_the_number_of_runs(cli, noop_table, tmp_path):
+    small = many_runs(noop_table, 500, tmp_path / "small" / "runs.parquet")
+    large = many_runs(noop_table, 5_000, tmp_path / "large" / "runs.parquet")
+    peaks = {}
+    for name, path in (("small", small), ("large", large)):
+        proc, peaks[name] = import_peak_kib(cli, "--db", tmp_path / f"{name}.db", path)
+        assert proc.returncode == 0, proc.stderr
+    # before: 11.4 KB a run (the large file about 50 MB over the small one); after: 60 bytes
+    assert peaks["large"] - peaks["small"] < 20 * 1024, peaks
+
 # --- issue 38, cases 1 and 2: a handed store's plan is data; its ids name no path -------------
 
 def handed_store(noop_store, tmp_path, sweep_id=None, **execution):
