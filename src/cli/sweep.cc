@@ -159,6 +159,11 @@ int RunSweep(const SweepFlags& flags) {
       !(*flags.plan.max_measure_s >= 0 && *flags.plan.max_measure_s <= 86400)) {
     return Fail(kExitBadInput, "--max-measure-s: expected seconds from 0 to 86400");
   }
+  if (flags.allow_stored_code && !flags.resume) {
+    return Fail(kExitBadInput,
+                "--allow-stored-code applies to --resume (a new sweep runs only this "
+                "installation's own code)");
+  }
   SweepOptions options;
   options.db = flags.db;
   options.home = ProjectHome();
@@ -171,8 +176,7 @@ int RunSweep(const SweepFlags& flags) {
     options.given = flags.plan;
     options.probe = ResolveProbeEnv(flags.plan.python);
     options.allow_stored_code = flags.allow_stored_code;
-    if (!flags.plan.python.empty())
-      options.given.python = ResolveProbeEnv(flags.plan.python).python;
+    if (!flags.plan.python.empty()) options.given.python = options.probe.python;
     options.timeout_s = flags.timeout_s;
     options.grace_s = flags.grace_s;
     if (flags.mem_limit.has_value()) options.mem_limit_bytes = *mem_limit;

@@ -763,8 +763,6 @@ absl::Status ParquetRunReader::Next(std::vector<RunRecord>& batch) {
 
 int64_t ParquetRunReader::rows_read() const { return state_->row; }
 
-namespace {}  // namespace
-
 const std::shared_ptr<arrow::Schema>& RunsArrowSchema() {
   static const auto* const schema = new std::shared_ptr<arrow::Schema>(MakeSchema());
   return *schema;

@@ -559,6 +559,10 @@ absl::StatusOr<std::vector<std::string>> CheckMergedRuns(const std::vector<RunRe
       return absl::InvalidArgumentError(
           fmt::format("run '{}': empty run_id or sweep_id", record.run_id));
     }
+    // Ids are names here, never paths, but a store hands them on: they are kept to the
+    // characters a stored id may have (doc/limits.md), as a resume checks them.
+    if (absl::Status s = CheckStoredId(record.run_id, "run id"); !s.ok()) return s;
+    if (absl::Status s = CheckStoredId(record.sweep_id, "sweep id"); !s.ok()) return s;
     STORE_ASSIGN_OR_RETURN(spec_json[i], TestSpecToJson(record.spec));
     if (record.test_id != record.spec.TestId()) {
       return absl::InvalidArgumentError(

@@ -630,6 +630,21 @@ TEST_F(StoreTest, MergeRunsIsAllOrNothing) {
   EXPECT_EQ(store->GetSweep("s3").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, MergeRunsRefusesIdsThatAreNoStoredIds) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  for (const auto& [sweep_id, run_id] : std::vector<std::pair<std::string, std::string>>{
+           {"x/../../victim", "r1"}, {"s1", "../r1"}, {"s1", "r\n1"}}) {
+    RunRecord run = MakeRun(sweep_id, MakeSpec("gpt2"));
+    run.run_id = run_id;
+    auto stats = store->MergeRuns({run}, "import");
+    EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument) << sweep_id << run_id;
+    EXPECT_NE(std::string(stats.status().message()).find("is not an id compatlab writes"),
+              std::string::npos)
+        << stats.status();
+  }
+  EXPECT_EQ(*store->CountRuns({}), 0);
+}
+
 TEST_F(StoreTest, ImportedRunsNeverJoinASweepPlannedHere) {
   // An unfinished sweep of this store, and a finished one whose plan has
   // execution settings: both were planned by `compatlab sweep`.

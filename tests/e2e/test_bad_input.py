@@ -18,6 +18,7 @@ BAD_COMMANDS = {
     "suite-with-unknown-key": ["sweep", "--suite", "{suites}/unknown-key.json"],
     "resume-nothing-unfinished": ["sweep", "--resume"],
     "resume-with-plan-flags": ["sweep", "--resume", "--targets", "cpu"],
+    "allow-stored-code-without-resume": ["sweep", "--suite", "noop", "--allow-stored-code"],
     "unknown-target": ["sweep", "--suite", "noop", "--targets", "cpu,tpu9"],
     "malformed-target-file": ["sweep", "--suite", "noop", "--targets", "{suites}/bad-json.json"],
     "unknown-mode": ["sweep", "--suite", "noop", "--modes", "eager,warp"],

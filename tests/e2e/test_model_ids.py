@@ -46,7 +46,9 @@ def test_an_hf_id_from_the_matrix_names_the_model_in_sweep_resume_and_compare(
     assert "--base lama: no sweep lama and no runs of hf:lama" in unknown.stderr, unknown.stderr
     for status, body in served_compare(cli, second, (model_id, "llama", "model=llama")):
         assert status == 200 and body["base"] == "model=hf:llama", body
-    for name in (model_id, "llama"):  # the run filters take either spelling
+    # The run filters take either spelling (true before hf: ids were accepted too: --model
+    # matches a substring; kept so that the two spellings stay equal there).
+    for name in (model_id, "llama"):
         assert {r["model_id"] for r in cli.runs(second, "--model", name)} == {"hf:llama"}
 
 
