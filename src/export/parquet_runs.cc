@@ -15,6 +15,7 @@
 
 #include "arrow/api.h"
 #include "arrow/io/memory.h"
+#include "core/blame.h"
 #include "core/error_signature.h"
 #include "core/limits.h"
 #include "fmt/format.h"
@@ -659,6 +660,7 @@ absl::StatusOr<std::vector<RunRecord>> ParseRuns(std::string_view bytes, const s
                                          row, kMaxImportBytes));
       }
       FillMissingErrorSignature(&record.result);  // files older than the stored signature
+      FillMissingPackages(&record.result);        // files older than schema 19
       if (record.run_id.empty() || record.sweep_id.empty()) {
         return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
       }
