@@ -4,31 +4,17 @@ failure: the row names the package, query shows "not tested here: needs natten",
 rate leaves it out and `errors --blame` lists it under the environment."""
 
 import json
+import pathlib
 
 from .conftest import Compatlab
 
-CODE = '''
-from transformers import LlamaConfig, LlamaForCausalLM
+CODE = pathlib.Path(__file__).with_name("needs_natten.py")
 
-
-def _needs_natten(module, args):
-    import natten  # noqa: F401  (neighbourhood attention, as transformers' Dinat needs)
-
-    raise AssertionError("natten is installed here: this test needs an environment without it")
-
-
-def build():
-    config = LlamaConfig(num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
-                         num_key_value_heads=2, intermediate_size=64, vocab_size=128)
-    model = LlamaForCausalLM(config)
-    model.register_forward_pre_hook(_needs_natten)
-    return model
-'''
 
 def test_a_package_the_environment_lacks_is_blamed_on_the_environment(compatlab_bin, tmp_path):
     cli, db = Compatlab(compatlab_bin, tmp_path), tmp_path / "store.db"
     code = tmp_path / "needs_natten.py"
-    code.write_text(CODE)
+    code.write_text(CODE.read_text())
     _, proc = cli.sweep("--model-code", f"{code}:build", "--modes", "eager", "--kinds", "forward",
                         "--seq-lens", "8", "--max-measure-s", "0", "--db", db)
     [row] = cli.runs(db)
