@@ -122,7 +122,12 @@ export function statusBadge(run) {
   const label = run.status_detail && run.status !== "pass"
     ? `${run.status} (${run.status_detail})` : run.status;
   // A failure blamed on compatlab (its reduction, reference, the harness: core/blame.h) is not
-  // the model's; a reduction's names the rerun that proved it.
+  // the model's; a reduction's names the rerun that proved it; the environment's names the
+  // packages it lacks (missing_packages).
+  if (run.blame === "environment") {
+    return el("span", { class: `status status-${run.status}`, title: label },
+      `not tested here: needs ${run.missing_packages || "a package"}: ${label}`);
+  }
   if (run.blame && run.blame !== "model") {
     const rerun = run.rerun_status ? `; rerun at ${run.rerun_size} size: ${run.rerun_status}` : "";
     return el("span", { class: `status status-${run.status}`, title: label + rerun },

@@ -15,6 +15,9 @@ CLI::App* AddErrorsCommand(CLI::App& app, ErrorsFlags& flags) {
   AddRunFilterOptions(*cmd, flags.filter);
   cmd->add_option("--kb", flags.kb,
                   "knowledge file (default: knowledge/errors.json of the project)");
+  cmd->add_flag("--blame", flags.blame,
+                "group the failures by blame first (model, environment, harness, reference, "
+                "reduction), each with its signatures and the packages it lacks");
   cmd->add_option("--format", flags.format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -29,6 +32,7 @@ int RunErrors(const ErrorsFlags& flags) {
   options.filter = *std::move(filter);
   options.kb_path = flags.kb.empty() ? DefaultKnowledgeBasePath() : std::filesystem::path(flags.kb);
   options.json = flags.format == "json";
+  options.by_blame = flags.blame;
   absl::StatusOr<std::string> text = ListErrors(options);
   if (!text.ok()) return Fail(ExitCodeOf(text.status()), text.status());
   std::cout << *text;

@@ -15,6 +15,7 @@ struct ErrorsFlags {
   RunFilterFlags filter;
   std::string kb;  // knowledge file; "" = <project home>/knowledge/errors.json
   std::string format = "table";
+  bool blame = false;  // --blame: grouped by blame first
 };
 
 // Adds the `errors` subcommand to `app`; its options fill `flags`.

@@ -1,12 +1,102 @@
 #include "core/blame.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_join.h"
 #include "core/error_signature.h"
 #include "fmt/format.h"
 
 namespace compatlab {
+namespace {
+
+// `name` without non-ASCII bytes, then trimmed of spaces and punctuation at its
+// ends ("🤗 Datasets" -> "Datasets").
+std::string AsciiPackageName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) < 0x80) out += c;
+  }
+  const size_t begin = out.find_first_not_of(" `'\"");
+  if (begin == std::string::npos) return "";
+  const size_t end = out.find_last_not_of(" `'\".");
+  return out.substr(begin, end - begin + 1);
+}
+
+// The library names of transformers' "requires the X library but it was not
+// found" messages in `message` (requires_backends joins one per backend).
+void AddRequiredLibraries(std::string_view message, std::vector<std::string>* names) {
+  constexpr std::string_view kRequires = "requires the ";
+  constexpr size_t kMaxName = 64;
+  constexpr size_t kMaxSentence = 160;
+  for (size_t at = message.find(kRequires); at != std::string_view::npos;
+       at = message.find(kRequires, at + 1)) {
+    const size_t begin = at + kRequires.size();
+    const size_t library = message.find(" library", begin);
+    if (library == std::string_view::npos || library - begin > kMaxName) continue;
+    // The sentence goes on to say the library (at the version required) was not found.
+    std::string_view rest = message.substr(library, kMaxSentence);
+    rest = rest.substr(0, rest.find(kRequires));
+    if (rest.find("not found") == std::string_view::npos) continue;
+    names->push_back(AsciiPackageName(message.substr(begin, library - begin)));
+  }
+}
+
+// The top-level modules of Python's "No module named 'X'" in `message`, but
+// for the packages compatlab itself runs on.
+void AddMissingModules(std::string_view message, std::vector<std::string>* names) {
+  constexpr std::string_view kNoModule = "No module named '";
+  for (size_t at = message.find(kNoModule); at != std::string_view::npos;
+       at = message.find(kNoModule, at + 1)) {
+    const size_t begin = at + kNoModule.size();
+    const size_t end = message.find('\'', begin);
+    if (end == std::string_view::npos) continue;
+    std::string_view module = message.substr(begin, end - begin);
+    module = module.substr(0, module.find('.'));
+    if (module.empty() || module == "torch" || module == "transformers" ||
+        module == "compatlab_probe") {
+      continue;
+    }
+    names->push_back(AsciiPackageName(module));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> MissingPackages(const RunResult& result) {
+  if (!IsFailureStatus(result.status)) return {};
+  std::vector<std::string> found;
+  AddRequiredLibraries(result.error_message, &found);
+  AddMissingModules(result.error_message, &found);
+  std::vector<std::string> names;
+  for (std::string& name : found) {
+    if (name.empty() || name.find(',') != std::string::npos) continue;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+std::string MissingPackagesText(const RunResult& result) {
+  return absl::StrJoin(MissingPackages(result), ", ");
+}
+
+std::string NotTestedHereText(const RunResult& result) {
+  if (result.blame != kBlameEnvironment) return "";
+  return "not tested here: needs " +
+         (result.missing_packages.empty() ? std::string("a package") : result.missing_packages);
+}
+
+void FillMissingPackages(RunResult* result) {
+  if (!result->missing_packages.empty()) return;
+  result->missing_packages = MissingPackagesText(*result);
+  if (!result->missing_packages.empty() && result->status != TestStatus::kHarnessError &&
+      BlamedOnModel(*result)) {
+    result->blame = std::string(kBlameEnvironment);
+  }
+}
 
 std::string Blame(const RunResult& result) {
   if (result.status == TestStatus::kHarnessError) return std::string(kBlameHarness);
+  if (!MissingPackages(result).empty()) return std::string(kBlameEnvironment);
   if (IsFailureStatus(result.status) && result.status != TestStatus::kFailAccuracy &&
       result.stage == "compare") {
     return std::string(kBlameReference);

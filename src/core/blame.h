@@ -20,9 +20,40 @@ inline constexpr std::string_view kBlameModel = "model";
 inline constexpr std::string_view kBlameReduction = "reduction";
 inline constexpr std::string_view kBlameReference = "reference";
 inline constexpr std::string_view kBlameHarness = "harness";
+inline constexpr std::string_view kBlameEnvironment = "environment";
+
+// The packages a failure's error message says the environment lacks, in the
+// order named, each once: "X" of transformers' "requires the X library but it
+// was not found" (any sentence that goes on to say "not found": "library >= N
+// it was not found", "library version >=N. That library was not found with this
+// version"; non-ASCII and spaces at its ends dropped: "Datasets" of "🤗
+// Datasets") and the top-level module of
+// Python's "No module named 'X.y'" unless it is torch, transformers or
+// compatlab_probe (a submodule missing from a package that is there is that
+// package's own failure, not a missing package). Empty for a pass, a skip or
+// a message that names none.
+std::vector<std::string> MissingPackages(const RunResult& result);
+
+// MissingPackages(result) as stored in RunResult::missing_packages: the names
+// joined with ", " ("PIL, timm"); "" when there are none.
+std::string MissingPackagesText(const RunResult& result);
+
+// How a run blamed on the environment is shown where its status is (query's
+// table, the web page's run badge): "not tested here: needs PIL, timm"; "" for
+// any other blame.
+std::string NotTestedHereText(const RunResult& result);
+
+// For a row stored or exported before schema version 19 (read or imported):
+// sets missing_packages from the stored error message when it is empty, and
+// blame to environment when it names a package and the row was the model's.
+// A no-op for every row this compatlab recorded.
+void FillMissingPackages(RunResult* result);
 
 // The blame of a finished run, from its stored facts, in this order:
 //   harness    status harness_error (compatlab itself failed);
+//   environment  a failure whose error message names a package the
+//              environment lacks (MissingPackages not empty): compatlab's
+//              environment could not run the model, the model did not fail;
 //   reference  a failure at stage compare other than fail_accuracy (the CPU
 //              reference, run after every measured phase, ran out of memory
 //              or failed);
@@ -39,7 +70,7 @@ std::string Blame(const RunResult& result);
 // reduced size (kind_params size not full, weights not pretrained, the child did
 // not report reduced 0) whose status is fail_to_load, fail_to_compile,
 // fail_to_run, fail_accuracy or crash, not already blamed on compatlab's
-// reference or harness. Timeouts and oom are not rerun: a larger model only
+// reference, harness or environment. Timeouts and oom are not rerun: a larger model only
 // takes longer and more memory.
 bool NeedsReductionRerun(const TestSpec& spec, const RunResult& result);
 
@@ -56,7 +87,7 @@ bool BlamedOnModel(std::string_view blame);
 
 // Where a run counts in a pass rate (PassRate): a test the model ran (pass or one
 // of its failures), one compatlab could not test (blamed on its reduction,
-// reference or harness), or one that was never run (status skipped: no modelling
+// reference, harness or environment), or one that was never run (status skipped: no modelling
 // class, a kind or mode the model or target does not take).
 enum class PassRateRole { kModelRun, kNotModel, kSkipped };
 PassRateRole PassRateRoleOf(TestStatus status, std::string_view blame);

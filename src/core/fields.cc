@@ -733,12 +733,14 @@ std::vector<FieldDef> MakeResultFields() {
                     "it was forked with: interpreter, torch, transformers).",
                     COMPATLAB_MEMBER(result.host_rss_baseline_bytes))),
       every_pass);
-  add(Member("blame", "",
-             "Whose failure it is (doc/results-schema.md, \"Blame\"): model (the default, passes "
-             "included), reduction (a rerun at full size or a milder reduction proved it), "
-             "reference (the CPU reference failed) or harness (harness_error); a pass rate counts "
-             "only the runs blamed on the model.",
-             COMPATLAB_MEMBER(result.blame)));
+  add(Member(
+      "blame", "",
+      "Whose failure it is (doc/results-schema.md, \"Blame\"): model (the default, passes "
+      "included), reduction (a rerun at full size or a milder reduction proved it), "
+      "reference (the CPU reference failed), harness (harness_error) or environment (a package "
+      "the environment lacks: missing_packages); a pass rate counts "
+      "only the runs blamed on the model.",
+      COMPATLAB_MEMBER(result.blame)));
 
   // Version 8, hub: where the model came from (a Hub repo at a commit) and at what size.
   version = 8;
@@ -999,6 +1001,15 @@ std::vector<FieldDef> MakeResultFields() {
       {{load, compile, {}}});
   // Version 18 adds no field: kind load's distributions are typed list columns in Parquet
   // (kTypedLoadDistsVersion above).
+  // Version 19, blame environment: the packages a failure's message names as missing.
+  version = 19;
+  add(Member("missing_packages", "",
+             "The packages the failure's error message says the environment lacks (transformers' "
+             "\"requires the X library but it was not found\", Python's \"No module named 'X'\"), "
+             "joined with \", \"; set by compatlab from error_message when the record is made or "
+             "imported (core/blame.h, MissingPackages), empty otherwise. Not empty: blame is "
+             "environment (unless harness).",
+             COMPATLAB_MEMBER(result.missing_packages)));
   return fields;
 }
 

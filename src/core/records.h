@@ -245,7 +245,7 @@ struct RunResult {
   std::optional<int64_t> host_mem_bytes;
   std::optional<int64_t> host_mem_build_bytes;     // the build's share
   std::optional<int64_t> host_rss_baseline_bytes;  // RSS after target set-up, before the build
-  // Whose failure it is (core/blame.h): model, reduction, reference, harness.
+  // Whose failure it is (core/blame.h): model, reduction, reference, harness, environment.
   std::string blame;
 
   // --- Schema version 8: where the model came from and at what size. ---
@@ -301,6 +301,9 @@ struct RunResult {
   // --- Schema version 17: kind load's compile-mode warm-up (doc/probe.md, "Kind load"). ---
   std::optional<double> load_warmup_s;
   std::optional<int64_t> load_warmup_recompiles;
+
+  // --- Schema version 19: blame environment (doc/results-schema.md, "Blame"). ---
+  std::string missing_packages;  // packages the error names as missing, ", "-joined
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -17,6 +17,7 @@
 #include "arrow/api.h"
 #include "arrow/io/file.h"
 #include "arrow/io/memory.h"
+#include "core/blame.h"
 #include "core/error_signature.h"
 #include "core/limits.h"
 #include "fmt/format.h"
@@ -723,6 +724,7 @@ struct ParquetRunReader::State {
                                          row, kMaxImportBytes));
       }
       FillMissingErrorSignature(&record.result);  // files older than the stored signature
+      FillMissingPackages(&record.result);        // files older than schema 19
       if (record.run_id.empty() || record.sweep_id.empty()) {
         return Invalid(name, fmt::format("row {}: empty run_id or sweep_id", row));
       }

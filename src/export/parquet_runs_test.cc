@@ -255,6 +255,27 @@ std::shared_ptr<arrow::DataType> PointsType() {
                                   false));
 }
 
+// A file older than schema 19 has no missing_packages column: its rows are blamed by
+// today's rule on import (core/blame.h, FillMissingPackages), so that the missing
+// package of an older sweep is not the model's.
+TEST(ParquetImportTest, AnOlderFilesMissingPackageIsBlamedOnTheEnvironment) {
+  RunRecord run = FullRun("s1");
+  run.result.status = TestStatus::kFailToLoad;
+  run.result.error_type = "ModuleNotFoundError";
+  run.result.error_message = "No module named 'timm'";
+  run.result.error_signature = "";
+  run.result.blame = "model";
+  run.result.missing_packages = "";
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({run}));
+  table = *table->RemoveColumn(table->schema()->GetFieldIndex("missing_packages"));
+  table = table->ReplaceSchemaMetadata(
+      arrow::key_value_metadata({std::string(kParquetSchemaVersionKey)}, {"18"}));
+  auto runs = RunsFromParquet(BytesOf(*table, /*store_schema=*/true), "v18.parquet");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->front().result.missing_packages, "timm");
+  EXPECT_EQ(runs->front().result.blame, "environment");
+}
+
 TEST(ParquetListsTest, CurvesAreTypedListColumnsAndRoundTrip) {
   RunRecord run = FullRun("s1");
   run.result.train_grad_norm = "[1.5, NaN, 1.0]";  // Python's text of an older store

@@ -1,12 +1,15 @@
 #include "query/errors_report.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_split.h"
+#include "core/blame.h"
 #include "core/limits.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -70,6 +73,33 @@ std::string Plural(int64_t n, std::string_view word) {
 
 int64_t DistinctModels(const ErrorGroup& g) { return static_cast<int64_t>(g.model_ids.size()); }
 
+// Where a blame's groups come in errors --blame: the model's first (what the
+// pass rate counts), then what compatlab could not test.
+int BlameRank(std::string_view blame) {
+  constexpr std::string_view kOrder[] = {kBlameModel, kBlameEnvironment, kBlameHarness,
+                                         kBlameReference, kBlameReduction};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (kOrder[i] == blame) return i;
+  }
+  return static_cast<int>(std::size(kOrder));
+}
+
+// Failures and signatures per blame, in the groups' order (groups made by_blame).
+struct BlameCount {
+  std::string blame;
+  int64_t failures = 0;
+  int64_t signatures = 0;
+};
+std::vector<BlameCount> CountByBlame(const std::vector<ErrorGroup>& groups) {
+  std::vector<BlameCount> counts;
+  for (const ErrorGroup& g : groups) {
+    if (counts.empty() || counts.back().blame != g.blame) counts.push_back({g.blame});
+    counts.back().failures += g.runs;
+    ++counts.back().signatures;
+  }
+  return counts;
+}
+
 }  // namespace
 
 nlohmann::ordered_json KnownErrorJson(const KnownError* known) {
@@ -81,21 +111,30 @@ nlohmann::ordered_json KnownErrorJson(const KnownError* known) {
 }
 
 std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
-                                    const ErrorKnowledgeBase* kb) {
+                                    const ErrorKnowledgeBase* kb, bool by_blame) {
   struct Acc {
     ErrorGroup group;
-    std::set<std::string> model_ids, model_types, stages;
+    std::set<std::string> model_ids, model_types, stages, missing_packages;
     std::map<std::pair<std::string, std::string>, int64_t> stacks;
     std::string example_started_at;
   };
-  std::map<std::pair<TestStatus, std::string>, Acc> by_key;
+  std::map<std::tuple<std::string, TestStatus, std::string>, Acc> by_key;
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
     if (!IsFailureStatus(r.status)) continue;
     const std::string& signature = r.error_signature;
-    Acc& acc = by_key[{r.status, signature}];
+    const std::string blame = !by_blame          ? ""
+                              : BlamedOnModel(r) ? std::string(kBlameModel)
+                                                 : r.blame;
+    Acc& acc = by_key[{blame, r.status, signature}];
     ErrorGroup& g = acc.group;
+    if (by_blame) {
+      const std::vector<std::string> names =
+          absl::StrSplit(r.missing_packages, ", ", absl::SkipEmpty());
+      acc.missing_packages.insert(names.begin(), names.end());
+    }
     if (g.runs == 0) {
+      g.blame = blame;
       g.status = r.status;
       g.signature = signature;
       g.first_seen = g.last_seen = run.started_at;
@@ -120,10 +159,14 @@ std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
     g.model_ids.assign(acc.model_ids.begin(), acc.model_ids.end());
     g.model_types.assign(acc.model_types.begin(), acc.model_types.end());
     g.stages.assign(acc.stages.begin(), acc.stages.end());
+    g.missing_packages.assign(acc.missing_packages.begin(), acc.missing_packages.end());
     for (const auto& [stack, n] : acc.stacks) g.stacks.push_back({stack.first, stack.second, n});
     groups.push_back(std::move(g));
   }
   std::stable_sort(groups.begin(), groups.end(), [](const ErrorGroup& a, const ErrorGroup& b) {
+    if (a.blame != b.blame) {
+      return std::tuple(BlameRank(a.blame), a.blame) < std::tuple(BlameRank(b.blame), b.blame);
+    }
     if (a.runs != b.runs) return a.runs > b.runs;
     if (DistinctModels(a) != DistinctModels(b)) return DistinctModels(a) > DistinctModels(b);
     return std::tie(a.status, a.signature) < std::tie(b.status, b.signature);
@@ -137,8 +180,16 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
   int64_t total = 0, explained_groups = 0, explained_runs = 0;
   constexpr size_t kIndent = 4 + 9;                  // "    " + label column
   std::map<const KnownError*, size_t> explained_at;  // entry -> the group that shows it in full
+  const std::vector<BlameCount> blames = CountByBlame(groups);
   for (size_t i = 0; i < groups.size(); ++i) {
     const ErrorGroup& g = groups[i];
+    if (!g.blame.empty() && (i == 0 || groups[i - 1].blame != g.blame)) {
+      auto count = std::find_if(blames.begin(), blames.end(),
+                                [&g](const BlameCount& c) { return c.blame == g.blame; });
+      out += fmt::format("blame {}: {} in {}{}\n\n", SanitizeForTerminal(g.blame),
+                         Plural(count->failures, "failure"), Plural(count->signatures, "signature"),
+                         BlamedOnModel(g.blame) ? "" : " (not the model's: not in the pass rate)");
+    }
     total += g.runs;
     if (g.known != nullptr) {
       ++explained_groups;
@@ -152,6 +203,9 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
       out += fmt::format("    {:<9}{}\n", label, Wrap(text, kIndent));
     };
     line("models", NamedAndCounted(g.model_ids));
+    if (!g.missing_packages.empty()) {
+      line("needs", SanitizeForTerminal(Join(g.missing_packages, ", ")));
+    }
     if (!g.stages.empty()) line(g.stages.size() == 1 ? "stage" : "stages", Join(g.stages, ", "));
     std::vector<std::string> stacks;
     for (const ErrorGroup::Stack& s : g.stacks) {
@@ -207,26 +261,37 @@ nlohmann::ordered_json ErrorsJson(const std::vector<ErrorGroup>& groups,
                         {"transformers_version", text(s.transformers_version)},
                         {"runs", s.runs}});
     }
-    array.push_back({{"status", std::string(TestStatusName(g.status))},
-                     {"signature", text(g.signature)},
-                     {"runs", g.runs},
-                     {"models", DistinctModels(g)},
-                     {"model_ids", texts(g.model_ids)},
-                     {"model_types", texts(g.model_types)},
-                     {"stages", texts(g.stages)},
-                     {"stacks", stacks},
-                     {"first_seen", text(g.first_seen)},
-                     {"last_seen", text(g.last_seen)},
-                     {"example_run_id", text(g.example_run_id)},
-                     {"known", KnownErrorJson(g.known)}});
+    ojson group = {{"status", std::string(TestStatusName(g.status))},
+                   {"signature", text(g.signature)},
+                   {"runs", g.runs},
+                   {"models", DistinctModels(g)},
+                   {"model_ids", texts(g.model_ids)},
+                   {"model_types", texts(g.model_types)},
+                   {"stages", texts(g.stages)},
+                   {"stacks", stacks},
+                   {"first_seen", text(g.first_seen)},
+                   {"last_seen", text(g.last_seen)},
+                   {"example_run_id", text(g.example_run_id)},
+                   {"known", KnownErrorJson(g.known)}};
+    if (!g.blame.empty()) {
+      group["blame"] = text(g.blame);
+      group["missing_packages"] = texts(g.missing_packages);
+    }
+    array.push_back(std::move(group));
   }
-  ojson out = {{"knowledge_base", kb_origin},
-               {"summary",
-                {{"failures", total},
-                 {"signatures", static_cast<int64_t>(groups.size())},
-                 {"explained_signatures", explained_groups},
-                 {"explained_failures", explained_runs}}},
-               {"groups", array}};
+  ojson summary = {{"failures", total},
+                   {"signatures", static_cast<int64_t>(groups.size())},
+                   {"explained_signatures", explained_groups},
+                   {"explained_failures", explained_runs}};
+  if (!groups.empty() && !groups.front().blame.empty()) {
+    ojson blames = ojson::array();
+    for (const BlameCount& c : CountByBlame(groups)) {
+      blames.push_back(
+          {{"blame", text(c.blame)}, {"failures", c.failures}, {"signatures", c.signatures}});
+    }
+    summary["blames"] = std::move(blames);
+  }
+  ojson out = {{"knowledge_base", kb_origin}, {"summary", summary}, {"groups", array}};
   return out;
 }
 

@@ -35,13 +35,21 @@ struct ErrorGroup {
   std::string last_seen;              // greatest started_at
   std::string example_run_id;         // the run of last_seen (then the greatest run_id)
   const KnownError* known = nullptr;  // the knowledge base's entry, if any
+  // GroupErrors with by_blame: the runs' blame (core/blame.h; "model" for a row
+  // stored without one) and the packages their missing_packages name (distinct,
+  // sorted); both empty otherwise.
+  std::string blame;
+  std::vector<std::string> missing_packages;
 };
 
 // Groups the failures among `runs` (pass and skipped are left out) by
 // (status, signature), most runs first (then most models, status, signature).
 // `kb` may be null (no explanations); the groups' `known` point into it.
+// With `by_blame` (errors --blame) by (blame, status, signature) instead, the
+// blames in the order model, environment, harness, reference, reduction (then
+// any other), each blame's groups in the order above.
 std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
-                                    const ErrorKnowledgeBase* kb);
+                                    const ErrorKnowledgeBase* kb, bool by_blame = false);
 
 // One block per group, then a summary line:
 //
@@ -56,7 +64,12 @@ std::vector<ErrorGroup> GroupErrors(const std::vector<RunRecord>& runs,
 //       fix      workaround
 //
 // A knowledge-base entry is shown in full once; later groups it explains
-// say "known    [kb-id] as in [1]".
+// say "known    [kb-id] as in [1]". Groups made by_blame are headed, where the
+// blame changes, by
+//
+//   blame environment: 3 failures in 2 signatures (not the model's: not in the pass rate)
+//
+// and a group blamed on the environment has a line "needs    PIL, timm".
 //
 //   summary: 9 failures in 3 signatures; 2 signatures (8 failures) explained by the knowledge base
 //
@@ -67,7 +80,10 @@ std::string FormatErrorsText(const std::vector<ErrorGroup>& groups, const std::s
 // {"knowledge_base": origin, "summary": {...}, "groups": [{status, signature,
 // runs, models, model_ids, model_types, stages, stacks: [{torch_version,
 // transformers_version, runs}], first_seen, last_seen, example_run_id,
-// known: {id, explanation, cause, workaround} or null}]}. Ends in '\n'.
+// known: {id, explanation, cause, workaround} or null}]}; groups made
+// by_blame add "blame" and "missing_packages" to each group and "blames":
+// [{blame, failures, signatures}] (in the groups' order) to the summary. Ends
+// in '\n'.
 std::string FormatErrorsJson(const std::vector<ErrorGroup>& groups, const std::string& kb_origin);
 // The same object as a JSON value (for serve's /api/errors, which adds to it).
 // With `max_text_bytes` > 0 every text taken from the runs (signature, model

@@ -177,6 +177,55 @@ TEST(ErrorsReportTest, JsonCutsLongStoredTextWhenAskedTo) {
   EXPECT_EQ(whole["groups"][0]["signature"].get<std::string>().size(), size_t{300} << 10);
 }
 
+std::vector<RunRecord> BlamedRuns() {
+  std::vector<RunRecord> runs = FailedRuns();
+  RunRecord pil = Failure("timm_wrapper", "X requires the PIL library but it was not found", "T4");
+  pil.result.missing_packages = "PIL";
+  pil.result.blame = "environment";
+  RunRecord both = Failure("gemma3n", "X requires the timm library but it was not found", "T5");
+  both.result.missing_packages = "timm, PIL";
+  both.result.blame = "environment";
+  // The message of a model's failure, here the harness's: a group of its own.
+  RunRecord harness =
+      Failure("noop", "The size of tensor a (4) must match the size of tensor b (5)", "T6");
+  harness.result.blame = "harness";
+  runs.push_back(pil);
+  runs.push_back(both);
+  runs.push_back(harness);
+  runs[0].result.blame = "model";  // the rest have none (stored before schema 6): the model's
+  return runs;
+}
+
+TEST(ErrorsReportTest, ByBlameGroupsTheModelsFirstThenWhatCompatlabCouldNotTest) {
+  const std::vector<ErrorGroup> groups = GroupErrors(BlamedRuns(), nullptr, /*by_blame=*/true);
+  ASSERT_EQ(groups.size(), 6u);
+  std::vector<std::string> blames;
+  for (const ErrorGroup& g : groups) blames.push_back(g.blame);
+  EXPECT_EQ(blames, (std::vector<std::string>{"model", "model", "model", "environment",
+                                              "environment", "harness"}));
+  EXPECT_EQ(groups[3].missing_packages, (std::vector<std::string>{"PIL"}));
+  EXPECT_EQ(groups[4].missing_packages, (std::vector<std::string>{"PIL", "timm"}));
+  EXPECT_EQ(groups[5].runs, 1);
+  const std::string text = FormatErrorsText(groups, "");
+  EXPECT_NE(text.find("blame model: 5 failures in 3 signatures\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("blame environment: 2 failures in 2 signatures (not the model's: not in "
+                      "the pass rate)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    needs    PIL, timm\n"), std::string::npos) << text;
+  const nlohmann::json json = nlohmann::json::parse(FormatErrorsJson(groups, ""));
+  EXPECT_EQ(json["groups"][3]["blame"], "environment");
+  EXPECT_EQ(json["groups"][4]["missing_packages"], nlohmann::json({"PIL", "timm"}));
+  EXPECT_EQ(json["summary"]["blames"][1],
+            nlohmann::json({{"blame", "environment"}, {"failures", 2}, {"signatures", 2}}));
+  // Without --blame nothing changes: no blame, no header.
+  const std::vector<ErrorGroup> plain = GroupErrors(BlamedRuns(), nullptr);
+  ASSERT_EQ(plain.size(), 5u);
+  EXPECT_EQ(plain[1].runs, 2);  // the model's and the harness's failure of one signature
+  EXPECT_EQ(FormatErrorsText(plain, "").find("blame "), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(FormatErrorsJson(plain, ""))["summary"].contains("blames"));
+}
+
 TEST(ErrorsReportTest, QueryFooterExplainsTheShownErrors) {
   auto kb = ErrorKnowledgeBase::Parse(kKb, "kb.json");
   ASSERT_TRUE(kb.ok()) << kb.status();

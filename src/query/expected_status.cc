@@ -27,7 +27,7 @@ ExpectedStatus LineOf(const RunRecord& run) {
 
 bool IsBlame(std::string_view blame) {
   return blame == kBlameModel || blame == kBlameReduction || blame == kBlameReference ||
-         blame == kBlameHarness;
+         blame == kBlameHarness || blame == kBlameEnvironment;
 }
 
 // "fail_to_run", or "fail_to_run (reduction)" for a run not blamed on the model.

@@ -21,7 +21,7 @@ absl::StatusOr<std::string> ListErrors(const ListErrorsOptions& options) {
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(options.filter);
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
-  const std::vector<ErrorGroup> groups = GroupErrors(*runs, &*kb);
+  const std::vector<ErrorGroup> groups = GroupErrors(*runs, &*kb, options.by_blame);
   const std::string origin = options.kb_path.string();
   return options.json ? FormatErrorsJson(groups, origin) : FormatErrorsText(groups, origin);
 }

@@ -16,6 +16,7 @@ struct ListErrorsOptions {
   RunFilter filter;
   std::filesystem::path kb_path;  // the knowledge file; required
   bool json = false;              // FormatErrorsJson instead of FormatErrorsText
+  bool by_blame = false;          // grouped by blame first (GroupErrors' by_blame)
 };
 
 // The report to print (also when there are no failures). Errors:

@@ -28,6 +28,10 @@ std::string Number(std::optional<double> value, int precision, double scale = 1.
 std::string StatusCell(const RunResult& result) {
   std::string status(TestStatusName(result.status));
   if (!result.status_detail.empty()) status += "(" + result.status_detail + ")";
+  // A package the environment lacks (core/blame.h): the model was not tested here.
+  if (const std::string needs = NotTestedHereText(result); !needs.empty()) {
+    status += " (" + needs + ")";
+  }
   return status;
 }
 

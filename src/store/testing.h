@@ -218,6 +218,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_slo_run_id = "fedcba9876543210";
   r.load_warmup_s = 12.5;
   r.load_warmup_recompiles = 9;
+  r.missing_packages = "PIL, timm";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

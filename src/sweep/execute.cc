@@ -408,7 +408,8 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
-  rec.result.blame = Blame(rec.result);                       // whose failure (core/blame.h)
+  rec.result.missing_packages = MissingPackagesText(rec.result);  // from error_message
+  rec.result.blame = Blame(rec.result);                           // whose failure (core/blame.h)
   if (TakesCalibration(rec.spec, entry.job.target_profile_json)) {
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }

@@ -5,7 +5,8 @@ Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves]  -> prints th
 With `blame`: a store of its own for the runs compatlab could not test: llama passes; bert
 and gpt2 are test-only models (tests/e2e/reduction_model.py) that fail when reduced, bert
 only then (its rerun at the milder reduction passes: blamed on the reduction), gpt2 at
-every size (the model's).
+every size (the model's); a second sweep adds a code model that needs natten, which this
+environment lacks (tests/e2e/needs_natten.py: blamed on the environment).
 
 With `curves`: a store of its own for the model page's curves: a tiny llama's train
 (20 steps: a learning run) and generate (64 new tokens), eager,
@@ -108,6 +109,14 @@ def blame_store(binary, work):
                            "--max-measure-s", "0"], capture_output=True, text=True, timeout=600, env=env)
     if proc.returncode != 0:
         sys.exit(f"make_store.py: the blame sweep failed: {proc.stderr}")
+    code = work / "needs_natten.py"  # a package the environment lacks: blamed on the environment
+    code.write_text((e2e / "needs_natten.py").read_text())
+    proc = subprocess.run([str(binary), "sweep", "--db", str(db), "--model-code", f"{code}:build",
+                           "--modes", "eager", "--kinds", "forward", "--seq-lens", "8",
+                           "--max-measure-s", "0"], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    if proc.returncode != 0:
+        sys.exit(f"make_store.py: the environment sweep failed: {proc.stderr}")
     return db
 
 
