@@ -72,6 +72,7 @@ CXX_SOURCES = $(shell git ls-files --cached --others --exclude-standard 'src/*.c
 lint: python
 	@clang-format --dry-run -Werror $(CXX_SOURCES)
 	@.venv/bin/ruff check --quiet .
+	@out=$$(PYTHONPATH=probe .venv/bin/lint-imports --config probe/pyproject.toml --no-cache --no-logo 2>&1) || { echo "$$out"; exit 1; }  # the probe's import rules (probe/pyproject.toml)
 	@echo "lint: clang-format and ruff clean ($(words $(CXX_SOURCES)) C++ files)"
 
 format: python

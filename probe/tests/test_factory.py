@@ -2,7 +2,7 @@
 
 import pytest
 
-from compatlab_probe import factory, heads
+from compatlab_probe.models import factory, heads
 
 LAYER_FIELDS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers",
                 "num_decoder_layers", "n_layer", "depth")

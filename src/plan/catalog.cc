@@ -30,7 +30,7 @@ std::string Tail(const std::string& text, size_t bytes) {
 
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
-  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};
+  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.models.catalog"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> path = pythonpath;
   path.push_back(env.probe_dir);

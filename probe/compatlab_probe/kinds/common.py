@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .. import code_model, factory, heads, hub, stage_marks
-from ..inputs import make_inputs, uncallable_reason
-from ..measure import go_on, median_ci, percentiles
-from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
-from ..result import Result, is_out_of_memory
+from ..measure.timing import go_on, median_ci, percentiles
+from ..models import code_model, factory, heads, hub
+from ..models.inputs import make_inputs, uncallable_reason
+from ..protocol import stage_marks
+from ..protocol.request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
+from ..protocol.result import Result, is_out_of_memory
 
 _INPUT_WORDS = {"pixel_values": "image", "pixel_values_videos": "video", "input_features": "audio feature",
                 "input_values": "audio", "hidden_states": "image patch"}
