@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint complexity format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve clean
 
 all: build
 
@@ -74,6 +74,11 @@ lint: python
 	@.venv/bin/ruff check --quiet .
 	@out=$$(PYTHONPATH=probe .venv/bin/lint-imports --config probe/pyproject.toml --no-cache --no-logo 2>&1) || { echo "$$out"; exit 1; }  # the probe's import rules (probe/pyproject.toml)
 	@echo "lint: clang-format and ruff clean ($(words $(CXX_SOURCES)) C++ files)"
+
+# Function length and cyclomatic complexity (lizard, pinned) against the ceilings in
+# scripts/complexity.py; `make complexity` also prints the ten longest and most complex.
+complexity: python
+	@.venv/bin/python scripts/complexity.py --top 10
 
 format: python
 	@clang-format -i $(CXX_SOURCES)

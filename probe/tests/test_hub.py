@@ -109,6 +109,31 @@ def test_list_writes_ids_by_sort_and_the_unreachable_hub_is_exit_1(stand_in, tmp
     assert code == 1 and "cannot be reached" in out["error"]
 
 
+def test_a_bad_or_oversize_config_is_its_models_reason_never_an_exit(tmp_path):
+    configs = {"bad/not-utf8": b'{"model_type": "gpt2", "x": "\xff"}',
+               "bad/deep": b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+               "bad/huge": b'{"x": "' + b"x" * (hub.MAX_CONFIG_BYTES + 1) + b'"}',
+               "bad/not-json": b'{"model_type": '}
+    for repo, config in configs.items():
+        hubfake.write_cache(str(tmp_path), repo, {"config.json": config})
+    code, answer, stderr = resolver(["resolve", *(f"hub:{r}" for r in configs)],
+                                    hub_env(tmp_path, offline=True))
+    assert code == 0, stderr
+    errors = {spec[4:]: model["error"] for spec, model in answer["models"].items()}
+    assert "config.json is not UTF-8 (byte 29" in errors["bad/not-utf8"]
+    assert "config.json is nested too deeply to parse" in errors["bad/deep"]
+    assert f"over the limit of {hub.MAX_CONFIG_BYTES} (doc/limits.md)" in errors["bad/huge"]
+    assert "config.json is not JSON" in errors["bad/not-json"]
+
+
+def test_the_resolver_limits_what_it_allocates():
+    code = ("import resource; from compatlab_probe.models import hub; hub.limit_memory(1 << 30); "
+            "print(resource.getrlimit(resource.RLIMIT_DATA)[0]); bytearray(2 << 30)")
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PROBE_DIR),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == [str(1 << 30)] and "MemoryError" in proc.stderr, proc.stderr
+
+
 def test_hub_ids_are_parsed_strictly():
     assert hub.parse_hub_id("hub:Qwen/Qwen3-0.6B") == ("Qwen/Qwen3-0.6B", "")
     assert hub.parse_hub_id("hub:a/b@v1.0") == ("a/b", "v1.0")

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "query/diff.h"
 
 namespace compatlab {
@@ -15,6 +16,9 @@ struct CompareFlags {
   std::string format = "table";  // table or json
   DiffThresholds thresholds;
 };
+
+// Adds the `compare` subcommand to `app`; its options fill `flags`.
+CLI::App* AddCompareCommand(CLI::App& app, CompareFlags& flags);
 
 // Exit codes: 0 done; 2 bad input (a bad selector, an unknown sweep, a side without runs).
 int RunCompareCommand(const CompareFlags& flags);

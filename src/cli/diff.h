@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "query/diff.h"
 
 namespace compatlab {
@@ -18,6 +19,13 @@ struct DiffFlags {
   std::string expected;
   DiffThresholds thresholds;
 };
+
+// Adds diff's change thresholds (--steady-, --prepare-, --memory-threshold)
+// to `cmd`, their help texts after `lead` (compare's too).
+void AddDiffThresholds(CLI::App& cmd, DiffThresholds& thresholds, const std::string& lead);
+
+// Adds the `diff` subcommand to `app`; its options fill `flags`.
+CLI::App* AddDiffCommand(CLI::App& app, DiffFlags& flags);
 
 // Exit codes: 0 done; 1 --fail-on-regression and a regression, or --expected
 // and any change; 2 bad input (an unknown sweep, a side without runs, a

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "cli/query.h"
 
 namespace compatlab {
@@ -15,6 +16,9 @@ struct ErrorsFlags {
   std::string kb;  // knowledge file; "" = <project home>/knowledge/errors.json
   std::string format = "table";
 };
+
+// Adds the `errors` subcommand to `app`; its options fill `flags`.
+CLI::App* AddErrorsCommand(CLI::App& app, ErrorsFlags& flags);
 
 // Exit codes: 0 done (also when there are no failures); 1 the store or the
 // knowledge file cannot be read; 2 bad input (a missing store, a bad filter,

@@ -8,6 +8,15 @@
 
 namespace compatlab {
 
+CLI::App* AddExportCommand(CLI::App& app, ExportFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write stored results as Parquet, one file per torch/transformers version pair");
+  cmd->add_option("--parquet", flags.parquet_dir, "output directory")->required();
+  cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  AddRunFilterOptions(*cmd, flags.filter);
+  return cmd;
+}
+
 int RunExport(const ExportFlags& flags) {
   absl::StatusOr<RunFilter> filter = ToRunFilter(flags.filter);
   if (!filter.ok()) return Fail(kExitBadInput, filter.status());
@@ -27,6 +36,20 @@ int RunExport(const ExportFlags& flags) {
   std::cerr << fmt::format("compatlab: exported {} runs to {} files under {}\n", exported->runs,
                            exported->files.size(), flags.parquet_dir);
   return kExitOk;
+}
+
+CLI::App* AddImportCommand(CLI::App& app, ImportFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "import",
+      "Merge exported Parquet files (or directories of them), or other stores, into a store");
+  cmd->add_option("paths", flags.paths,
+                  "Parquet files or directories (with --from-store: store files)")
+      ->required();
+  cmd->add_option("--db", flags.db, "SQLite store (created if missing)")->capture_default_str();
+  cmd->add_flag("--from-store", flags.from_store,
+                "the paths are compatlab stores (SQLite), e.g. one scripts/verify-cuda "
+                "brought back, not Parquet");
+  return cmd;
 }
 
 int RunImport(const ImportFlags& flags) {

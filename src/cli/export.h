@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/query.h"
 
 namespace compatlab {
@@ -16,6 +17,9 @@ struct ExportFlags {
   RunFilterFlags filter;
 };
 
+// Adds the `export` subcommand to `app`; its options fill `flags`.
+CLI::App* AddExportCommand(CLI::App& app, ExportFlags& flags);
+
 // Writes the matching runs under flags.parquet_dir. Exit codes as in cli/common.h.
 int RunExport(const ExportFlags& flags);
 
@@ -25,6 +29,9 @@ struct ImportFlags {
   std::string command_line;  // recorded as the args of the sweeps it creates
   bool from_store = false;   // the paths are compatlab stores, not Parquet
 };
+
+// Adds the `import` subcommand to `app`; its options fill `flags`.
+CLI::App* AddImportCommand(CLI::App& app, ImportFlags& flags);
 
 // Imports the Parquet files under flags.paths into flags.db (created if
 // missing). A rejected file: one line on stderr each, nothing imported, exit 2.

@@ -9,13 +9,17 @@
 
 namespace compatlab {
 
-void AddHubListOptions(CLI::App& cmd, HubListFlags& flags) {
-  cmd.add_option("--task", flags.request.task, "Hub task (pipeline tag), e.g. text-generation");
-  cmd.add_option("--sort", flags.request.sort, "downloads or trending")->capture_default_str();
-  cmd.add_option("--limit", flags.request.limit, "how many ids")->capture_default_str();
-  cmd.add_option("--out", flags.out, "suite file to write (default: print it)");
-  cmd.add_option("--name", flags.name, "the suite's name")->capture_default_str();
-  cmd.add_option("--python", flags.python, "interpreter that runs the probe");
+CLI::App* AddHubListCommand(CLI::App& app, HubListFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "hub-list",
+      "Write a suite file of Hub ids from the Hub's list API (by downloads or trending)");
+  cmd->add_option("--task", flags.request.task, "Hub task (pipeline tag), e.g. text-generation");
+  cmd->add_option("--sort", flags.request.sort, "downloads or trending")->capture_default_str();
+  cmd->add_option("--limit", flags.request.limit, "how many ids")->capture_default_str();
+  cmd->add_option("--out", flags.out, "suite file to write (default: print it)");
+  cmd->add_option("--name", flags.name, "the suite's name")->capture_default_str();
+  cmd->add_option("--python", flags.python, "interpreter that runs the probe");
+  return cmd;
 }
 
 int RunHubList(const HubListFlags& flags) {

@@ -16,7 +16,8 @@ struct HubListFlags {
   std::string python;
 };
 
-void AddHubListOptions(CLI::App& cmd, HubListFlags& flags);
+// Adds the `hub-list` subcommand to `app`; its options fill `flags`.
+CLI::App* AddHubListCommand(CLI::App& app, HubListFlags& flags);
 // 0 written; 1 the Hub cannot be reached (one line); 2 bad flags.
 int RunHubList(const HubListFlags& flags);
 

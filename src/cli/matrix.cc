@@ -7,7 +7,9 @@
 
 namespace compatlab {
 
-void AddMatrixOptions(CLI::App& command, MatrixFlags& flags) {
+CLI::App* AddMatrixCommand(CLI::App& app, MatrixFlags& flags) {
+  CLI::App& command = *app.add_subcommand(
+      "matrix", "Models x (target, mode): the current verdict of each, on one stack");
   command.add_option("--db", flags.db, "SQLite store")->capture_default_str();
   AddRunFilterOptions(command, flags.filter);
   command
@@ -18,6 +20,7 @@ void AddMatrixOptions(CLI::App& command, MatrixFlags& flags) {
   command.add_option("--format", flags.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  return &command;
 }
 
 int RunMatrix(const MatrixFlags& flags) {

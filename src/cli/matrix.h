@@ -17,8 +17,8 @@ struct MatrixFlags {
   std::string format = "table";
 };
 
-// Adds every option of `matrix` to `command`: --db, query's filters, --stack, --format.
-void AddMatrixOptions(CLI::App& command, MatrixFlags& flags);
+// Adds the `matrix` subcommand to `app`: --db, query's filters, --stack, --format.
+CLI::App* AddMatrixCommand(CLI::App& app, MatrixFlags& flags);
 
 // Prints the matrix. Exit codes as in cli/common.h: 2 for a bad filter or
 // stack, an unknown sweep or a store that cannot be opened.

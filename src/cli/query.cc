@@ -39,7 +39,11 @@ absl::StatusOr<RunFilter> ToRunFilter(const RunFilterFlags& flags) {
   return filter;
 }
 
-void AddQueryOptions(CLI::App& command, QueryFlags& flags) {
+CLI::App* AddQueryCommand(CLI::App& app, QueryFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "query", "Show stored results: filter, sort, limit; as a table, JSON or CSV");
+  cmd->alias("runs");  // the short form
+  CLI::App& command = *cmd;
   command.add_option("--db", flags.db, "SQLite store")->capture_default_str();
   AddRunFilterOptions(command, flags.filter);
   command.add_option("--sort", flags.sort,
@@ -50,6 +54,7 @@ void AddQueryOptions(CLI::App& command, QueryFlags& flags) {
   command.add_option("--format", flags.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  return cmd;
 }
 
 int RunQuery(const QueryFlags& flags) {

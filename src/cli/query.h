@@ -40,8 +40,8 @@ struct QueryFlags {
   std::string format = "table";
 };
 
-// Adds every option of `query` to `command`.
-void AddQueryOptions(CLI::App& command, QueryFlags& flags);
+// Adds the `query` subcommand (alias `runs`) to `app`; its options fill `flags`.
+CLI::App* AddQueryCommand(CLI::App& app, QueryFlags& flags);
 
 // Prints the matching runs. Exit codes as in cli/common.h.
 int RunQuery(const QueryFlags& flags);

@@ -8,6 +8,17 @@
 
 namespace compatlab {
 
+CLI::App* AddReproCommand(CLI::App& app, ReproFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "repro", "Print a standalone Python script (torch and transformers only) that reruns a run");
+  cmd->add_option("run_id", flags.run_id, "the run (run_id of query's JSON or CSV)")->required();
+  cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  cmd->add_option("--kb", flags.kb,
+                  "knowledge file (default: knowledge/errors.json of the project)");
+  cmd->add_option("--python", flags.python, "interpreter that runs the probe");
+  return cmd;
+}
+
 int RunRepro(const ReproFlags& flags) {
   ReproOptions options;
   options.db = flags.db;

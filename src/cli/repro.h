@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "CLI/CLI.hpp"
+
 namespace compatlab {
 
 struct ReproFlags {
@@ -13,6 +15,9 @@ struct ReproFlags {
   std::string kb;      // knowledge file; "" = <project home>/knowledge/errors.json
   std::string python;  // interpreter that runs the probe's generator
 };
+
+// Adds the `repro` subcommand to `app`; its options fill `flags`.
+CLI::App* AddReproCommand(CLI::App& app, ReproFlags& flags);
 
 // Exit codes: 0 the script is on stdout; 1 the generator failed; 2 bad input
 // (a missing store, an unknown run id, a harness-kind run with no model).

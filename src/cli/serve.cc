@@ -8,6 +8,51 @@
 #include "util/fs.h"
 
 namespace compatlab {
+namespace {
+
+// A `serve` limit flag, its default shown in --help (the server checks its range).
+template <typename T>
+void AddServeLimit(CLI::App& cmd, const std::string& name, T& value, const std::string& help) {
+  cmd.add_option(name, value, help)->capture_default_str();
+}
+
+// The transport's limits (doc/api.md, "Connections and limits"), checked by the server.
+void AddServeLimits(CLI::App& cmd, HttpLimits& limits) {
+  AddServeLimit(cmd, "--header-timeout", limits.header_timeout_s,
+                "seconds from a request's first byte to the end of its header");
+  AddServeLimit(cmd, "--body-timeout", limits.body_timeout_s,
+                "seconds from the end of a request's header to the end of its body");
+  AddServeLimit(cmd, "--idle-timeout", limits.idle_timeout_s,
+                "seconds a connection may wait for its next request");
+  AddServeLimit(cmd, "--write-timeout", limits.write_timeout_s,
+                "seconds a client may take to read an answer");
+  AddServeLimit(cmd, "--max-connections", limits.max_connections,
+                "connections open at once; the next one is answered 503");
+  AddServeLimit(cmd, "--keep-alive-requests", limits.keep_alive_requests,
+                "requests answered on one connection before it is closed");
+  AddServeLimit(cmd, "--max-header-bytes", limits.max_header_bytes,
+                "largest request line and header (431 past it)");
+  AddServeLimit(cmd, "--max-body-bytes", limits.max_body_bytes,
+                "largest request body (413 past it)");
+}
+
+}  // namespace
+
+CLI::App* AddServeCommand(CLI::App& app, ServeFlags& flags) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve the store read-only: a JSON API and a web page (doc/api.md)");
+  cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  cmd->add_option("--host", flags.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", flags.port, "port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--threads", flags.threads, "worker threads that answer requests")
+      ->check(CLI::Range(2, 256))
+      ->capture_default_str();
+  AddServeLimits(*cmd, flags.limits);
+  cmd->add_option("--python", flags.python, "interpreter that runs the probe");
+  return cmd;
+}
 
 int RunServe(const ServeFlags& flags) {
   ServeOptions options;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "server/http_limits.h"
 
 namespace compatlab {
@@ -18,6 +19,9 @@ struct ServeFlags {
   // Deadlines, connection cap and sizes (doc/api.md, "Connections and limits").
   HttpLimits limits;
 };
+
+// Adds the `serve` subcommand to `app`; its options fill `flags`.
+CLI::App* AddServeCommand(CLI::App& app, ServeFlags& flags);
 
 // Warns on stderr when the address is not a loopback one. Exit codes: 0
 // stopped by SIGINT or SIGTERM; 1 the server failed; 2 bad input (a missing

@@ -9,6 +9,7 @@
 namespace compatlab {
 namespace {
 
+// The plan request of a new sweep: the suite (default smoke), the overrides, the probe.
 PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   const PlanFlags& f = flags.plan;
   PlanRequest r;
@@ -46,7 +47,108 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   return r;
 }
 
+// The options naming the models: which, at which size, with which heads and weights.
+void AddSweepModelOptions(CLI::App& cmd, PlanFlags& plan) {
+  cmd.add_option("--models", plan.models,
+                 "model types and hub:ORG/NAME[@REVISION] ids, overriding the suite's list")
+      ->delimiter(',');
+  cmd.add_option("--size", plan.size,
+                 "reduced (default: the config shrunk, its features kept) or full (the "
+                 "real configuration, random weights)");
+  cmd.add_option("--heads", plan.heads,
+                 "rule (default: one head class per model), all (every head class the "
+                 "type registers, each its own test) or class names")
+      ->delimiter(',');
+  cmd.add_flag("--weights", plan.weights,
+               "hub: models with the repo's own weights (from the Hub cache or fetched)");
+  cmd.add_option("--model-path", plan.model_path, "a local checkpoint directory as the model");
+  cmd.add_option("--model-code", plan.model_code,
+                 "FILE.py:FUNCTION, your own modelling code as the model (a function "
+                 "returning a model, or (model, inputs); or a PreTrainedModel subclass "
+                 "built from its config): model id code:NAME@HASH");
+  cmd.add_flag("--trust-remote-code", plan.trust_remote_code,
+               "let a --model-path checkpoint whose config.json names custom code "
+               "(auto_map) import and run it");
+  cmd.add_option("--baseline", plan.baseline,
+                 "models (types or hub: ids) run beside the variant with the same targets, "
+                 "modes, kinds, dtypes and shapes (then: compatlab compare)")
+      ->delimiter(',');
+}
+
+// The test axes (kinds, targets, modes, dtypes, shapes) and each kind's parameters.
+void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
+  cmd.add_option("--kinds", plan.kinds, "test kinds (forward, generate, train, load)")
+      ->delimiter(',');
+  cmd.add_option("--targets", plan.targets,
+                 "target profiles by name (targets/NAME.json) or file, overriding the "
+                 "suite's")
+      ->delimiter(',');
+  cmd.add_option("--modes", plan.modes, "eager, compile, export")->delimiter(',');
+  cmd.add_option("--backend", plan.backend,
+                 "compile backend instead of the profile's (inductor, aot_eager, "
+                 "or module:function)");
+  cmd.add_option("--dtypes", plan.dtypes, "float32, bfloat16, float16, float64")->delimiter(',');
+  cmd.add_option("--batch-sizes", plan.batch_sizes, "batch sizes, e.g. 1,4")->delimiter(',');
+  cmd.add_option("--seq-lens", plan.seq_lens, "sequence lengths, e.g. 128,512,2048")
+      ->delimiter(',');
+  cmd.add_option("--new-tokens", plan.new_tokens, "generate: new tokens (default 16)");
+  cmd.add_option("--train-steps", plan.train_steps, "train: optimizer steps (default 3)");
+  cmd.add_option("--rates", plan.load_rates,
+                 "load: server arrival rates as multiples of the offline throughput "
+                 "(default 0.5x,0.9x,1.5x)")
+      ->delimiter(',');
+  cmd.add_option("--slo", plan.load_slo,
+                 "load: goodput objective ttft=SECONDS,itl=SECONDS (default: 3x the "
+                 "p50s of the test's single_stream run)");
+  cmd.add_option("--load-requests", plan.load_requests, "load: requests per test (default 32)");
+  cmd.add_flag("--warm", plan.warm,
+               "compile mode: rerun each compiled test in a second process on the same "
+               "compile cache and record warm preparation");
+}
+
+// How each test runs: deadlines, budgets, limits, parallelism, interpreter.
+void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags) {
+  cmd.add_option("--timeout", flags.timeout_s, "per-test deadline in seconds");
+  cmd.add_option("--max-measure-s", flags.plan.max_measure_s,
+                 "measurement budget per test in seconds, from the first warm-up call: "
+                 "steady calls repeat until the median's interval is tight, and none "
+                 "starts once it is spent and one ran (default 2; 0: the minimums only; "
+                 "doc/probe.md)");
+  cmd.add_option("--mem-limit", flags.mem_limit,
+                 "per-test memory limit (e.g. 8G, 512M; default 8G)");
+  cmd.add_option("--mem-limit-method", flags.plan.mem_limit_method,
+                 "cgroup_v2, cgroup_v1 or rlimit (default: best available)");
+  cmd.add_option("--jobs,-j", flags.jobs, "tests run at once (default 1)");
+  cmd.add_option("--grace", flags.grace_s, "seconds between SIGTERM and SIGKILL (default 2)");
+  cmd.add_flag("--no-rerun-reduced", flags.no_rerun_reduced,
+               "do not rerun a reduced model's failure at full size (or the milder "
+               "reduction) to prove it is the reduction's (doc/results-schema.md, "
+               "\"Blame\"); such failures then stay the model's");
+  cmd.add_option("--python", flags.plan.python, "interpreter that runs the probe");
+}
+
 }  // namespace
+
+CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags) {
+  CLI::App* cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
+  cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  cmd->add_option("--suite", flags.plan.suite, "suite name or JSON file (default: smoke)");
+  AddSweepModelOptions(*cmd, flags.plan);
+  AddSweepAxisOptions(*cmd, flags.plan);
+  AddSweepRunOptions(*cmd, flags);
+  cmd->add_flag("--allow-profile-paths", flags.allow_profile_paths,
+                "let the suite file name target profiles by path (a profile runs Python "
+                "in every test: trust the file first)");
+  cmd->add_flag("--allow-stored-code", flags.allow_stored_code,
+                "with --resume: run the interpreter, probe, profiles and code the stored "
+                "plan names even where they are not this installation's own (trust the "
+                "store first; doc/suites.md)");
+  CLI::Option* resume = cmd->add_option("--resume", flags.resume_id,
+                                        "continue a sweep (default: the latest unfinished)")
+                            ->expected(0, 1);
+  cmd->callback([&flags, resume] { flags.resume = resume->count() > 0; });
+  return cmd;
+}
 
 int RunSweep(const SweepFlags& flags) {
   absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit.value_or("8G"));
@@ -67,6 +169,8 @@ int RunSweep(const SweepFlags& flags) {
   if (flags.resume) {
     options.resume_id = flags.resume_id;
     options.given = flags.plan;
+    options.probe = ResolveProbeEnv(flags.plan.python);
+    options.allow_stored_code = flags.allow_stored_code;
     if (!flags.plan.python.empty())
       options.given.python = ResolveProbeEnv(flags.plan.python).python;
     options.timeout_s = flags.timeout_s;

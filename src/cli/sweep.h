@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "sweep/resolve.h"
 
 namespace compatlab {
@@ -24,7 +25,11 @@ struct SweepFlags {
   std::string command_line;
   bool allow_profile_paths = false;  // a suite may name target profiles by path
   bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
+  bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
 };
+
+// Adds the `sweep` subcommand to `app`; its options fill `flags`.
+CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags);
 
 // Runs a sweep; returns the process exit code (0 done, 1 harness failure,
 // 2 bad input, 130 interrupted).

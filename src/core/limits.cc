@@ -1,8 +1,10 @@
 #include "core/limits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <variant>
 
+#include "absl/strings/ascii.h"
 #include "core/fields.h"
 #include "fmt/format.h"
 
@@ -38,6 +40,26 @@ std::string TruncateForDisplay(std::string_view text, size_t max_bytes) {
   // Back to the start of a UTF-8 sequence: never a continuation byte.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return fmt::format("{} [... {} more bytes]", text.substr(0, cut), text.size() - cut);
+}
+
+absl::Status CheckStoredId(std::string_view id, std::string_view what) {
+  const bool charset = std::all_of(id.begin(), id.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (!id.empty() && id.size() <= kMaxStoredIdBytes && charset &&
+      id.find("..") == std::string_view::npos && id != ".") {
+    return absl::OkStatus();
+  }
+  std::string shown;
+  for (char c : id.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    shown += (u >= 0x20 && u < 0x7f && c != '\\') ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+  }
+  if (id.size() > 64) shown += "...";
+  return absl::InvalidArgumentError(
+      fmt::format("{} '{}' is not an id compatlab writes: 1 to {} characters of letters, digits, "
+                  "'.', '_' and '-', no '..' (doc/limits.md)",
+                  what, shown, kMaxStoredIdBytes));
 }
 
 absl::Status CheckDuration(double seconds, std::string_view what, bool zero_ok) {

@@ -38,6 +38,11 @@ inline constexpr int64_t kParquetBatchRows = 64;
 inline constexpr double kMaxDurationS = 7 * 24 * 3600.0;
 // A path component made from data (a version in an export's file name).
 inline constexpr size_t kMaxPathComponentBytes = 100;
+// An id read from a store (sweep, test or run id) before it is used: at most
+// this many bytes of [A-Za-z0-9._-], never "." or "..": it may name a
+// temporary file or directory (a sweep's compile caches), so it must never
+// climb out of one.
+inline constexpr size_t kMaxStoredIdBytes = 128;
 
 // --- the HTTP API --------------------------------------------------------------
 // A text value in a run list (/api/search, /api/model, /api/diff): longer ones
@@ -54,6 +59,10 @@ absl::StatusOr<int64_t> CheckImportedRun(const RunRecord& record);
 // `text` cut to at most `max_bytes` (at a UTF-8 boundary) followed by
 // " [... N more bytes]" when it was longer; `text` itself otherwise.
 std::string TruncateForDisplay(std::string_view text, size_t max_bytes);
+
+// OK when `id` is a stored id as kMaxStoredIdBytes says; else InvalidArgument
+// "<what> '<id, escaped>' is not an id compatlab writes (...)".
+absl::Status CheckStoredId(std::string_view id, std::string_view what);
 
 // A duration flag or key checked: finite, > 0 (>= 0 when `zero_ok`), at most
 // kMaxDurationS. InvalidArgument "<what> must be ..." otherwise.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -17,6 +18,21 @@ TEST(LimitsTest, ImportedRunWithinTheLimitsIsAccepted) {
   absl::StatusOr<int64_t> size = CheckImportedRun(run);
   ASSERT_TRUE(size.ok()) << size.status();
   EXPECT_EQ(*size, *empty + (64 << 10));
+}
+
+TEST(LimitsTest, StoredIdsAreCheckedForCharactersAndLength) {
+  for (const std::string& id : std::vector<std::string>{"20261205T141500Z-abc123", "bomb-0-1",
+                                                        "a.b_c", std::string(128, 'f')}) {
+    EXPECT_TRUE(CheckStoredId(id, "sweep id").ok()) << id;
+  }
+  for (const std::string& id :
+       std::vector<std::string>{"", ".", "..", "x/../../victim", "a..b", "a b",
+                                std::string("a\0b", 3), std::string(129, 'f'), "caf\xc3\xa9"}) {
+    absl::Status s = CheckStoredId(id, "sweep id");
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << id;
+  }
+  const absl::Status s = CheckStoredId("x/\x1b[2J", "run id");
+  EXPECT_EQ(s.message().substr(0, 24), "run id 'x/\\x1b[2J' is no");
 }
 
 TEST(LimitsTest, OneFieldOverItsLimitIsRefusedByName) {

@@ -21,6 +21,7 @@ std::string LastLine(const std::string& text) {
   return text.substr(start, end + 1 - start);
 }
 
+// `text` without trailing blanks, its last `bytes` bytes behind "..." when longer.
 std::string Tail(const std::string& text, size_t bytes) {
   size_t end = text.find_last_not_of(" \n\r\t");
   if (end == std::string::npos) return "";
@@ -28,6 +29,8 @@ std::string Tail(const std::string& text, size_t bytes) {
   return t.size() > bytes ? "..." + t.substr(t.size() - bytes) : t;
 }
 
+// `python -m compatlab_probe.models.catalog ARGS`'s stdout, offline, `pythonpath` first on its path;
+// the probe's own error (InvalidArgument) when it exits non-zero with one.
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
   std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.models.catalog"};
@@ -53,6 +56,25 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
                      "): ", ProbeFailureText(r->stdout_text, r->stderr_text)));
   }
   return r->stdout_text;
+}
+
+// The "files" of a code model answer's "code" object: a non-empty list of
+// objects, each with a path, a relative path and a SHA-256.
+absl::StatusOr<std::vector<CodeFile>> ParseCodeFiles(const json& code) {
+  auto files = code.find("files");
+  if (files == code.end() || !files->is_array() || files->empty()) {
+    return absl::InvalidArgumentError("the probe's code model answer lists no code files");
+  }
+  std::vector<CodeFile> out;
+  for (const json& f : *files) {
+    CodeFile file{ProbeAnswerText(f, "path"), ProbeAnswerText(f, "rel"),
+                  ProbeAnswerText(f, "sha256")};
+    if (!f.is_object() || file.path.empty() || file.rel.empty() || file.sha256.size() != 64) {
+      return absl::InvalidArgumentError("the probe's code model answer has a malformed code file");
+    }
+    out.push_back(std::move(file));
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,18 +132,9 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
   if (info.model_class.empty() || info.sha256.size() != 64) {
     return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
   }
-  auto files = c.find("files");
-  if (files == c.end() || !files->is_array() || files->empty()) {
-    return absl::InvalidArgumentError("the probe's code model answer lists no code files");
-  }
-  for (const json& f : *files) {
-    CodeFile file{ProbeAnswerText(f, "path"), ProbeAnswerText(f, "rel"),
-                  ProbeAnswerText(f, "sha256")};
-    if (!f.is_object() || file.path.empty() || file.rel.empty() || file.sha256.size() != 64) {
-      return absl::InvalidArgumentError("the probe's code model answer has a malformed code file");
-    }
-    info.files.push_back(std::move(file));
-  }
+  absl::StatusOr<std::vector<CodeFile>> files = ParseCodeFiles(c);
+  if (!files.ok()) return files.status();
+  info.files = *std::move(files);
   return info;
 }
 

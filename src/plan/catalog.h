@@ -61,6 +61,8 @@ struct ProbeEnv {
   std::string probe_dir;
 };
 
+// The probe's answers parsed: its catalog, a checkpoint's description, a code model's
+// description (InvalidArgument when malformed; a code model needs its class, hash and files).
 absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text);
 absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text);
 absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
+#include <span>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,6 +20,35 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// What a profile value must be before its key's own check runs.
+enum class ProfileKind { kString, kBool, kList, kObject, kNullOrObject };
+
+// When a profile must have the key.
+enum class ProfileNeed { kOptional, kAlways, kForModeCompile };
+
+// What is wrong with a profile: the key it names ("compile.backend" for a
+// nested one) and what, as "<origin>: '<key>' <what>" says it.
+struct ProfileProblem {
+  std::string key;
+  std::string what;
+};
+
+// The check of one key's value of the right kind: the first problem, or none.
+using ProfileCheck = std::optional<ProfileProblem> (*)(const std::string& key, const json& value);
+// Copies one checked value into the profile.
+using ProfileApply = void (*)(const json& value, TargetProfile* profile);
+
+// One key of a target profile, or of one of its objects (doc/targets.md, "Fields").
+struct ProfileField {
+  std::string_view name;
+  ProfileKind kind;
+  std::string_view kind_error;  // the problem when the value is of another kind
+  ProfileNeed need = ProfileNeed::kOptional;
+  ProfileCheck check = nullptr;  // nullptr: any value of its kind
+  ProfileApply apply = nullptr;  // nullptr: only the probe reads it (TargetProfile::json)
+};
+
+// InvalidArgument "<origin>: '<key>' <what>".
 absl::Status Bad(const std::string& origin, const std::string& key, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(origin, ": '", key, "' ", what));
 }
@@ -31,9 +63,247 @@ bool IsReference(const json& v, bool may_be_empty) {
   });
 }
 
+// `j` as compact JSON text, keys sorted (nlohmann's objects are), bad UTF-8 replaced.
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// The text of a value already checked to be a string.
+const std::string& ProfileString(const json& value) { return value.get_ref<const std::string&>(); }
+
+// True when `value` is of `kind`.
+bool HasProfileKind(const json& value, ProfileKind kind) {
+  switch (kind) {
+    case ProfileKind::kString:
+      return value.is_string();
+    case ProfileKind::kBool:
+      return value.is_boolean();
+    case ProfileKind::kList:
+      return value.is_array();
+    case ProfileKind::kObject:
+      return value.is_object();
+    case ProfileKind::kNullOrObject:
+      return value.is_null() || value.is_object();
+  }
+  return false;
+}
+
+// The problem `what` at `key`.
+std::optional<ProfileProblem> ProfileError(const std::string& key, std::string_view what) {
+  return ProfileProblem{key, std::string(what)};
+}
+
+// The field of `fields` named `name`, or nullptr.
+const ProfileField* FindProfileField(std::span<const ProfileField> fields, std::string_view name) {
+  auto it = std::find_if(fields.begin(), fields.end(),
+                         [name](const ProfileField& f) { return f.name == name; });
+  return it == fields.end() ? nullptr : &*it;
+}
+
+// The first problem of `object`'s members in its key order against `fields`
+// (an unknown key is `unknown`), each member applied to `out` once it passes
+// (when `out` is given); keys are named `prefix` + key.
+std::optional<ProfileProblem> CheckProfileMembers(const json& object,
+                                                  std::span<const ProfileField> fields,
+                                                  const std::string& prefix,
+                                                  const std::string& unknown, TargetProfile* out) {
+  for (const auto& [name, value] : object.items()) {
+    const std::string key = prefix + name;
+    const ProfileField* field = FindProfileField(fields, name);
+    if (field == nullptr) return ProfileError(key, unknown);
+    if (!HasProfileKind(value, field->kind)) return ProfileError(key, field->kind_error);
+    if (field->check != nullptr) {
+      if (std::optional<ProfileProblem> problem = field->check(key, value)) return problem;
+    }
+    if (out != nullptr && field->apply != nullptr) field->apply(value, out);
+  }
+  return std::nullopt;
+}
+
+// The first of `fields` that `need` requires and `object` lacks, in table order.
+std::optional<ProfileProblem> MissingProfileMember(const json& object,
+                                                   std::span<const ProfileField> fields,
+                                                   const std::string& prefix, ProfileNeed need,
+                                                   std::string_view what) {
+  for (const ProfileField& field : fields) {
+    if (field.need == need && !object.contains(field.name)) {
+      return ProfileError(prefix + std::string(field.name), what);
+    }
+  }
+  return std::nullopt;
+}
+
+// "is not a known key (a, b, c)" naming `fields` in table order.
+std::string UnknownProfileSubkey(std::span<const ProfileField> fields) {
+  std::vector<std::string> names;
+  for (const ProfileField& f : fields) names.emplace_back(f.name);
+  return absl::StrCat("is not a known key (", absl::StrJoin(names, ", "), ")");
+}
+
+constexpr std::string_view kProfileNonEmptyString = "must be a non-empty string";
+constexpr std::string_view kProfileFunction = "must be \"module:function\"";
+constexpr std::string_view kProfileReference =
+    "must be \"module:function\", a dotted path, or \"\"";
+constexpr std::string_view kProfileBackendName = "must be a backend name";
+
+// A string that is not empty.
+std::optional<ProfileProblem> ProfileNonEmpty(const std::string& key, const json& value) {
+  if (ProfileString(value).empty()) return ProfileError(key, kProfileNonEmptyString);
+  return std::nullopt;
+}
+
+// A list of strings, none empty.
+std::optional<ProfileProblem> ProfileNonEmptyStrings(const std::string& key, const json& value) {
+  for (const json& v : value) {
+    if (!v.is_string() || ProfileString(v).empty()) {
+      return ProfileError(key, "must be a list of non-empty strings");
+    }
+  }
+  return std::nullopt;
+}
+
+// "module:function", a dotted path, or "".
+std::optional<ProfileProblem> ProfileReferenceOrEmpty(const std::string& key, const json& value) {
+  if (!IsReference(value, true)) return ProfileError(key, kProfileReference);
+  return std::nullopt;
+}
+
+// "module:function" or a dotted path.
+std::optional<ProfileProblem> ProfileFunction(const std::string& key, const json& value) {
+  if (!IsReference(value, false)) return ProfileError(key, kProfileFunction);
+  return std::nullopt;
+}
+
+// A compile backend: a registered name or "module:function".
+std::optional<ProfileProblem> ProfileBackendName(const std::string& key, const json& value) {
+  if (!IsReference(value, false)) return ProfileError(key, kProfileBackendName);
+  return std::nullopt;
+}
+
+// A lowering key: lower-case letters and underscores ("" included).
+std::optional<ProfileProblem> ProfileLoweringKey(const std::string& key, const json& value) {
+  const std::string& v = ProfileString(value);
+  if (!std::all_of(v.begin(), v.end(),
+                   [](unsigned char c) { return std::islower(c) != 0 || c == '_'; })) {
+    return ProfileError(key, "must be a lowering key of lower-case letters (doc/targets.md)");
+  }
+  return std::nullopt;
+}
+
+// True for "eager", "compile" or "export".
+bool IsProfileMode(const json& v) {
+  return v.is_string() && (ProfileString(v) == kModeEager || ProfileString(v) == kModeCompile ||
+                           ProfileString(v) == kModeExport);
+}
+
+// A non-empty list of modes.
+std::optional<ProfileProblem> ProfileModes(const std::string& key, const json& value) {
+  if (value.empty()) return ProfileError(key, "must be a list of modes");
+  if (!std::all_of(value.begin(), value.end(), IsProfileMode)) {
+    return ProfileError(key, "must list modes from eager, compile, export");
+  }
+  return std::nullopt;
+}
+
+// memory: the device allocator's peak functions and the method's name, all three required.
+const ProfileField kMemoryFields[] = {
+    {"reset_peak", ProfileKind::kString, kProfileFunction, ProfileNeed::kAlways, ProfileFunction},
+    {"peak", ProfileKind::kString, kProfileFunction, ProfileNeed::kAlways, ProfileFunction},
+    {"method", ProfileKind::kString, kProfileNonEmptyString, ProfileNeed::kAlways, ProfileNonEmpty},
+};
+
+// compile: torch.compile's backend (required) and keyword arguments.
+const ProfileField kCompileFields[] = {
+    {"backend", ProfileKind::kString, kProfileBackendName, ProfileNeed::kAlways,
+     ProfileBackendName},
+    {"options", ProfileKind::kObject, "must be an object"},
+};
+
+// null, or every key of kMemoryFields (checked for presence first), each valid.
+std::optional<ProfileProblem> ProfileMemory(const std::string& key, const json& value) {
+  if (value.is_null()) return std::nullopt;
+  const std::string prefix = key + ".";
+  if (auto missing =
+          MissingProfileMember(value, kMemoryFields, prefix, ProfileNeed::kAlways, "is missing"))
+    return missing;
+  return CheckProfileMembers(value, kMemoryFields, prefix, UnknownProfileSubkey(kMemoryFields),
+                             nullptr);
+}
+
+// Every key valid, then the backend present.
+std::optional<ProfileProblem> ProfileCompile(const std::string& key, const json& value) {
+  const std::string prefix = key + ".";
+  if (auto bad = CheckProfileMembers(value, kCompileFields, prefix,
+                                     UnknownProfileSubkey(kCompileFields), nullptr))
+    return bad;
+  return MissingProfileMember(value, kCompileFields, prefix, ProfileNeed::kAlways, "is missing");
+}
+
+// The profile's backend and compile options (canonical JSON) from its checked "compile".
+void ApplyProfileCompile(const json& value, TargetProfile* p) {
+  p->backend = ProfileString(value["backend"]);
+  p->compile_options_json = Dump(value.value("options", json::object()));
+}
+
+// The keys of a target profile, in doc/targets.md's order.
+std::span<const ProfileField> ProfileFields() {
+  using enum ProfileKind;
+  using enum ProfileNeed;
+  static const ProfileField kFields[] = {
+      {"name", kString, kProfileNonEmptyString, kAlways, ProfileNonEmpty,
+       [](const json& v, TargetProfile* p) { p->name = ProfileString(v); }},
+      {"description", kString, "must be a string", kOptional, nullptr,
+       [](const json& v, TargetProfile* p) { p->description = ProfileString(v); }},
+      {"verified", kBool, "must be true or false", kOptional, nullptr,
+       [](const json& v, TargetProfile* p) { p->verified = v.get<bool>(); }},
+      {"device", kString, kProfileNonEmptyString, kAlways, ProfileNonEmpty,
+       [](const json& v, TargetProfile* p) { p->device = ProfileString(v); }},
+      {"pythonpath", kList, "must be a list of strings", kOptional, ProfileNonEmptyStrings,
+       [](const json& v, TargetProfile* p) { p->pythonpath = v.get<std::vector<std::string>>(); }},
+      {"import", kList, "must be a list of strings", kOptional, ProfileNonEmptyStrings},
+      {"setup", kString, kProfileReference, kOptional, ProfileReferenceOrEmpty},
+      {"available", kString, kProfileReference, kOptional, ProfileReferenceOrEmpty},
+      {"synchronize", kString, kProfileReference, kOptional, ProfileReferenceOrEmpty},
+      {"memory", kNullOrObject, "must be null or an object", kOptional, ProfileMemory},
+      {"dispatch_key", kString, "must be a string"},
+      {"fallback_counts", kString, kProfileReference, kOptional, ProfileReferenceOrEmpty},
+      {"reset_fallback_counts", kString, kProfileReference, kOptional, ProfileReferenceOrEmpty},
+      {"compile", kObject, "must be an object", kForModeCompile, ProfileCompile,
+       ApplyProfileCompile},
+      {"lowering", kString, "must be a string", kOptional, ProfileLoweringKey,
+       [](const json& v, TargetProfile* p) { p->lowering = ProfileString(v); }},
+      {"modes", kList, "must be a list of modes", kOptional, ProfileModes,
+       [](const json& v, TargetProfile* p) { p->modes = v.get<std::vector<std::string>>(); }},
+  };
+  return kFields;
+}
+
+// "is not a known key (...; see doc/targets.md)", the keys sorted.
+std::string UnknownProfileKey() {
+  std::set<std::string> names;
+  for (const ProfileField& f : ProfileFields()) names.emplace(f.name);
+  return absl::StrCat("is not a known key (", absl::StrJoin(names, ", "), "; see doc/targets.md)");
+}
+
+// The first problem of profile object `j` (every key valid, then the required
+// ones present), filling `p` from it.
+std::optional<ProfileProblem> CheckProfile(const json& j, TargetProfile* p) {
+  if (auto bad = CheckProfileMembers(j, ProfileFields(), "", UnknownProfileKey(), p)) return bad;
+  if (auto missing =
+          MissingProfileMember(j, ProfileFields(), "", ProfileNeed::kAlways, "is missing"))
+    return missing;
+  if (std::find(p->modes.begin(), p->modes.end(), kModeCompile) == p->modes.end()) {
+    return std::nullopt;
+  }
+  return MissingProfileMember(j, ProfileFields(), "", ProfileNeed::kForModeCompile,
+                              "is missing (a profile that takes mode compile needs it)");
+}
+
 }  // namespace
+
+std::vector<std::string> TargetProfileKeys() {
+  std::vector<std::string> names;
+  for (const ProfileField& f : ProfileFields()) names.emplace_back(f.name);
+  return names;
+}
 
 absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
                                                  const std::string& origin) {
@@ -42,119 +312,12 @@ absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
   json j = *std::move(parsed);
   if (!j.is_object())
     return absl::InvalidArgumentError(absl::StrCat(origin, ": must be an object"));
-  static const std::set<std::string> kKeys = {"name",
-                                              "description",
-                                              "verified",
-                                              "device",
-                                              "pythonpath",
-                                              "import",
-                                              "setup",
-                                              "available",
-                                              "synchronize",
-                                              "memory",
-                                              "dispatch_key",
-                                              "fallback_counts",
-                                              "reset_fallback_counts",
-                                              "compile",
-                                              "lowering",
-                                              "modes"};
   TargetProfile p;
-  for (const auto& [key, value] : j.items()) {
-    if (!kKeys.count(key)) {
-      return Bad(origin, key,
-                 absl::StrCat("is not a known key (", absl::StrJoin(kKeys, ", "),
-                              "; see doc/targets.md)"));
-    }
-    if (key == "name" || key == "device") {
-      if (!value.is_string() || value.get<std::string>().empty()) {
-        return Bad(origin, key, "must be a non-empty string");
-      }
-    } else if (key == "description" || key == "dispatch_key") {
-      if (!value.is_string()) return Bad(origin, key, "must be a string");
-    } else if (key == "verified") {
-      if (!value.is_boolean()) return Bad(origin, key, "must be true or false");
-    } else if (key == "pythonpath" || key == "import") {
-      if (!value.is_array()) return Bad(origin, key, "must be a list of strings");
-      for (const json& v : value) {
-        if (!v.is_string() || v.get<std::string>().empty()) {
-          return Bad(origin, key, "must be a list of non-empty strings");
-        }
-      }
-    } else if (key == "setup" || key == "available" || key == "synchronize" ||
-               key == "fallback_counts" || key == "reset_fallback_counts") {
-      if (!IsReference(value, true)) {
-        return Bad(origin, key, "must be \"module:function\", a dotted path, or \"\"");
-      }
-    } else if (key == "memory") {
-      if (value.is_null()) continue;
-      if (!value.is_object()) return Bad(origin, key, "must be null or an object");
-      for (const char* k : {"reset_peak", "peak", "method"}) {
-        if (!value.contains(k)) return Bad(origin, absl::StrCat("memory.", k), "is missing");
-      }
-      for (const auto& [mk, mv] : value.items()) {
-        std::string where = absl::StrCat("memory.", mk);
-        if (mk == "method") {
-          if (!mv.is_string() || mv.get<std::string>().empty()) {
-            return Bad(origin, where, "must be a non-empty string");
-          }
-        } else if (mk == "reset_peak" || mk == "peak") {
-          if (!IsReference(mv, false)) return Bad(origin, where, "must be \"module:function\"");
-        } else {
-          return Bad(origin, where, "is not a known key (reset_peak, peak, method)");
-        }
-      }
-    } else if (key == "lowering") {
-      if (!value.is_string()) return Bad(origin, key, "must be a string");
-      const std::string& v = value.get_ref<const std::string&>();
-      if (!std::all_of(v.begin(), v.end(),
-                       [](unsigned char c) { return std::islower(c) != 0 || c == '_'; })) {
-        return Bad(origin, key, "must be a lowering key of lower-case letters (doc/targets.md)");
-      }
-    } else if (key == "modes") {
-      if (!value.is_array() || value.empty()) return Bad(origin, key, "must be a list of modes");
-      for (const json& v : value) {
-        const std::string mode = v.is_string() ? v.get<std::string>() : "";
-        if (mode != kModeEager && mode != kModeCompile && mode != kModeExport) {
-          return Bad(origin, key, "must list modes from eager, compile, export");
-        }
-      }
-    } else if (key == "compile") {
-      if (!value.is_object()) return Bad(origin, key, "must be an object");
-      for (const auto& [ck, cv] : value.items()) {
-        std::string where = absl::StrCat("compile.", ck);
-        if (ck == "backend") {
-          if (!IsReference(cv, false)) return Bad(origin, where, "must be a backend name");
-        } else if (ck == "options") {
-          if (!cv.is_object()) return Bad(origin, where, "must be an object");
-        } else {
-          return Bad(origin, where, "is not a known key (backend, options)");
-        }
-      }
-      if (!value.contains("backend")) return Bad(origin, "compile.backend", "is missing");
-    }
+  p.modes = {std::string(kModeEager), std::string(kModeCompile), std::string(kModeExport)};
+  p.compile_options_json = "{}";
+  if (std::optional<ProfileProblem> problem = CheckProfile(j, &p)) {
+    return Bad(origin, problem->key, problem->what);
   }
-  p.modes =
-      j.value("modes", std::vector<std::string>{std::string(kModeEager), std::string(kModeCompile),
-                                                std::string(kModeExport)});
-  const bool compiles = std::find(p.modes.begin(), p.modes.end(), kModeCompile) != p.modes.end();
-  for (const char* k : {"name", "device"}) {
-    if (!j.contains(k)) return Bad(origin, k, "is missing");
-  }
-  if (compiles && !j.contains("compile")) {
-    return Bad(origin, "compile", "is missing (a profile that takes mode compile needs it)");
-  }
-  p.name = j["name"].get<std::string>();
-  p.description = j.value("description", "");
-  p.verified = j.value("verified", false);
-  p.device = j["device"].get<std::string>();
-  if (j.contains("compile")) {
-    p.backend = j["compile"]["backend"].get<std::string>();
-    p.compile_options_json = Dump(j["compile"].value("options", json::object()));
-  } else {
-    p.compile_options_json = "{}";
-  }
-  p.lowering = j.value("lowering", "");
-  p.pythonpath = j.value("pythonpath", std::vector<std::string>{});
   p.json = Dump(j);
   return p;
 }

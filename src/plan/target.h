@@ -35,6 +35,9 @@ struct TargetProfile {
 absl::StatusOr<TargetProfile> ParseTargetProfile(const std::string& text,
                                                  const std::string& origin);
 
+// The keys a profile may have, in doc/targets.md's order.
+std::vector<std::string> TargetProfileKeys();
+
 // Loads `name_or_path`: a path to a .json file, or the name of a profile in
 // `targets_dir` (`<targets_dir>/<name>.json`).
 absl::StatusOr<TargetProfile> LoadTargetProfile(const std::string& name_or_path,

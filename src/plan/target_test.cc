@@ -1,5 +1,6 @@
 #include "plan/target.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "util/fs.h"
@@ -78,6 +79,90 @@ TEST(TargetTest, RefusesBadProfilesNamingTheKey) {
   }
   EXPECT_FALSE(ParseTargetProfile("[]", "a.json").ok());
   EXPECT_FALSE(ParseTargetProfile("{", "a.json").ok());
+}
+
+// The message of ParseTargetProfile(text, "t.json")'s error ("" when it parses).
+std::string ProfileError(const std::string& text) {
+  auto p = ParseTargetProfile(text, "t.json");
+  return p.ok() ? "" : std::string(p.status().message());
+}
+
+constexpr char kMinimal[] = R"("name":"x","device":"x","compile":{"backend":"b"})";
+
+std::string WithKey(const std::string& member) {
+  return absl::StrCat("{", kMinimal, ",", member, "}");
+}
+
+TEST(TargetTableTest, AnUnknownKeyListsTheKnownOnesSorted) {
+  EXPECT_EQ(ProfileError(WithKey(R"("colour":"red")")),
+            "t.json: 'colour' is not a known key (available, compile, description, device, "
+            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, pythonpath, "
+            "reset_fallback_counts, setup, synchronize, verified; see doc/targets.md)");
+  EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":"m",
+                                              "x":1})")),
+            "t.json: 'memory.x' is not a known key (reset_peak, peak, method)");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","compile":{"backend":"b","o":{}}})"),
+            "t.json: 'compile.o' is not a known key (backend, options)");
+}
+
+TEST(TargetTableTest, AValueOfTheWrongTypeNamesWhatItMustBe) {
+  EXPECT_EQ(ProfileError(WithKey(R"("verified":1)")), "t.json: 'verified' must be true or false");
+  EXPECT_EQ(ProfileError(WithKey(R"("description":[])")), "t.json: 'description' must be a string");
+  EXPECT_EQ(ProfileError(WithKey(R"("import":"m")")), "t.json: 'import' must be a list of strings");
+  EXPECT_EQ(ProfileError(WithKey(R"("memory":"m")")), "t.json: 'memory' must be null or an object");
+  EXPECT_EQ(ProfileError(WithKey(R"("modes":"eager")")), "t.json: 'modes' must be a list of modes");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","compile":"inductor"})"),
+            "t.json: 'compile' must be an object");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","compile":{"backend":"b","options":[]}})"),
+            "t.json: 'compile.options' must be an object");
+  EXPECT_EQ(ProfileError(R"({"name":7,"device":"x","compile":{"backend":"b"}})"),
+            "t.json: 'name' must be a non-empty string");
+}
+
+TEST(TargetTableTest, AMissingRequiredKeyIsNamedInTheTablesOrder) {
+  EXPECT_EQ(ProfileError("{}"), "t.json: 'name' is missing");
+  EXPECT_EQ(ProfileError(R"({"name":"x"})"), "t.json: 'device' is missing");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x"})"),
+            "t.json: 'compile' is missing (a profile that takes mode compile needs it)");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","modes":["eager"]})"), "");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","compile":{"options":{}}})"),
+            "t.json: 'compile.backend' is missing");
+  // memory's keys are checked for presence before their values.
+  EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":1,"peak":"a:b"})")),
+            "t.json: 'memory.method' is missing");
+  // A bad value anywhere comes before a missing key.
+  EXPECT_EQ(ProfileError(R"({"device":"x","verified":"no"})"),
+            "t.json: 'verified' must be true or false");
+}
+
+TEST(TargetTableTest, AFailedCheckNamesTheKeyAndTheRule) {
+  EXPECT_EQ(ProfileError(WithKey(R"("setup":"rm -rf /")")),
+            "t.json: 'setup' must be \"module:function\", a dotted path, or \"\"");
+  EXPECT_EQ(ProfileError(WithKey(R"("lowering":"os.system")")),
+            "t.json: 'lowering' must be a lowering key of lower-case letters (doc/targets.md)");
+  EXPECT_EQ(ProfileError(WithKey(R"("modes":[])")), "t.json: 'modes' must be a list of modes");
+  EXPECT_EQ(ProfileError(WithKey(R"("modes":["eager","jit"])")),
+            "t.json: 'modes' must list modes from eager, compile, export");
+  EXPECT_EQ(ProfileError(WithKey(R"("pythonpath":["a",""])")),
+            "t.json: 'pythonpath' must be a list of non-empty strings");
+  EXPECT_EQ(ProfileError(R"({"name":"x","device":"x","compile":{"backend":"rm -rf"}})"),
+            "t.json: 'compile.backend' must be a backend name");
+  EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"","peak":"a:b","method":"m"})")),
+            "t.json: 'memory.reset_peak' must be \"module:function\"");
+  EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":""})")),
+            "t.json: 'memory.method' must be a non-empty string");
+}
+
+TEST(TargetTableTest, EveryKeyIsDocumentedInTheFieldsTable) {
+  absl::StatusOr<std::string> doc = ReadFile(ProjectHome() / "doc" / "targets.md");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const std::string fields = doc->substr(doc->find("## Fields"));
+  const std::string table = fields.substr(0, fields.find("\n## "));
+  std::vector<std::string> keys = TargetProfileKeys();
+  EXPECT_EQ(keys.size(), 16u);
+  for (const std::string& key : keys) {
+    EXPECT_NE(table.find(absl::StrCat("`", key, "`")), std::string::npos) << key;
+  }
 }
 
 TEST(TargetTest, ShippedProfilesLoadAndUnrunOnesAreUnverified) {

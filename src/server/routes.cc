@@ -550,6 +550,17 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& re
   if (options_.probe.python.empty()) {
     return HttpError{501, "this server makes no reproduction scripts"};
   }
+  if (std::optional<std::string> body = repro_.Find(run->run_id)) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(*std::move(body), "application/json");
+    return std::nullopt;
+  }
+  std::optional<ReproScripts::Slot> slot = repro_.TryStart();
+  if (!slot.has_value()) {
+    res.set_header("Retry-After", "1");
+    return HttpError{503, fmt::format("{} reproduction scripts are being made; try again shortly",
+                                      ReproScripts::kMaxGenerators)};
+  }
   absl::StatusOr<bool> local = [&]() -> absl::StatusOr<bool> {
     absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
     if (!store.ok()) return store.status();
@@ -563,6 +574,7 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& re
     std::fprintf(stderr, "compatlab: warning: %s\n", warning.c_str());
   }
   SendJson(res, 200, {{"run_id", run->run_id}, {"script", script->script}});
+  repro_.Put(run->run_id, res.body);
   return std::nullopt;
 }
 

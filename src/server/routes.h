@@ -18,6 +18,7 @@
 #include "server/filled_fields.h"
 #include "server/http_router.h"
 #include "server/params.h"
+#include "server/repro_scripts.h"
 #include "server/responses.h"
 #include "server/run_index.h"
 #include "server/server.h"
@@ -77,6 +78,7 @@ class ApiRoutes {
   FilledFields filled_;
   SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
   SummaryCache health_{1};  // /api/health's answer, by the model count
+  ReproScripts repro_;      // /api/repro's answers and its generators at once
 };
 
 }  // namespace compatlab

@@ -325,9 +325,10 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
                         return IsCodeModelId(t.spec.model_id) ? std::optional(t.spec.model_path)
                                                               : std::nullopt;
                       }));
-  checks.emplace_back("--python", one(f.python), field([](const ResolvedTest& t) {
-                        return std::optional(t.execution->python);
-                      }));
+  std::set<std::string> pythons;  // harness tests run on it too
+  for (const ResolvedTest& t : plan) pythons.insert(t.execution->python);
+  checks.emplace_back("--python", one(f.python),
+                      std::vector<std::string>(pythons.begin(), pythons.end()));
   checks.emplace_back(
       "--mem-limit-method", one(f.mem_limit_method),
       field([](const ResolvedTest& t) { return std::optional(t.execution->mem_limit_method); }));

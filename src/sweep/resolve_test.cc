@@ -138,6 +138,21 @@ TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(CheckResumeFlagsTest, AHarnessOnlyPlanTakesItsOwnPython) {
+  ResolvedTest noop;
+  noop.spec.model_id = std::string(kHarnessModelId);
+  noop.spec.kind = "noop";
+  noop.execution = Base();
+  PlanFlags flags;
+  flags.python = "/venv/bin/python";
+  absl::Status s = CheckResumeFlags(flags, "s", {noop});
+  EXPECT_TRUE(s.ok()) << s;
+  flags.python = "/usr/bin/python3";
+  EXPECT_EQ(CheckResumeFlags(flags, "s", {noop}).message(),
+            "--resume: --python /usr/bin/python3 differs from the stored plan (--python "
+            "/venv/bin/python)");
+}
+
 TEST(CheckResumeFlagsTest, NamesTheFirstFlagThatDiffers) {
   PlanFlags flags;
   flags.seq_lens = {16, 64};

@@ -18,6 +18,7 @@
 #include "store/store.h"
 #include "sweep/execute.h"
 #include "sweep/progress.h"
+#include "sweep/stored_trust.h"
 #include "sweep/summary.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -154,6 +155,7 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
     if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
     p.sweep_id = (*latest)->sweep_id;
   }
+  if (absl::Status s = CheckStoredId(p.sweep_id, "sweep id"); !s.ok()) return s;
   auto info = p.store->GetSweep(p.sweep_id);
   if (!info.ok()) return info.status();
   auto plan = p.store->Plan(p.sweep_id, /*pending_only=*/false);
@@ -169,6 +171,12 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   auto pending = p.store->Plan(p.sweep_id, /*pending_only=*/true);
   if (!pending.ok()) return pending.status();
   p.pending = *std::move(pending);
+  if (!o.allow_stored_code) {
+    if (absl::Status s = CheckResumeCode(p.sweep_id, p.pending, o.probe, o.home, o.given);
+        !s.ok()) {
+      return s;
+    }
+  }
   if (!p.pending.empty()) {
     const std::string& python = p.pending.front().execution->python;
     if (absl::Status s = CheckInterpreter(python, ", which the stored plan runs its tests with");
@@ -200,8 +208,9 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   zopts.preload = PlanModelTypes(Specs(p.pending));
   zopts.python = first.python;
   zopts.probe_dir = first.probe_dir;
-  zopts.log_path =
-      (fs::temp_directory_path() / absl::StrCat("compatlab-", p.sweep_id, ".zygote.log")).string();
+  absl::StatusOr<fs::path> log_path = SweepTempPath("compatlab-", p.sweep_id, ".zygote.log");
+  if (!log_path.ok()) return BadInput(log_path.status());
+  zopts.log_path = log_path->string();
   zopts.env["COMPATLAB_SWEEP_ID"] = p.sweep_id;
   // The calibration compile (inductor's start-up on the CPU, once for the
   // sweep) when a test takes it (TakesCalibration).
@@ -209,8 +218,9 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
     return TakesCalibration(t.spec, t.execution ? t.execution->target_profile_json : "");
   });
   if (compiles) {
-    zopts.compile_seed_dir =
-        (fs::temp_directory_path() / absl::StrCat("compatlab-seed-", p.sweep_id)).string();
+    zopts.compile_seed_dir = SweepTempPath(  // the id passed SweepTempPath above
+                                 "compatlab-seed-", p.sweep_id)
+                                 ->string();
   }
   ZygoteLauncher launcher(zopts, &*guardian);
   double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
@@ -230,8 +240,7 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   eo.sweep_id = p.sweep_id;
   eo.jobs = p.jobs;
   eo.torch_num_threads = std::max(1, UsableCores() / p.jobs);
-  eo.compile_cache_root =
-      (fs::temp_directory_path() / absl::StrCat("compatlab-cache-", p.sweep_id)).string();
+  eo.compile_cache_root = SweepTempPath("compatlab-cache-", p.sweep_id)->string();
   eo.timeout_s = o.timeout_s;
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;

@@ -25,6 +25,9 @@ struct SweepOptions {
   bool resume = false;
   std::string resume_id;  // "" = the latest unfinished sweep
   PlanFlags given;
+  ProbeEnv probe;  // this installation's interpreter (--python or the default) and probe
+  // Runs stored code that is not this installation's own (sweep/stored_trust.h).
+  bool allow_stored_code = false;
   // Given with --resume, these replace the stored values for the tests run now.
   std::optional<double> timeout_s;
   std::optional<double> grace_s;

@@ -59,7 +59,12 @@ def planned_execution(db, sweep_id):
 
 
 def check_resumed_compile_sweep(cli, db, sweep_id, expected_options):
-    resumed = cli.run("sweep", "--db", db, "--resume", timeout=900)
+    # The stored profile is no longer one this installation has: it is refused as code
+    # (doc/suites.md), then run as stored once the user vouches for it.
+    refused = cli.run("sweep", "--db", db, "--resume")
+    assert refused.returncode == 2 and "its stored target profile" in refused.stderr, refused.stderr
+    assert row_count(db) == 1
+    resumed = cli.run("sweep", "--db", db, "--resume", "--allow-stored-code", timeout=900)
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     assert f"resuming sweep {sweep_id}: 1 of 2 tests left" in resumed.stderr
     rows = cli.runs(db, "--sweep", sweep_id)
@@ -143,7 +148,7 @@ def test_resume_refuses_a_vanished_interpreter(cli, db, tmp_path, wait_until):
     sweep_id = kill_after_first_row(cli, db, wait_until, "--suite", harness_suite(cli),
                                     "--python", python)
     python.unlink()
-    proc = cli.run("sweep", "--db", db, "--resume", sweep_id)
+    proc = cli.run("sweep", "--db", db, "--resume", sweep_id, "--python", python)
     assert proc.returncode == 2
     assert f"no Python interpreter at {python}" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -19,6 +19,9 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
+import threading
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,6 +34,8 @@ _spec = importlib.util.spec_from_file_location("make_store", REPO / "tests" / "w
 make_store = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_store)
 MiB = 1 << 20
+sys.path[:0] = [str(REPO / "probe" / "tests")]
+import hubfake  # noqa: E402
 
 
 def sha256(path):
@@ -404,3 +409,179 @@ def test_a_key_twice_in_a_suite_or_profile_file_is_bad_input(cli, db):
                    "--targets", cli.workdir / "dupcpu.json")
     assert proc.returncode == 2, proc.stderr
     assert "key 'verified' appears twice in one object" in proc.stderr and not db.exists()
+
+
+# --- issue 38, cases 1 and 2: a handed store's plan is data; its ids name no path -------------
+
+def handed_store(noop_store, tmp_path, sweep_id=None, **execution):
+    """A copy of the noop store whose sweep is unfinished again (its run deleted), its planned
+    test's stored execution settings changed by `execution`, its sweep renamed `sweep_id`:
+    a store edited with sqlite3 only, as a sender would."""
+    store = tmp_path / "handed.db"
+    shutil.copy(noop_store, store)
+    with sqlite3.connect(store) as conn:
+        conn.execute("DELETE FROM runs")
+        conn.execute("UPDATE sweeps SET finished_at = NULL")
+        rowid, spec = conn.execute("SELECT rowid, spec FROM planned_tests").fetchone()
+        spec = json.loads(spec)
+        spec["execution"].update(execution)
+        conn.execute("UPDATE planned_tests SET spec = ? WHERE rowid = ?", (json.dumps(spec), rowid))
+        if sweep_id is not None:
+            for table in ("sweeps", "planned_tests"):
+                conn.execute(f"UPDATE {table} SET sweep_id = ?", (sweep_id,))
+    conn.close()
+    return store
+
+
+def marking_program(tmp_path, venv_python):
+    """An interpreter that leaves a marker file, then runs the real one: (path, marker)."""
+    marker = tmp_path / "it-ran"
+    program = tmp_path / "evil" / "python"
+    program.parent.mkdir()
+    program.write_text(f'#!/bin/sh\ntouch {marker}\nexec {venv_python} "$@"\n')
+    program.chmod(0o755)
+    return program, marker
+
+
+@pytest.mark.parametrize("field", ["python", "probe_dir", "target_profile_json"])
+def test_resume_refuses_a_stored_plans_code_that_is_not_this_installations(cli, noop_store, tmp_path,
+                                                                            venv_python, field):
+    program, marker = marking_program(tmp_path, venv_python)
+    package = tmp_path / "evil" / "compatlab_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    profile = dict(json.loads((REPO / "targets" / "cpu.json").read_text()),
+                   pythonpath=[str(tmp_path / "evil")], **{"import": ["compatlab_probe"]})
+    value = {"python": str(program), "probe_dir": str(tmp_path / "evil"),
+             "target_profile_json": json.dumps(profile, sort_keys=True, separators=(",", ":"))}[field]
+    store = handed_store(noop_store, tmp_path, **{field: value})
+    before = sha256(store)
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
+        (spec,) = conn.execute("SELECT spec FROM planned_tests").fetchone()
+    conn.close()
+    own_python = ["--python", json.loads(spec)["execution"]["python"]]  # stops no probe directory
+    for python in ([], own_python) if field == "probe_dir" else ([],):
+        proc = cli.run("sweep", "--db", store, "--resume", *python)
+        assert proc.returncode == 2, proc.stderr
+        line, = proc.stderr.strip().splitlines()
+        assert "planned test " in line and "--allow-stored-code" in line, line
+        assert {"python": "its stored interpreter '", "probe_dir": "its stored probe directory '",
+                "target_profile_json": "its stored target profile '"}[field] in line, line
+        assert not marker.exists() and sha256(store) == before
+
+
+def test_resume_runs_a_stored_interpreter_only_with_allow_stored_code(cli, noop_store, tmp_path,
+                                                                     venv_python):
+    program, marker = marking_program(tmp_path, venv_python)
+    store = handed_store(noop_store, tmp_path, python=str(program))
+    proc = cli.run("sweep", "--db", store, "--resume", "--allow-stored-code")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert marker.exists() and [r["status"] for r in cli.runs(store)] == ["pass"]
+
+
+def test_a_stored_sweep_id_that_climbs_out_of_the_temporary_folder_is_refused(cli, noop_store,
+                                                                              tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("mine")
+    # The temporary folder holds what an earlier sweep "x" left: the planted id's paths resolve.
+    temp = tmp_path / "tmp"
+    for name in ("compatlab-x", "compatlab-cache-x", "compatlab-seed-x"):
+        (temp / name).mkdir(parents=True)
+    cli.env["TMPDIR"] = str(temp)
+    store = handed_store(noop_store, tmp_path, sweep_id="x/../../victim")
+    before = sha256(store)
+    proc = cli.run("sweep", "--db", store, "--resume")
+    assert proc.returncode == 2, proc.stderr
+    assert "sweep id 'x/../../victim' is not an id compatlab writes" in proc.stderr, proc.stderr
+    assert (victim / "keep").read_text() == "mine" and sha256(store) == before
+    proc = cli.run("sweep", "--db", store, "--resume", "x/../../victim")
+    assert proc.returncode == 2 and (victim / "keep").exists(), proc.stderr
+
+
+# --- issue 38, case 5: a broken Hub config fails its model only -------------------------------
+
+def test_a_broken_or_oversize_hub_config_is_that_models_fail_to_load(cli, db, tmp_path):
+    cache = tmp_path / "cache"
+    configs = {"bad/not-utf8": b'{"model_type": "gpt2", "name": "\xff\xfe"}',
+               "bad/deep": b'{"model_type": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+               "bad/huge": b'{"model_type": "gpt2", "x": "' + b"x" * (5 << 20) + b'"}'}
+    for repo, config in configs.items():
+        hubfake.write_cache(str(cache), repo, {"config.json": config})
+    cli.env["HF_HUB_CACHE"] = str(cache)
+    models = ",".join(f"hub:{repo}" for repo in configs)
+    proc = cli.run("sweep", "--db", db, "--models", models, "--modes", "eager", "--kinds", "forward")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {r["hub_repo_id"] or r["model_id"]: r for r in cli.runs(db)}
+    reasons = {"bad/not-utf8": "config.json is not UTF-8", "bad/deep": "config.json is nested too deeply",
+               "bad/huge": "over the limit of 4194304 (doc/limits.md)"}
+    for repo, reason in reasons.items():
+        row = next(r for key, r in rows.items() if repo in key)
+        assert row["status"] == "fail_to_load" and reason in row["status_detail"], row
+
+
+# --- issue 38, case 7: /api/repro is bounded ---------------------------------------------------
+
+def generators(cli):
+    """Live reproduction-script generators started by this test's commands."""
+    found = 0
+    for pid in cli.leftovers():
+        try:
+            found += b"compatlab_probe.repro" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            pass
+    return found
+
+
+def test_a_crowd_of_repro_clients_runs_at_most_two_generators_and_never_stalls_health(cli, imported):
+    db, ids = imported
+    proc = cli.popen("serve", "--db", db, "--port", "0")
+    try:
+        port = int(re.search(r"on http://127\.0\.0\.1:(\d+)/", proc.stderr.readline()).group(1))
+
+        def connect():
+            return http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+        answers, most, done = [], [0], threading.Event()
+
+        def client(run_id):
+            conn = connect()
+            conn.request("GET", f"/api/repro?run_id={run_id}")
+            res = conn.getresponse()
+            answers.append((res.status, res.getheader("Retry-After"), res.read()))
+            conn.close()
+
+        def watch():
+            while not done.is_set():
+                most[0] = max(most[0], generators(cli))
+                time.sleep(0.01)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        crowd = [threading.Thread(target=client, args=(ids["hostile" if i % 2 else "control"],))
+                 for i in range(16)]
+        for t in crowd:
+            t.start()
+        health = []
+        for _ in range(10):
+            started = time.monotonic()
+            assert get(connect, "/api/health")[0] == 200
+            health.append(time.monotonic() - started)
+        for t in crowd:
+            t.join(timeout=120)
+        done.set()
+        watcher.join()
+        assert most[0] <= 2, f"{most[0]} generators at once"
+        assert {status for status, _, _ in answers} <= {200, 503} and len(answers) == 16
+        assert all(after == "1" for status, after, _ in answers if status == 503)
+        assert max(health) < 1.0, health
+        # Answered again from the cache: the same script, no generator started.
+        for run_id in ids.values():
+            status, _, body = get(connect, f"/api/repro?run_id={run_id}")
+            assert status == 200 and json.loads(body)["run_id"] == run_id
+        first = get(connect, f"/api/repro?run_id={ids['hostile']}")[2]
+        assert get(connect, f"/api/repro?run_id={ids['hostile']}")[2] == first and generators(cli) == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        cli.close(proc)

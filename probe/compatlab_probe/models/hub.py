@@ -43,6 +43,13 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 WEIGHT_INDEX = "model.safetensors.index.json"
 WEIGHT_FILE = "model.safetensors"
 LIST_SORTS = {"downloads": "downloads", "trending": "trending_score"}
+# A config.json larger than this is refused before it is read (doc/limits.md): Python holds
+# a parsed JSON file in about ten times its size (a 76 MB config cost 720 MB more).
+MAX_CONFIG_BYTES = 4 << 20
+# What `resolve` may allocate (RLIMIT_DATA, doc/limits.md): it holds about 0.25 GiB once
+# torch is imported; the shared libraries it maps (CUDA's are gigabytes) do not count. Past
+# this bound an allocation fails as MemoryError, which fails the model being resolved.
+MAX_RESOLVER_BYTES = 2 << 30
 
 
 class HubError(Exception):
@@ -163,13 +170,47 @@ def fetch(repo: str, revision: str = "", weights: bool = False) -> HubModel:
         raise HubError(reason(exc, repo, revision)) from exc
     snapshot = os.path.dirname(config_path)
     commit = os.path.basename(snapshot)  # the cache's layout: snapshots/<commit>/<file>
+    try:
+        read_config(config_path)
+    except HubError as exc:
+        raise HubError(f"{repo}@{commit}: {exc}") from exc
     with open(config_path, "rb") as f:
-        config_hash = hashlib.sha256(f.read()).hexdigest()
+        config_hash = hashlib.file_digest(f, "sha256").hexdigest()
     generation = _optional(repo, "generation_config.json", commit)
     if weights:
         fetch_weights(repo, commit)
     return HubModel(repo_id=repo, commit=commit, snapshot_dir=snapshot, config_hash=config_hash,
                     has_generation_config=generation is not None)
+
+
+def read_config(path: str) -> Any:
+    """config.json's value: at most MAX_CONFIG_BYTES (checked before reading), UTF-8 JSON
+    nested no deeper than Python's parser allows; HubError with the reason otherwise."""
+    size = os.path.getsize(path)
+    if size > MAX_CONFIG_BYTES:
+        raise HubError(f"config.json holds {size} bytes, over the limit of {MAX_CONFIG_BYTES} "
+                       "(doc/limits.md)")
+    with open(path, "rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HubError(f"config.json is not UTF-8 (byte {exc.start}: {exc.reason})") from None
+    except RecursionError:
+        raise HubError("config.json is nested too deeply to parse") from None
+    except ValueError as exc:
+        raise HubError(f"config.json is not JSON: {exc}") from None
+
+
+def limit_memory(max_bytes: int = MAX_RESOLVER_BYTES) -> None:
+    """Caps what this process allocates (RLIMIT_DATA: heap and private writable mappings)
+    at `max_bytes`, or lower where it is."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    bound = max_bytes if hard == resource.RLIM_INFINITY else min(max_bytes, hard)
+    if soft == resource.RLIM_INFINITY or soft > bound:
+        resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
 
 
 def fetch_weights(repo: str, commit: str) -> list[str]:
@@ -199,8 +240,7 @@ def describe(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:
         return {"model_id": f"{HUB_PREFIX}{repo}@{revision or 'main'}", "repo_id": repo, "error": str(exc)}
     from . import heads  # imports torch (transformers' auto tables): only once a config is there
 
-    with open(os.path.join(model.snapshot_dir, "config.json")) as f:
-        config = json.load(f)
+    config = read_config(os.path.join(model.snapshot_dir, "config.json"))  # checked by fetch
     model_type = config.get("model_type") if isinstance(config, dict) else None
     out = {"model_id": f"{HUB_PREFIX}{repo}@{model.commit}", "repo_id": repo, "commit": model.commit,
            "config_hash": model.config_hash, "model_type": model_type or ""}
@@ -217,6 +257,17 @@ def describe(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:
     out.update(head_class=head_class or "", head_kind=head_kind or "",
                head_classes=heads.head_classes(model_type))
     return out
+
+
+def describe_or_error(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:
+    """describe(), where any failure (a MemoryError under limit_memory included) is that
+    model's error: one model never stops the others."""
+    try:
+        return describe(repo, revision, weights)
+    except Exception as exc:  # noqa: BLE001 - one model's failure is its answer
+        first = str(exc).splitlines()[0][:300] if str(exc) else ""
+        return {"model_id": f"{HUB_PREFIX}{repo}@{revision or 'main'}", "repo_id": repo,
+                "error": f"{repo}: cannot resolve: {type(exc).__name__}: {first}".rstrip(": ")}
 
 
 def list_models(task: str, sort: str, limit: int) -> list[str]:
@@ -243,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     global _UNREACHABLE
     if not constants.HF_HUB_OFFLINE:
         _UNREACHABLE = unreachable()
+    if args.command == "resolve":
+        limit_memory()
     if args.command == "list":
         try:
             if _UNREACHABLE:
@@ -263,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write("\n")
                 return 2
             with network(False if _UNREACHABLE else None):  # the cache answers, as offline
-                models[spec] = describe(repo, revision, args.weights)
+                models[spec] = describe_or_error(repo, revision, args.weights)
         out = {"models": models}
     json.dump(out, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
