@@ -58,6 +58,32 @@ bool HubIdMatches(const std::string& query, const std::string& model_id) {
   return absl::EqualsIgnoreCase(query, model_id.substr(0, model_id.find('@')));  // NOLINT
 }
 
+namespace {
+
+// One model of the resolver's answer; InvalidArgument for a malformed one or a bad model id.
+absl::StatusOr<HubModelInfo> HubModelInfoOf(const json& m) {
+  if (!m.is_object()) return absl::InvalidArgumentError("the probe's Hub answer is malformed");
+  HubModelInfo info{ProbeAnswerText(m, "model_id"),   ProbeAnswerText(m, "repo_id"),
+                    ProbeAnswerText(m, "commit"),     ProbeAnswerText(m, "config_hash"),
+                    ProbeAnswerText(m, "model_type"), ProbeAnswerText(m, "head_class"),
+                    ProbeAnswerText(m, "head_kind"),  {},
+                    ProbeAnswerText(m, "error")};
+  if (auto it = m.find("head_classes"); it != m.end() && it->is_array()) {
+    for (const json& c : *it) {
+      if (c.is_string()) info.head_classes.push_back(c.get<std::string>());
+    }
+  }
+  if (absl::Status s = CheckHubId(info.model_id); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the probe's Hub answer: ", s.message()));
+  }
+  if (info.error.empty() && (info.model_type.empty() || info.commit.empty())) {
+    info.error = "the resolver gave no model type or commit";
+  }
+  return info;
+}
+
+}  // namespace
+
 absl::StatusOr<std::map<std::string, HubModelInfo>> ParseHubModels(const std::string& json_text) {
   json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("models") || !j["models"].is_object()) {
@@ -65,24 +91,9 @@ absl::StatusOr<std::map<std::string, HubModelInfo>> ParseHubModels(const std::st
   }
   std::map<std::string, HubModelInfo> models;
   for (const auto& [spec, m] : j["models"].items()) {
-    if (!m.is_object()) return absl::InvalidArgumentError("the probe's Hub answer is malformed");
-    HubModelInfo info{ProbeAnswerText(m, "model_id"),   ProbeAnswerText(m, "repo_id"),
-                      ProbeAnswerText(m, "commit"),     ProbeAnswerText(m, "config_hash"),
-                      ProbeAnswerText(m, "model_type"), ProbeAnswerText(m, "head_class"),
-                      ProbeAnswerText(m, "head_kind"),  {},
-                      ProbeAnswerText(m, "error")};
-    if (auto it = m.find("head_classes"); it != m.end() && it->is_array()) {
-      for (const json& c : *it) {
-        if (c.is_string()) info.head_classes.push_back(c.get<std::string>());
-      }
-    }
-    if (absl::Status s = CheckHubId(info.model_id); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("the probe's Hub answer: ", s.message()));
-    }
-    if (info.error.empty() && (info.model_type.empty() || info.commit.empty())) {
-      info.error = "the resolver gave no model type or commit";
-    }
-    models[spec] = std::move(info);
+    absl::StatusOr<HubModelInfo> info = HubModelInfoOf(m);
+    if (!info.ok()) return info.status();
+    models[spec] = *std::move(info);
   }
   return models;
 }

@@ -6,30 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/fields.h"
 #include "gtest/gtest.h"
+#include "plan/testing.h"
 
 namespace compatlab {
 namespace {
 
-ModelCatalog TestCatalog() {
-  auto c = ParseCatalog(R"({"transformers_version":"5.x","models":{
-      "llama":{"config_class":"LlamaConfig","head_class":"LlamaForCausalLM","head_kind":"causal_lm"},
-      "bert":{"config_class":"BertConfig","head_class":"BertForMaskedLM","head_kind":"masked_lm"},
-      "odd":{"config_class":"OddConfig","head_class":null}}})");
-  EXPECT_TRUE(c.ok());
-  return *c;
-}
-
-std::map<std::string, TargetProfile> Profiles() {
-  std::map<std::string, TargetProfile> profiles;
-  for (const char* name : {"cpu", "dev"}) {
-    TargetProfile p;
-    p.name = name;
-    p.device = name;
-    p.backend = std::string(name) + "-backend";
-    profiles[name] = p;
-  }
-  return profiles;
-}
+ModelCatalog TestCatalog() { return PlanTestCatalog(); }
+std::map<std::string, TargetProfile> Profiles() { return PlanTestProfiles(); }
 
 TEST(PlanTest, ExpandsTheMatrixInOrderWithHeadClasses) {
   Suite suite;
@@ -282,6 +265,91 @@ TEST(PlanTest, RefusesBadLoadRatesObjectivesAndRequestCounts) {
   o.kinds = {"load"};
   o.load_requests = 0;
   EXPECT_FALSE(ExpandPlan(suite, o, &catalog, Profiles()).ok());
+}
+
+TEST(PlanTest, AnHfIdIsPlannedExactlyAsItsType) {
+  Suite suite;
+  suite.name = "t";
+  suite.models = {"llama"};
+  suite.modes = {"eager", "compile"};
+  ModelCatalog catalog = TestCatalog();
+  PlanOverrides bare;
+  bare.models = {"llama"};
+  bare.baseline = {"bert"};
+  PlanOverrides prefixed;
+  prefixed.models = {"hf:llama", "llama"};
+  prefixed.baseline = {"hf:bert"};
+  auto a = ExpandPlan(suite, bare, &catalog, Profiles());
+  auto b = ExpandPlan(suite, prefixed, &catalog, Profiles());
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  std::vector<std::string> ids_a, ids_b;
+  for (const TestSpec& s : *a) ids_a.push_back(s.TestId());
+  for (const TestSpec& s : *b) ids_b.push_back(s.TestId());
+  EXPECT_EQ(ids_a, ids_b);
+  EXPECT_EQ(ids_a.size(), 4u);
+  suite.models = {"hf:bert"};  // a suite's list too
+  auto c = ExpandPlan(suite, {}, &catalog, Profiles());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)[0].model_id, "hf:bert");
+}
+
+TEST(CheckPlanFlagsTest, CountsSizeAndWeightsBesideAnOwnModel) {
+  EXPECT_TRUE(CheckPlanFlags({}).ok());
+  PlanOverrides o;
+  o.train_steps = 4097;
+  EXPECT_EQ(CheckPlanFlags(o).message(), "--new-tokens and --train-steps must be from 1 to 4096");
+  o = {};
+  o.size = "huge";
+  EXPECT_EQ(CheckPlanFlags(o).message(), "--size huge: not reduced or full");
+  o.size = "full";
+  EXPECT_TRUE(CheckPlanFlags(o).ok());
+  o.code_model = CodeModelInfo{};
+  EXPECT_NE(CheckPlanFlags(o).message().find("a checkpoint or code model"), std::string::npos);
+  o.size = "reduced";
+  EXPECT_TRUE(CheckPlanFlags(o).ok());
+  o.weights = true;
+  EXPECT_FALSE(CheckPlanFlags(o).ok());
+}
+
+TEST(ModelTestTest, APartialTestCarriesTheModelItsBuildSettingsAndTheDeadline) {
+  ModelChoice m{"ckpt:abc", "llama", "LlamaForCausalLM",
+                "/c",       {"X"},   {{"trust_remote_code", "true"}}};
+  TestSpec s = ModelTest(m, 42);
+  EXPECT_EQ(s.model_id, "ckpt:abc");
+  EXPECT_EQ(s.model_type, "llama");
+  EXPECT_EQ(s.model_class, "LlamaForCausalLM");
+  EXPECT_EQ(s.model_path, "/c");
+  EXPECT_EQ(s.kind_params, m.kind_params);
+  EXPECT_EQ(s.timeout_s, 42);
+}
+
+TEST(HarnessTestsTest, RepeatsAreNumberedAndTheTimeoutFlagWins) {
+  Suite suite;
+  suite.timeout_s = 9;
+  suite.tests.push_back({"noop", std::nullopt, 2, {}});
+  suite.tests.push_back({"hang", 2.0, 1, {{"x", "1"}}});
+  std::vector<TestSpec> tests = HarnessTests(suite, {});
+  ASSERT_EQ(tests.size(), 3u);
+  EXPECT_EQ(tests[1].kind_params.at("rep"), "1");
+  EXPECT_EQ(tests[1].timeout_s, 9);
+  EXPECT_EQ(tests[2].kind_params, (std::map<std::string, std::string>{{"x", "1"}}));
+  EXPECT_EQ(tests[2].timeout_s, 2);
+  EXPECT_TRUE(tests[2].IsHarness());
+  PlanOverrides o;
+  o.timeout_s = 5;
+  EXPECT_EQ(HarnessTests(suite, o)[2].timeout_s, 5);
+}
+
+TEST(CheckDistinctTestsTest, NamesTheFirstTestPlannedTwice) {
+  TestSpec a;
+  a.model_id = "hf:a";
+  TestSpec b = a;
+  b.model_id = "hf:b";
+  b.kind = "train";
+  EXPECT_TRUE(CheckDistinctTests({a, b}).ok());
+  EXPECT_EQ(CheckDistinctTests({a, b, a, b}).message(),
+            "the plan holds the same test twice (hf:a forward); give repeated harness tests a "
+            "'repeat' instead");
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ bool VcLooksLikeModelId(std::string_view text) {
   return false;
 }
 
+// The model id a selector's model names: a model id as given, a model type as its hf: id.
+std::string VcModelIdOf(std::string_view name) {
+  if (VcLooksLikeModelId(name) || name == kHarnessModelId) return std::string(name);
+  return "hf:" + std::string(name);
+}
+
 std::optional<double> VcAsReal(const std::optional<int64_t>& v) {
   if (!v) return std::nullopt;
   return static_cast<double>(*v);
@@ -117,6 +123,14 @@ ordered_json VcUnpairedJson(const RunRecord& run) {
           {"status", VcStatusOf(run)}};
 }
 
+// `side`, a bare word resolved against the store: the sweep of that id when it has one,
+// else the model of that type.
+absl::StatusOr<CompareSide> VcResolveSide(Store& store, const CompareSide& side) {
+  if (side.bare_word.empty()) return side;
+  if (!absl::IsNotFound(store.GetSweep(side.runs.sweep_id).status())) return side;
+  return ModelTypeSide(side);
+}
+
 // The runs of one side, from the store.
 absl::StatusOr<std::vector<RunRecord>> VcSideRuns(Store& store, const std::string& option,
                                                   const CompareSide& side) {
@@ -131,6 +145,11 @@ absl::StatusOr<std::vector<RunRecord>> VcSideRuns(Store& store, const std::strin
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
   if (!side.model_id.empty()) {  // the filter matches substrings; a side is one model
     std::erase_if(*runs, [&](const RunRecord& r) { return r.spec.model_id != side.model_id; });
+  }
+  if (runs->empty() && !side.bare_word.empty() && !side.model_id.empty()) {
+    return absl::InvalidArgumentError(fmt::format("{} {}: no sweep {} and no runs of {} in {}",
+                                                  option, side.bare_word, side.bare_word,
+                                                  side.model_id, store.path().string()));
   }
   if (runs->empty()) {
     return absl::InvalidArgumentError(
@@ -156,6 +175,7 @@ absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text) {
   }
   if (text.find('=') == std::string_view::npos) {
     side.runs.sweep_id = std::string(text);
+    if (text.find(',') == std::string_view::npos) side.bare_word = std::string(text);
     return side;
   }
   std::string rest;
@@ -168,10 +188,10 @@ absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text) {
       if (!side.model_id.empty()) {
         return absl::InvalidArgumentError(fmt::format("'{}': model given twice", text));
       }
-      side.model_id = std::string(item.substr(6));
-      if (side.model_id.empty()) {
+      if (item.size() == 6) {
         return absl::InvalidArgumentError(fmt::format("'{}': no value for model", text));
       }
+      side.model_id = VcModelIdOf(item.substr(6));
     } else {
       rest += (rest.empty() ? "" : ",") + std::string(item);
     }
@@ -185,6 +205,13 @@ absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text) {
     }
     side.runs = *std::move(runs);
   }
+  return side;
+}
+
+CompareSide ModelTypeSide(const CompareSide& bare) {
+  CompareSide side;
+  side.model_id = VcModelIdOf(bare.bare_word);
+  side.bare_word = bare.bare_word;
   return side;
 }
 
@@ -361,6 +388,10 @@ absl::StatusOr<std::string> RunVariantCompare(const VariantCompareOptions& optio
   }
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  base = VcResolveSide(**store, *base);
+  if (!base.ok()) return base.status();
+  head = VcResolveSide(**store, *head);
+  if (!head.ok()) return head.status();
   absl::StatusOr<std::vector<RunRecord>> base_runs = VcSideRuns(**store, "--base", *base);
   if (!base_runs.ok()) return base_runs.status();
   absl::StatusOr<std::vector<RunRecord>> head_runs = VcSideRuns(**store, "--head", *head);

@@ -24,15 +24,23 @@ namespace compatlab {
 struct CompareSide {
   DiffSide runs;
   std::string model_id;  // exact; "" = every model
+  // The side given as one bare word ("llama", "20261130T022435Z-1a2b3c"), else "": the
+  // sweep of that id when the store has one, else the model of that type (ModelTypeSide).
+  std::string bare_word;
 
   // "model=hf:llama,sweep=ID": the set members.
   std::string Describe() const;
 };
 
-// "hf:llama", "code:NAME@HASH", "hub:...", "ckpt:..." (a model id), a sweep id, or
-// comma-separated key=value pairs with the keys of ParseDiffSide and model.
-// InvalidArgument as ParseDiffSide, or for model given twice.
+// "hf:llama", "code:NAME@HASH", "hub:...", "ckpt:..." (a model id), a bare word (a sweep id
+// or a model type: bare_word), or comma-separated key=value pairs with the keys of
+// ParseDiffSide and model (model=llama is model=hf:llama). InvalidArgument as ParseDiffSide,
+// or for model given twice.
 absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text);
+
+// The side a bare word names when no sweep has that id: the model of that type ("llama":
+// model=hf:llama), its bare_word kept.
+CompareSide ModelTypeSide(const CompareSide& bare);
 
 // The key a test pairs by when the sides are different models: its test id with the
 // model (id, type, class, path) and the model's loading settings (trust_remote_code)

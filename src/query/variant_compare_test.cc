@@ -44,6 +44,7 @@ TEST(ParseCompareSideTest, TakesModelIdsSweepsStacksAndCombinations) {
   absl::StatusOr<CompareSide> sweep = ParseCompareSide("abc123");
   ASSERT_TRUE(sweep.ok());
   EXPECT_EQ(sweep->runs.sweep_id, "abc123");
+  EXPECT_EQ(sweep->bare_word, "abc123");
   absl::StatusOr<CompareSide> both = ParseCompareSide("model=hf:llama,torch=2.13.0+cpu");
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(both->model_id, "hf:llama");
@@ -53,6 +54,39 @@ TEST(ParseCompareSideTest, TakesModelIdsSweepsStacksAndCombinations) {
   EXPECT_FALSE(ParseCompareSide("model=").ok());
   EXPECT_FALSE(ParseCompareSide("color=red").ok());
   EXPECT_FALSE(ParseCompareSide("").ok());
+}
+
+TEST(ParseCompareSideTest, AModelIsNamedByItsIdOrItsType) {
+  EXPECT_EQ(ParseCompareSide("model=llama,sweep=s")->model_id, "hf:llama");
+  EXPECT_EQ(ParseCompareSide("model=hf:llama,sweep=s")->model_id, "hf:llama");
+  EXPECT_EQ(ParseCompareSide("model=hub:org/name")->model_id, "hub:org/name");
+  EXPECT_TRUE(ParseCompareSide("hf:llama")->bare_word.empty());
+  // A bare word is a sweep id, or where the store has no such sweep a model type.
+  CompareSide llama = ModelTypeSide(*ParseCompareSide("llama"));
+  EXPECT_EQ(llama.model_id, "hf:llama");
+  EXPECT_TRUE(llama.runs.sweep_id.empty());
+  EXPECT_EQ(llama.Describe(), "model=hf:llama");
+}
+
+TEST(RunVariantCompareTest, ABareWordIsASweepOfThatIdElseAModelType) {
+  test::ScopedTempDir dir;
+  const std::filesystem::path db = dir.path() / "store.db";
+  test::WriteRuns(db, "s1",
+                  {Measured("hf:llama", "eager", 0.01, 1), Measured("code:a@0", "eager", 0.01, 1)});
+  VariantCompareOptions options{db, "llama", "code:a@0", true, {}};
+  absl::StatusOr<std::string> by_type = RunVariantCompare(options);
+  ASSERT_TRUE(by_type.ok()) << by_type.status();
+  const nlohmann::json report = nlohmann::json::parse(*by_type);
+  EXPECT_EQ(report["base"], "model=hf:llama");
+  EXPECT_EQ(report["cross_model"], true);
+  EXPECT_EQ(report["compared"], 1);
+  options.base = "s1";  // the sweep
+  by_type = RunVariantCompare(options);
+  ASSERT_TRUE(by_type.ok()) << by_type.status();
+  EXPECT_EQ(nlohmann::json::parse(*by_type)["base"], "sweep=s1");
+  options.base = "lama";
+  EXPECT_EQ(RunVariantCompare(options).status().message(),
+            "--base lama: no sweep lama and no runs of hf:lama in " + db.string());
 }
 
 TEST(CrossModelKeyTest, IgnoresTheModelButNotTheTest) {

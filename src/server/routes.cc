@@ -501,6 +501,15 @@ std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpRe
     if (auto error = SideRuns(query, keys[i], "model=, sweep= or torch=", &sides[i])) {
       return error;
     }
+    if (sides[i].empty() && !side->bare_word.empty()) {  // no such sweep: a model type
+      const CompareSide model = ModelTypeSide(*side);
+      query.model_id = model.model_id;
+      query.filter.sweep_id.clear();
+      if (auto error = SideRuns(query, keys[i], "model=, sweep= or torch=", &sides[i])) {
+        return error;
+      }
+      if (!sides[i].empty()) parsed[i] = model;
+    }
     if (sides[i].empty()) {
       return HttpError{404,
                        fmt::format("the {} side {} selects no runs", keys[i], side->Describe())};

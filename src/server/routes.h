@@ -50,7 +50,8 @@ class ApiRoutes {
   std::optional<HttpError> Run(const Params& params, HttpResponse& res);
   std::optional<HttpError> Errors(const Params& params, HttpResponse& res);
   std::optional<HttpError> Diff(const Params& params, HttpResponse& res);
-  // /api/compare?base=SEL&head=SEL: `compatlab compare`'s JSON (doc/compare.md).
+  // /api/compare?base=SEL&head=SEL: `compatlab compare`'s JSON (doc/compare.md); a bare
+  // word that selects no sweep selects the model of that type.
   std::optional<HttpError> CompareEndpoint(const Params& params, HttpResponse& res);
   std::optional<HttpError> SummaryEndpoint(const Params& params, HttpResponse& res);
   std::optional<HttpError> Repro(const Params& params, HttpResponse& res);

@@ -74,6 +74,7 @@ int64_t MemAvailableBytes() {
   return -1;
 }
 
+// Removes `dir` and what it holds, when it is not ""; errors ignored.
 void RemoveDir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ignored;
@@ -143,6 +144,8 @@ class Executor {
   // Kind load: the bases and objectives of the groups whose offline and
   // single_stream rows the store holds already (a resume), read before anything runs.
   absl::Status ReadStoredLoadGroupRows();
+  // Runs every test to its committed result (or until stopped); the first failure, or
+  // Cancelled naming the signal that interrupted it.
   absl::Status Run();
 
  private:
@@ -173,6 +176,12 @@ class Executor {
   void Settle(Entry* entry, RunResult result, const std::string& started_at,
               const std::string& finished_at);
   void Stop(absl::Status status);
+  // One turn of Run's loop: starts what may start, waits up to a second for the running
+  // tests, settles what finished, ticks once a second; false once nothing is left to do.
+  bool Turn(double* last_tick);
+  // After the loop: the stopped run's waiting cache directories removed, the supervisor
+  // ended; how the run ended (see Run).
+  absl::Status End();
   bool Done() const {
     return supervisor_.running() == 0 &&
            (stopping_ || (pending_.empty() && warm_.empty() && reruns_.empty()));
@@ -202,21 +211,28 @@ class Executor {
 absl::Status Executor::Run() {
   if (absl::Status s = supervisor_.Begin(); !s.ok()) return s;
   double last_tick = MonotonicSeconds();
-  while (true) {
-    StartNext();
-    const double wait_s = supervisor_.running() == 0 ? 0 : 1.0;
-    if (absl::Status s = supervisor_.DoWork(wait_s); !s.ok()) Stop(s);
-    if (supervisor_.interrupt_signal() != 0) Stop(absl::OkStatus());
-    std::vector<FinishedTest> finished = supervisor_.TakeFinished();
-    for (FinishedTest& f : unstarted_) finished.push_back(std::move(f));
-    unstarted_.clear();
-    for (FinishedTest& f : finished) OnFinished(std::move(f));
-    if (double now = MonotonicSeconds(); callbacks_.on_tick && now - last_tick >= 1.0) {
-      last_tick = now;
-      callbacks_.on_tick();
-    }
-    if (finished.empty() && Done()) break;
+  while (Turn(&last_tick)) {
   }
+  return End();
+}
+
+bool Executor::Turn(double* last_tick) {
+  StartNext();
+  const double wait_s = supervisor_.running() == 0 ? 0 : 1.0;
+  if (absl::Status s = supervisor_.DoWork(wait_s); !s.ok()) Stop(s);
+  if (supervisor_.interrupt_signal() != 0) Stop(absl::OkStatus());
+  std::vector<FinishedTest> finished = supervisor_.TakeFinished();
+  for (FinishedTest& f : unstarted_) finished.push_back(std::move(f));
+  unstarted_.clear();
+  for (FinishedTest& f : finished) OnFinished(std::move(f));
+  if (double now = MonotonicSeconds(); callbacks_.on_tick && now - *last_tick >= 1.0) {
+    *last_tick = now;
+    callbacks_.on_tick();
+  }
+  return !finished.empty() || !Done();
+}
+
+absl::Status Executor::End() {
   for (Entry* e : warm_) RemoveDir(e->job.compile_cache_dir);  // a stopped run's
   for (Entry* e : reruns_) RemoveDir(e->rerun_job.compile_cache_dir);
   supervisor_.End();

@@ -61,6 +61,7 @@ absl::StatusOr<std::string> SuitesTable(const std::filesystem::path& home) {
 
 namespace {
 
+// The plan's tests as a JSON array of specs, each with its test_id.
 std::string PlanJson(const ResolvedPlan& plan) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const ResolvedTest& t : plan.tests) {
@@ -71,6 +72,7 @@ std::string PlanJson(const ResolvedPlan& plan) {
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+// The plan's tests as a terminal table, one row each.
 std::string PlanTable(const ResolvedPlan& plan) {
   TextTable table({{"test_id", TextTable::kLeft},
                    {"model_id", TextTable::kLeft},

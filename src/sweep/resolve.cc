@@ -107,6 +107,7 @@ std::vector<T> Distinct(const std::vector<ResolvedTest>& plan, Get get) {
   return std::vector<T>(values.begin(), values.end());
 }
 
+// `values` comma-separated, "none" when there are none.
 template <typename T>
 std::string Join(const std::vector<T>& values) {
   return values.empty() ? "none" : absl::StrJoin(values, ",");
@@ -123,6 +124,7 @@ absl::Status Same(const std::string& flag, std::vector<T> given, const std::vect
                                                  Join(stored), ")"));
 }
 
+// Kind parameter `key` of a `kind` test, nullopt for other tests or without it.
 std::optional<std::string> KindParam(const ResolvedTest& t, const std::string& kind,
                                      const std::string& key) {
   if (t.spec.kind != kind) return std::nullopt;
@@ -131,24 +133,20 @@ std::optional<std::string> KindParam(const ResolvedTest& t, const std::string& k
   return it->second;
 }
 
+// The profile name a --targets entry names: a .json path's stem, else the entry.
 std::string TargetName(const std::string& name_or_path) {
   fs::path p(name_or_path);
   return p.extension() == ".json" ? p.stem().string() : name_or_path;
 }
 
-// The flags that say what is tested (models, shapes, ...).
-absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
-  using Strings = std::vector<std::string>;
-  auto spec_field = [&](auto member) {
-    return Distinct<std::string>(
-        plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
-  };
-  // --models: model types against the stored hf: tests' types, hub: ids against the stored
-  // hub: tests' ids (hub:ORG/NAME matches every commit).
-  Strings given_types, stored_types;
-  for (const std::string& m : f.models) {
+// InvalidArgument unless each hub: id of --models matches a stored test's model (hub:ORG/NAME
+// matches every commit); the model types it names ("llama" or "hf:llama") otherwise.
+absl::StatusOr<std::vector<std::string>> GivenModelTypes(const std::vector<std::string>& models,
+                                                         const std::vector<ResolvedTest>& plan) {
+  std::vector<std::string> types;
+  for (const std::string& m : models) {
     if (!IsHubId(m)) {
-      given_types.push_back(m);
+      types.push_back(HfModelType(m));
       continue;
     }
     const bool found = std::any_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
@@ -160,45 +158,79 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
           absl::StrCat("--resume: --models ", m, " is not in the stored plan"));
     }
   }
-  for (const std::string& m : f.baseline) {
+  return types;
+}
+
+// InvalidArgument naming the first --baseline model (a type, an hf: or a hub: id) that no
+// stored test has.
+absl::Status CheckBaselineFlag(const std::vector<std::string>& baseline,
+                               const std::vector<ResolvedTest>& plan) {
+  for (const std::string& m : baseline) {
     const bool found = std::any_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
-      return IsHubId(m) ? HubIdMatches(m, t.spec.model_id) : t.spec.model_id == "hf:" + m;
+      return IsHubId(m) ? HubIdMatches(m, t.spec.model_id)
+                        : t.spec.model_id == "hf:" + HfModelType(m);
     });
     if (!found) {
       return absl::InvalidArgumentError(
           absl::StrCat("--resume: --baseline ", m, " is not in the stored plan"));
     }
   }
-  for (const ResolvedTest& t : plan) {
-    if (!t.spec.IsHarness() && !IsHubId(t.spec.model_id)) stored_types.push_back(t.spec.model_type);
-  }
-  std::sort(stored_types.begin(), stored_types.end());
-  stored_types.erase(std::unique(stored_types.begin(), stored_types.end()), stored_types.end());
-  std::vector<std::pair<std::string, std::pair<Strings, Strings>>> text_flags = {
-      {"--models", {given_types, stored_types}},
-      {"--kinds", {f.kinds, spec_field(&TestSpec::kind)}},
-      {"--modes", {f.modes, spec_field(&TestSpec::mode)}},
-      {"--dtypes", {f.dtypes, spec_field(&TestSpec::dtype)}},
-  };
-  Strings targets;
-  for (const std::string& t : f.targets) targets.push_back(TargetName(t));
-  text_flags.push_back({"--targets", {targets, spec_field(&TestSpec::target)}});
-  for (const auto& [flag, values] : text_flags) {
-    if (values.first.empty()) continue;
-    if (absl::Status s = Same(flag, values.first, values.second); !s.ok()) return s;
-  }
-  auto int_field = [&](auto member) {
-    return Distinct<int64_t>(
-        plan, [&](const ResolvedTest& t) { return std::optional<int64_t>(t.spec.*member); });
-  };
-  if (!f.batch_sizes.empty()) {
-    if (absl::Status s = Same("--batch-sizes", f.batch_sizes, int_field(&TestSpec::batch_size));
-        !s.ok()) {
-      return s;
+  return absl::OkStatus();
+}
+
+// The distinct model types of the stored model tests that are not hub: models, sorted.
+std::vector<std::string> StoredModelTypes(const std::vector<ResolvedTest>& plan) {
+  return Distinct<std::string>(plan, [](const ResolvedTest& t) {
+    return IsHubId(t.spec.model_id) ? std::nullopt : std::optional(t.spec.model_type);
+  });
+}
+
+// The distinct values of a string field of the stored model tests, sorted.
+std::vector<std::string> SpecField(const std::vector<ResolvedTest>& plan,
+                                   std::string TestSpec::*member) {
+  return Distinct<std::string>(
+      plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
+}
+
+// The distinct values of an integer field of the stored model tests, sorted.
+std::vector<int64_t> SpecField(const std::vector<ResolvedTest>& plan, int64_t TestSpec::*member) {
+  return Distinct<int64_t>(
+      plan, [&](const ResolvedTest& t) { return std::optional<int64_t>(t.spec.*member); });
+}
+
+// The flags that say what is tested (models, kinds, modes, dtypes, targets, shapes), each
+// given one against the stored values; InvalidArgument naming the first that differs.
+absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
+  using Strings = std::vector<std::string>;
+  absl::StatusOr<Strings> given_types = GivenModelTypes(f.models, plan);
+  if (!given_types.ok()) return given_types.status();
+  if (!given_types->empty()) {  // the stored types hold the baseline's beside them
+    for (const std::string& m : f.baseline) {
+      if (!IsHubId(m)) given_types->push_back(HfModelType(m));
     }
   }
-  if (!f.seq_lens.empty()) {
-    return Same("--seq-lens", f.seq_lens, int_field(&TestSpec::seq_len));
+  if (absl::Status s = CheckBaselineFlag(f.baseline, plan); !s.ok()) return s;
+  Strings targets;
+  for (const std::string& t : f.targets) targets.push_back(TargetName(t));
+  const std::vector<std::tuple<std::string, Strings, Strings>> text_flags = {
+      {"--models", *given_types, StoredModelTypes(plan)},
+      {"--kinds", f.kinds, SpecField(plan, &TestSpec::kind)},
+      {"--modes", f.modes, SpecField(plan, &TestSpec::mode)},
+      {"--dtypes", f.dtypes, SpecField(plan, &TestSpec::dtype)},
+      {"--targets", targets, SpecField(plan, &TestSpec::target)},
+  };
+  for (const auto& [flag, given, stored] : text_flags) {
+    if (given.empty()) continue;
+    if (absl::Status s = Same(flag, given, stored); !s.ok()) return s;
+  }
+  const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>> int_flags =
+      {
+          {"--batch-sizes", f.batch_sizes, SpecField(plan, &TestSpec::batch_size)},
+          {"--seq-lens", f.seq_lens, SpecField(plan, &TestSpec::seq_len)},
+      };
+  for (const auto& [flag, given, stored] : int_flags) {
+    if (given.empty()) continue;
+    if (absl::Status s = Same(flag, given, stored); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -244,74 +276,102 @@ absl::Status CheckHeadsFlag(const std::vector<std::string>& heads,
                                                  absl::StrJoin(stored, ","), ")"));
 }
 
-// The flags that set one value (backend, kind parameters, paths, ...).
-absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
-  auto one = [](const std::string& value) {
-    return value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value};
-  };
-  auto param = [&](const std::string& kind, const std::string& key) {
-    return Distinct<std::string>(plan,
-                                 [&](const ResolvedTest& t) { return KindParam(t, kind, key); });
-  };
-  auto field = [&](auto get) { return Distinct<std::string>(plan, get); };
-  std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> checks;
-  checks.emplace_back("--backend", one(f.backend), field([](const ResolvedTest& t) {
-                        return t.spec.IsCompiled() ? std::optional(t.spec.backend) : std::nullopt;
-                      }));
+// One flag's check: its name, the values given (none: not given) and the stored ones.
+using FlagCheck = std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>;
+
+// `value` as the one value given, or none when it is empty.
+std::vector<std::string> OneValue(const std::string& value) {
+  return value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value};
+}
+
+// The distinct values of kind parameter `key` of the stored `kind` tests.
+std::vector<std::string> StoredParam(const std::vector<ResolvedTest>& plan, const std::string& kind,
+                                     const std::string& key) {
+  return Distinct<std::string>(plan,
+                               [&](const ResolvedTest& t) { return KindParam(t, kind, key); });
+}
+
+// A model test's kind parameter `key`, `absent` when it has none; nullopt for harness tests.
+std::optional<std::string> BuildSetting(const ResolvedTest& t, const std::string& key,
+                                        const std::string& absent) {
+  if (t.spec.IsHarness()) return std::nullopt;
+  auto it = t.spec.kind_params.find(key);
+  return it == t.spec.kind_params.end() ? absent : it->second;
+}
+
+// The checks of --backend, --new-tokens, --size, --weights and --train-steps, in that order.
+void AddKindParamChecks(const PlanFlags& f, const std::vector<ResolvedTest>& plan,
+                        std::vector<FlagCheck>* checks) {
+  checks->emplace_back("--backend", OneValue(f.backend),
+                       Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                         return t.spec.IsCompiled() ? std::optional(t.spec.backend) : std::nullopt;
+                       }));
   if (f.new_tokens) {
     // generate and load tests take --new-tokens.
-    checks.emplace_back("--new-tokens", one(std::to_string(*f.new_tokens)),
-                        Distinct<std::string>(plan, [](const ResolvedTest& t) {
-                          std::optional<std::string> v = KindParam(t, "generate", "new_tokens");
-                          return v ? v : KindParam(t, "load", "new_tokens");
-                        }));
+    checks->emplace_back("--new-tokens", OneValue(std::to_string(*f.new_tokens)),
+                         Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                           std::optional<std::string> v = KindParam(t, "generate", "new_tokens");
+                           return v ? v : KindParam(t, "load", "new_tokens");
+                         }));
   }
-  if (!f.size.empty() || f.weights) {
-    auto of = [](const ResolvedTest& t, const std::string& key,
-                 const std::string& absent) -> std::optional<std::string> {
-      if (t.spec.IsHarness()) return std::nullopt;
-      auto it = t.spec.kind_params.find(key);
-      return it == t.spec.kind_params.end() ? absent : it->second;
-    };
-    if (!f.size.empty()) {
-      checks.emplace_back("--size", one(f.size),
-                          field([&](const ResolvedTest& t) { return of(t, "size", "reduced"); }));
-    }
-    if (f.weights) {
-      checks.emplace_back("--weights", one("pretrained"),
-                          field([&](const ResolvedTest& t) { return of(t, "weights", "random"); }));
-    }
+  if (!f.size.empty()) {
+    checks->emplace_back("--size", OneValue(f.size),
+                         Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                           return BuildSetting(t, "size", "reduced");
+                         }));
+  }
+  if (f.weights) {
+    checks->emplace_back("--weights", OneValue("pretrained"),
+                         Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                           return BuildSetting(t, "weights", "random");
+                         }));
   }
   if (f.train_steps) {
-    checks.emplace_back("--train-steps", one(std::to_string(*f.train_steps)),
-                        param("train", "steps"));
+    checks->emplace_back("--train-steps", OneValue(std::to_string(*f.train_steps)),
+                         StoredParam(plan, "train", "steps"));
   }
-  if (!f.load_rates.empty() || !f.load_slo.empty() || f.load_requests) {
-    PlanOverrides load;
-    load.load_rates = f.load_rates;
-    load.load_slo = f.load_slo;
-    load.load_requests = f.load_requests;
-    absl::StatusOr<std::vector<std::map<std::string, std::string>>> variants =
-        KindParamVariants("load", load);
-    if (!variants.ok()) return variants.status();
-    auto given = [&](const std::string& key) {
-      std::vector<std::string> values;
-      for (const auto& v : *variants) {
-        if (auto it = v.find(key); it != v.end()) values.push_back(it->second);
-      }
-      return values;
-    };
-    if (!f.load_rates.empty()) checks.emplace_back("--rates", given("rate"), param("load", "rate"));
-    if (!f.load_slo.empty()) checks.emplace_back("--slo", given("slo"), param("load", "slo"));
-    if (f.load_requests) {
-      checks.emplace_back("--load-requests", one(std::to_string(*f.load_requests)),
-                          param("load", "requests"));
+}
+
+// The checks of --rates, --slo and --load-requests, compared in their canonical form
+// (KindParamVariants); its InvalidArgument for a malformed one.
+absl::Status AddLoadChecks(const PlanFlags& f, const std::vector<ResolvedTest>& plan,
+                           std::vector<FlagCheck>* checks) {
+  if (f.load_rates.empty() && f.load_slo.empty() && !f.load_requests) return absl::OkStatus();
+  PlanOverrides load;
+  load.load_rates = f.load_rates;
+  load.load_slo = f.load_slo;
+  load.load_requests = f.load_requests;
+  absl::StatusOr<std::vector<std::map<std::string, std::string>>> variants =
+      KindParamVariants("load", load);
+  if (!variants.ok()) return variants.status();
+  auto given = [&](const std::string& key) {
+    std::vector<std::string> values;
+    for (const auto& v : *variants) {
+      if (auto it = v.find(key); it != v.end()) values.push_back(it->second);
     }
+    return values;
+  };
+  if (!f.load_rates.empty()) {
+    checks->emplace_back("--rates", given("rate"), StoredParam(plan, "load", "rate"));
   }
+  if (!f.load_slo.empty()) {
+    checks->emplace_back("--slo", given("slo"), StoredParam(plan, "load", "slo"));
+  }
+  if (f.load_requests) {
+    checks->emplace_back("--load-requests", OneValue(std::to_string(*f.load_requests)),
+                         StoredParam(plan, "load", "requests"));
+  }
+  return absl::OkStatus();
+}
+
+// The checks of --model-path and --model-code (each by its absolute path), --python and
+// --mem-limit-method; SplitModelCode's InvalidArgument for a malformed --model-code.
+absl::Status AddPathChecks(const PlanFlags& f, const std::vector<ResolvedTest>& plan,
+                           std::vector<FlagCheck>* checks) {
   std::error_code ec;
-  checks.emplace_back(
-      "--model-path", one(f.model_path.empty() ? "" : fs::absolute(f.model_path, ec).string()),
-      field([](const ResolvedTest& t) {
+  checks->emplace_back(
+      "--model-path", OneValue(f.model_path.empty() ? "" : fs::absolute(f.model_path, ec).string()),
+      Distinct<std::string>(plan, [](const ResolvedTest& t) {
         return t.spec.model_id.starts_with("ckpt:") ? std::optional(t.spec.model_path)
                                                     : std::nullopt;
       }));
@@ -321,17 +381,28 @@ absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>
     if (!parts.ok()) return parts.status();
     code = absl::StrCat(fs::absolute(parts->first, ec).string(), ":", parts->second);
   }
-  checks.emplace_back("--model-code", one(code), field([](const ResolvedTest& t) {
-                        return IsCodeModelId(t.spec.model_id) ? std::optional(t.spec.model_path)
-                                                              : std::nullopt;
-                      }));
+  checks->emplace_back(
+      "--model-code", OneValue(code), Distinct<std::string>(plan, [](const ResolvedTest& t) {
+        return IsCodeModelId(t.spec.model_id) ? std::optional(t.spec.model_path) : std::nullopt;
+      }));
   std::set<std::string> pythons;  // harness tests run on it too
   for (const ResolvedTest& t : plan) pythons.insert(t.execution->python);
-  checks.emplace_back("--python", one(f.python),
-                      std::vector<std::string>(pythons.begin(), pythons.end()));
-  checks.emplace_back(
-      "--mem-limit-method", one(f.mem_limit_method),
-      field([](const ResolvedTest& t) { return std::optional(t.execution->mem_limit_method); }));
+  checks->emplace_back("--python", OneValue(f.python),
+                       std::vector<std::string>(pythons.begin(), pythons.end()));
+  checks->emplace_back("--mem-limit-method", OneValue(f.mem_limit_method),
+                       Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                         return std::optional(t.execution->mem_limit_method);
+                       }));
+  return absl::OkStatus();
+}
+
+// The flags that set one value (backend, kind parameters, paths, ...), each given one
+// against the stored values; InvalidArgument naming the first that differs or is malformed.
+absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
+  std::vector<FlagCheck> checks;
+  AddKindParamChecks(f, plan, &checks);
+  if (absl::Status s = AddLoadChecks(f, plan, &checks); !s.ok()) return s;
+  if (absl::Status s = AddPathChecks(f, plan, &checks); !s.ok()) return s;
   for (const auto& [flag, given, stored] : checks) {
     if (given.empty()) continue;
     if (absl::Status s = Same(flag, given, stored); !s.ok()) return s;
@@ -366,24 +437,27 @@ absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides
   return plan;
 }
 
-absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path& home) {
-  absl::StatusOr<Suite> suite = LoadSuite(request.suite, home / "suites");
-  if (!suite.ok()) return suite.status();
-  PlanOverrides overrides = request.overrides;
-  if (overrides.targets.empty() && !request.allow_profile_paths) {
-    for (const std::string& target : suite->targets) {
-      if (IsTargetProfilePath(target)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(request.suite, ": 'targets' names the profile file '", target,
-                         "' by path; a profile runs Python in every test (doc/targets.md): pass "
-                         "--allow-profile-paths to trust it, or name a profile of targets/"));
-      }
+namespace {
+
+// InvalidArgument when the suite names a profile file by path and --allow-profile-paths
+// is not given (a profile runs Python in every test); --targets replaces the suite's.
+absl::Status CheckSuiteProfilePaths(const PlanRequest& request, const Suite& suite) {
+  if (!request.overrides.targets.empty() || request.allow_profile_paths) return absl::OkStatus();
+  for (const std::string& target : suite.targets) {
+    if (IsTargetProfilePath(target)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(request.suite, ": 'targets' names the profile file '", target,
+                       "' by path; a profile runs Python in every test (doc/targets.md): pass "
+                       "--allow-profile-paths to trust it, or name a profile of targets/"));
     }
   }
-  overrides.targets = PlanTargets(*suite, overrides);
-  auto profiles = LoadTargetProfiles(&overrides.targets, home / "targets");
-  if (!profiles.ok()) return profiles.status();
-  const ProbeEnv probe{request.base.python, request.base.probe_dir};
+  return absl::OkStatus();
+}
+
+// The checkpoint (--model-path) or the code model (--model-code) into `overrides`, each
+// inspected by the probe; InvalidArgument for both, or for --model-code beside --models.
+absl::Status AddOwnModel(const PlanRequest& request, const ProbeEnv& probe,
+                         PlanOverrides* overrides) {
   if (!request.model_code.empty() && !request.overrides.models.empty()) {
     return absl::InvalidArgumentError(
         "--model-code replaces the suite's models; name the model to compare with by --baseline, "
@@ -393,45 +467,74 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
     return absl::InvalidArgumentError(
         "--model-path and --model-code each name the model: give one");
   }
-  if (!request.model_path.empty()) {
-    if (absl::Status s = AddCheckpoint(request.model_path, probe, &overrides); !s.ok()) return s;
-  }
-  if (!request.model_code.empty()) {
-    if (absl::Status s = AddCodeModel(request.model_code, probe, &overrides); !s.ok()) return s;
-  }
-  // A backend the plan's profiles name is theirs; any other is checked with the probe's torch.
-  const bool profile_backend =
-      std::any_of(profiles->begin(), profiles->end(),
-                  [&](const auto& entry) { return entry.second.backend == overrides.backend; });
-  if (!overrides.backend.empty() && !profile_backend) {
-    // The child imports the backend with its profile's pythonpath first on the path.
-    std::vector<std::string> pythonpath;
-    for (const auto& [name, profile] : *profiles) {
-      for (const std::string& entry : profile.pythonpath) {
-        const fs::path dir(entry);
-        pythonpath.push_back(dir.is_absolute() ? entry : (home / dir).string());
-      }
-    }
-    if (absl::Status s = CheckCompileBackend(probe, overrides.backend, pythonpath); !s.ok()) {
-      return s;
+  if (!request.model_path.empty()) return AddCheckpoint(request.model_path, probe, overrides);
+  if (!request.model_code.empty()) return AddCodeModel(request.model_code, probe, overrides);
+  return absl::OkStatus();
+}
+
+// OK for no --backend or one of the plan's profiles' backends; any other is imported by the
+// probe's torch with the profiles' pythonpath (relative entries under `home`) first.
+absl::Status CheckBackendFlag(const std::string& backend,
+                              const std::map<std::string, TargetProfile>& profiles,
+                              const fs::path& home, const ProbeEnv& probe) {
+  const bool profile_backend = std::any_of(
+      profiles.begin(), profiles.end(), [&](const auto& e) { return e.second.backend == backend; });
+  if (backend.empty() || profile_backend) return absl::OkStatus();
+  std::vector<std::string> pythonpath;
+  for (const auto& [name, profile] : profiles) {
+    for (const std::string& entry : profile.pythonpath) {
+      const fs::path dir(entry);
+      pythonpath.push_back(dir.is_absolute() ? entry : (home / dir).string());
     }
   }
-  if (const std::vector<std::string> hub = PlanHubModels(*suite, overrides); !hub.empty()) {
-    for (const std::string& id : hub) {
-      if (absl::Status s = CheckHubId(id); !s.ok()) return s;
-    }
-    absl::StatusOr<std::map<std::string, HubModelInfo>> resolved =
-        ResolveHubModels(probe, hub, overrides.weights);
-    if (!resolved.ok()) return resolved.status();
-    overrides.hub_models = *std::move(resolved);
+  return CheckCompileBackend(probe, backend, pythonpath);
+}
+
+// What the Hub resolver answers for the plan's hub: models into `overrides` (none asked
+// when there are none); InvalidArgument for a malformed id.
+absl::Status AddHubModels(const Suite& suite, const ProbeEnv& probe, PlanOverrides* overrides) {
+  const std::vector<std::string> hub = PlanHubModels(suite, *overrides);
+  if (hub.empty()) return absl::OkStatus();
+  for (const std::string& id : hub) {
+    if (absl::Status s = CheckHubId(id); !s.ok()) return s;
   }
-  std::optional<ModelCatalog> catalog;
-  if (PlanNeedsCatalog(*suite, overrides)) {
-    absl::StatusOr<ModelCatalog> loaded = LoadCatalog(probe);
-    if (!loaded.ok()) return absl::InternalError(loaded.status().message());
-    catalog = *std::move(loaded);
+  absl::StatusOr<std::map<std::string, HubModelInfo>> resolved =
+      ResolveHubModels(probe, hub, overrides->weights);
+  if (!resolved.ok()) return resolved.status();
+  overrides->hub_models = *std::move(resolved);
+  return absl::OkStatus();
+}
+
+// The probe's model catalog when the plan needs it, else nullopt; Internal when the probe
+// cannot answer.
+absl::StatusOr<std::optional<ModelCatalog>> CatalogIfNeeded(const Suite& suite,
+                                                            const PlanOverrides& overrides,
+                                                            const ProbeEnv& probe) {
+  if (!PlanNeedsCatalog(suite, overrides)) return std::nullopt;
+  absl::StatusOr<ModelCatalog> loaded = LoadCatalog(probe);
+  if (!loaded.ok()) return absl::InternalError(loaded.status().message());
+  return std::optional<ModelCatalog>(*std::move(loaded));
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path& home) {
+  absl::StatusOr<Suite> suite = LoadSuite(request.suite, home / "suites");
+  if (!suite.ok()) return suite.status();
+  if (absl::Status s = CheckSuiteProfilePaths(request, *suite); !s.ok()) return s;
+  PlanOverrides overrides = request.overrides;
+  overrides.targets = PlanTargets(*suite, overrides);
+  auto profiles = LoadTargetProfiles(&overrides.targets, home / "targets");
+  if (!profiles.ok()) return profiles.status();
+  const ProbeEnv probe{request.base.python, request.base.probe_dir};
+  if (absl::Status s = AddOwnModel(request, probe, &overrides); !s.ok()) return s;
+  if (absl::Status s = CheckBackendFlag(overrides.backend, *profiles, home, probe); !s.ok()) {
+    return s;
   }
-  return ResolvePlan(*suite, overrides, request.base, catalog ? &*catalog : nullptr, *profiles);
+  if (absl::Status s = AddHubModels(*suite, probe, &overrides); !s.ok()) return s;
+  absl::StatusOr<std::optional<ModelCatalog>> catalog = CatalogIfNeeded(*suite, overrides, probe);
+  if (!catalog.ok()) return catalog.status();
+  return ResolvePlan(*suite, overrides, request.base, *catalog ? &**catalog : nullptr, *profiles);
 }
 
 absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,

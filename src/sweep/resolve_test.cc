@@ -1,9 +1,12 @@
 #include "sweep/resolve.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "store/testing.h"
 
 namespace compatlab {
 namespace {
@@ -285,6 +288,119 @@ TEST(CheckResumeFlagsTest, ModelCodeAndBaselineMustBeTheStoredOnes) {
   flags.baseline = {"bert"};
   EXPECT_NE(CheckResumeFlags(flags, "s", CodePlan()).message().find("--baseline bert"),
             std::string::npos);
+}
+
+TEST(CheckResumeFlagsTest, AModelIsNamedByItsTypeOrItsHfId) {
+  PlanFlags flags;
+  flags.models = {"hf:llama"};
+  absl::Status s = CheckResumeFlags(flags, "s", StoredPlan());
+  EXPECT_TRUE(s.ok()) << s;
+  flags.models = {"hf:bert"};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", StoredPlan()).message(),
+            "--resume: --models bert differs from the stored plan (--models llama)");
+  flags = {};
+  flags.model_code = "/m/attn.py:build";
+  flags.baseline = {"hf:llama"};
+  s = CheckResumeFlags(flags, "s", CodePlan());
+  EXPECT_TRUE(s.ok()) << s;
+  flags.baseline = {"hf:bert"};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", CodePlan()).message(),
+            "--resume: --baseline hf:bert is not in the stored plan");
+}
+
+TEST(CheckResumeFlagsTest, ModelsAndTheirBaselineAreTheStoredModelsTogether) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.models = {"bert"};
+  overrides.baseline = {"llama"};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  PlanFlags flags;
+  flags.models = {"bert"};
+  flags.baseline = {"hf:llama"};
+  absl::Status s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  flags.baseline = {};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", plan->tests).message(),
+            "--resume: --models bert differs from the stored plan (--models bert,llama)");
+}
+
+TEST(CheckResumeFlagsTest, ValueFlagsAreComparedInOrderAfterEveryOneIsParsed) {
+  PlanFlags flags;
+  flags.size = "full";
+  flags.weights = true;
+  EXPECT_EQ(CheckResumeFlags(flags, "s", StoredPlan()).message(),
+            "--resume: --size full differs from the stored plan (--size reduced)");
+  flags.size = "";
+  EXPECT_EQ(CheckResumeFlags(flags, "s", StoredPlan()).message(),
+            "--resume: --weights pretrained differs from the stored plan (--weights random)");
+  flags = {};
+  flags.train_steps = 3;  // no train test: differs
+  flags.mem_limit_method = "rlimit";
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--train-steps 3"),
+            std::string::npos);
+  flags.train_steps.reset();
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--mem-limit-method"),
+            std::string::npos);
+  flags.backend = "inductor";     // named first
+  flags.model_code = "attn.txt";  // malformed: refused before any comparison
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--model-code attn.txt"),
+            std::string::npos);
+}
+
+// A plan request of the shipped suite `suite` whose probe cannot run: only plans that need
+// neither the catalog nor the probe load.
+PlanRequest NoProbeRequest(const std::string& suite) {
+  PlanRequest request;
+  request.suite = suite;
+  request.base.python = "/nonexistent/python";
+  return request;
+}
+
+std::filesystem::path ShippedHome() {
+  const char* dir = std::getenv("COMPATLAB_SOURCE_DIR");
+  return dir != nullptr ? std::filesystem::path(dir) : std::filesystem::current_path();
+}
+
+TEST(LoadPlanTest, AsksTheProbeForTheCatalogOnlyWhenThePlanNeedsIt) {
+  absl::StatusOr<ResolvedPlan> noop = LoadPlan(NoProbeRequest("noop"), ShippedHome());
+  ASSERT_TRUE(noop.ok()) << noop.status();
+  EXPECT_EQ(noop->tests.size(), 300u);
+  EXPECT_TRUE(absl::IsInternal(LoadPlan(NoProbeRequest("ci"), ShippedHome()).status()));
+}
+
+TEST(LoadPlanTest, ABackendOfThePlansProfilesNeedsNoProbe) {
+  PlanRequest request = NoProbeRequest("noop");
+  request.overrides.backend = "inductor";  // targets/cpu.json's
+  EXPECT_TRUE(LoadPlan(request, ShippedHome()).ok());
+  request.overrides.backend = "aot_eager";  // checked by the probe, which cannot run
+  EXPECT_FALSE(LoadPlan(request, ShippedHome()).ok());
+}
+
+TEST(LoadPlanTest, RefusesTwoModelsInPlaceOfTheSuitesBeforeAskingTheProbe) {
+  PlanRequest request = NoProbeRequest("ci");
+  request.model_code = "/m/attn.py:build";
+  request.overrides.models = {"llama"};
+  EXPECT_EQ(LoadPlan(request, ShippedHome()).status().message(),
+            "--model-code replaces the suite's models; name the model to compare with by "
+            "--baseline, not --models");
+  request.overrides.models.clear();
+  request.model_path = "/m/ckpt";
+  EXPECT_EQ(LoadPlan(request, ShippedHome()).status().message(),
+            "--model-path and --model-code each name the model: give one");
+}
+
+TEST(LoadPlanTest, ASuitesProfilePathNeedsAllowProfilePaths) {
+  test::ScopedTempDir dir;
+  const std::filesystem::path suite = dir.path() / "p.json";
+  std::ofstream(suite) << R"({"name": "p", "targets": ["/tmp/p/prof.json"],
+                              "tests": [{"kind": "noop"}]})";
+  PlanRequest request = NoProbeRequest(suite.string());
+  EXPECT_NE(LoadPlan(request, ShippedHome()).status().message().find("--allow-profile-paths"),
+            std::string::npos);
+  request.overrides.targets = {"cpu"};  // --targets replaces the suite's
+  absl::Status s = LoadPlan(request, ShippedHome()).status();
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 }  // namespace

@@ -29,9 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The outcome of bad input `s` (exit 2).
 SweepOutcome BadInput(const absl::Status& s) { return {SweepEnd::kBadInput, s}; }
+// The outcome of work that failed with `s` (exit 1).
 SweepOutcome Failed(const absl::Status& s) { return {SweepEnd::kFailed, s}; }
 
+// A new sweep id: the UTC time to the second and 6 random hex digits, 20261130T022435Z-1a2b3c.
 std::string NewSweepId() {
   std::string now = UtcNowIso8601();  // 2026-11-30T02:24:35.123Z
   std::string compact;
@@ -41,12 +44,14 @@ std::string NewSweepId() {
   return absl::StrCat(compact, "Z-", RandomHex(3));
 }
 
+// This machine's host name.
 std::string HostName() {
   char buf[256] = {0};
   gethostname(buf, sizeof(buf) - 1);
   return buf;
 }
 
+// The first "model name" of /proc/cpuinfo, "" when there is none.
 std::string CpuModel() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -59,6 +64,7 @@ std::string CpuModel() {
   return "";
 }
 
+// The cores this process may run on (at least 1).
 int UsableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -96,6 +102,7 @@ struct Prepared {
   std::vector<ResolvedTest> pending;
 };
 
+// InvalidArgument naming `python` (and `hint`) unless it is an executable file.
 absl::Status CheckInterpreter(const std::string& python, const std::string& hint) {
   if (access(python.c_str(), X_OK) == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("no Python interpreter at ", python, hint));
@@ -138,6 +145,50 @@ absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure
   return p;
 }
 
+// The sweep a resume continues: `resume_id`, else the latest unfinished sweep of `store`;
+// InvalidArgument when there is none or the id fails CheckStoredId.
+absl::StatusOr<std::string> SweepToResume(Store& store, const std::string& resume_id) {
+  std::string sweep_id = resume_id;
+  if (sweep_id.empty()) {
+    auto latest = store.LatestUnfinishedSweep();
+    if (!latest.ok()) return latest.status();
+    if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
+    sweep_id = (*latest)->sweep_id;
+  }
+  if (absl::Status s = CheckStoredId(sweep_id, "sweep id"); !s.ok()) return s;
+  return sweep_id;
+}
+
+// The whole stored plan of `sweep_id`, each test with its execution settings, checked
+// against the plan flags given; FailedPrecondition for a plan stored by an older compatlab.
+absl::Status CheckStoredPlan(const SweepOptions& o, Store& store, const std::string& sweep_id,
+                             const std::string& suite) {
+  auto plan = store.Plan(sweep_id, /*pending_only=*/false);
+  if (!plan.ok()) return plan.status();
+  for (const ResolvedTest& t : *plan) {
+    if (t.execution.has_value()) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat("sweep ", sweep_id,
+                     " was planned by an older compatlab that did not store how to "
+                     "run its tests; it cannot be resumed exactly (start a new sweep)"));
+  }
+  return CheckResumeFlags(o.given, suite, *plan);
+}
+
+// What the tests still to run would run: this installation's own code unless
+// --allow-stored-code (CheckResumeCode), and an interpreter that exists.
+absl::Status CheckPendingRuns(const SweepOptions& o, const std::string& sweep_id,
+                              const std::vector<ResolvedTest>& pending) {
+  if (!o.allow_stored_code) {
+    if (absl::Status s = CheckResumeCode(sweep_id, pending, o.probe, o.home, o.given); !s.ok()) {
+      return s;
+    }
+  }
+  if (pending.empty()) return absl::OkStatus();
+  return CheckInterpreter(pending.front().execution->python,
+                          ", which the stored plan runs its tests with");
+}
+
 // A resume: the stored plan, checked against the flags given, as stored.
 absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   std::error_code ec;
@@ -148,42 +199,16 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   auto opened = Store::Open(o.db, OpenMode::kReadWrite);
   if (!opened.ok()) return opened.status();
   p.store = *std::move(opened);
-  p.sweep_id = o.resume_id;
-  if (p.sweep_id.empty()) {
-    auto latest = p.store->LatestUnfinishedSweep();
-    if (!latest.ok()) return latest.status();
-    if (!latest->has_value()) return absl::InvalidArgumentError("no unfinished sweep to resume");
-    p.sweep_id = (*latest)->sweep_id;
-  }
-  if (absl::Status s = CheckStoredId(p.sweep_id, "sweep id"); !s.ok()) return s;
+  absl::StatusOr<std::string> sweep_id = SweepToResume(*p.store, o.resume_id);
+  if (!sweep_id.ok()) return sweep_id.status();
+  p.sweep_id = *sweep_id;
   auto info = p.store->GetSweep(p.sweep_id);
   if (!info.ok()) return info.status();
-  auto plan = p.store->Plan(p.sweep_id, /*pending_only=*/false);
-  if (!plan.ok()) return plan.status();
-  for (const ResolvedTest& t : *plan) {
-    if (t.execution.has_value()) continue;
-    return absl::FailedPreconditionError(
-        absl::StrCat("sweep ", p.sweep_id,
-                     " was planned by an older compatlab that did not store how to "
-                     "run its tests; it cannot be resumed exactly (start a new sweep)"));
-  }
-  if (absl::Status s = CheckResumeFlags(o.given, info->suite, *plan); !s.ok()) return s;
+  if (absl::Status s = CheckStoredPlan(o, *p.store, p.sweep_id, info->suite); !s.ok()) return s;
   auto pending = p.store->Plan(p.sweep_id, /*pending_only=*/true);
   if (!pending.ok()) return pending.status();
   p.pending = *std::move(pending);
-  if (!o.allow_stored_code) {
-    if (absl::Status s = CheckResumeCode(p.sweep_id, p.pending, o.probe, o.home, o.given);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (!p.pending.empty()) {
-    const std::string& python = p.pending.front().execution->python;
-    if (absl::Status s = CheckInterpreter(python, ", which the stored plan runs its tests with");
-        !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = CheckPendingRuns(o, p.sweep_id, p.pending); !s.ok()) return s;
   p.planned = info->planned;
   p.jobs = o.jobs.value_or(static_cast<int>(info->jobs));
   p.already_finished = info->finished_at.has_value();
@@ -191,47 +216,41 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   return p;
 }
 
+// The specs of `tests`, in order.
 std::vector<TestSpec> Specs(const std::vector<ResolvedTest>& tests) {
   std::vector<TestSpec> specs;
   for (const ResolvedTest& t : tests) specs.push_back(t.spec);
   return specs;
 }
 
-// Runs the pending tests through a zygote; returns what ExecutePlan did.
-SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int* restarts) {
+// The zygote of the pending tests of `p`: their model types preloaded, their interpreter and
+// probe, and the calibration compile's seed directory when a test takes it (TakesCalibration).
+absl::StatusOr<ZygoteOptions> ZygoteOptionsFor(const Prepared& p) {
   const TestExecution& first = *p.pending.front().execution;
-  auto limiter = MakeMemoryLimiter(first.mem_limit_method);
-  if (!limiter.ok()) return BadInput(limiter.status());
-  absl::StatusOr<Guardian> guardian = Guardian::Start();
-  if (!guardian.ok()) return Failed(guardian.status());
   ZygoteOptions zopts;
   zopts.preload = PlanModelTypes(Specs(p.pending));
   zopts.python = first.python;
   zopts.probe_dir = first.probe_dir;
   absl::StatusOr<fs::path> log_path = SweepTempPath("compatlab-", p.sweep_id, ".zygote.log");
-  if (!log_path.ok()) return BadInput(log_path.status());
+  if (!log_path.ok()) return log_path.status();
   zopts.log_path = log_path->string();
   zopts.env["COMPATLAB_SWEEP_ID"] = p.sweep_id;
-  // The calibration compile (inductor's start-up on the CPU, once for the
-  // sweep) when a test takes it (TakesCalibration).
   const bool compiles = std::any_of(p.pending.begin(), p.pending.end(), [](const ResolvedTest& t) {
     return TakesCalibration(t.spec, t.execution ? t.execution->target_profile_json : "");
   });
   if (compiles) {
-    zopts.compile_seed_dir = SweepTempPath(  // the id passed SweepTempPath above
-                                 "compatlab-seed-", p.sweep_id)
-                                 ->string();
+    absl::StatusOr<fs::path> seed = SweepTempPath("compatlab-seed-", p.sweep_id);
+    if (!seed.ok()) return seed.status();
+    zopts.compile_seed_dir = seed->string();
   }
-  ZygoteLauncher launcher(zopts, &*guardian);
-  double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
-  if (absl::Status s = launcher.Start(); !s.ok()) return Failed(s);
-  std::cerr << ZygoteReadyLine(MonotonicSeconds() - zygote_start, zopts.preload.size(),
-                               launcher.import_failures().size());
-  if (compiles) {
-    std::cerr << CompilerStartupLine(launcher.compiler_startup_s(),
-                                     launcher.compiler_startup_phases(),
-                                     launcher.compiler_startup_error());
-  }
+  return zopts;
+}
+
+// How ExecutePlan runs the tests of `p` with the started `launcher`: the options given, the
+// cores shared among the jobs, the compile caches and the calibration's seed when it ran.
+absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Prepared& p,
+                                                 const ZygoteLauncher& launcher,
+                                                 const ZygoteOptions& zopts) {
   ExecuteOptions eo;
   if (launcher.compiler_startup_s().has_value()) {
     eo.compile_seed_dir = zopts.compile_seed_dir;
@@ -240,29 +259,78 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   eo.sweep_id = p.sweep_id;
   eo.jobs = p.jobs;
   eo.torch_num_threads = std::max(1, UsableCores() / p.jobs);
-  eo.compile_cache_root = SweepTempPath("compatlab-cache-", p.sweep_id)->string();
+  absl::StatusOr<fs::path> cache_root = SweepTempPath("compatlab-cache-", p.sweep_id);
+  if (!cache_root.ok()) return cache_root.status();
+  eo.compile_cache_root = cache_root->string();
   eo.timeout_s = o.timeout_s;
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;
   eo.rerun_reduced = o.rerun_reduced;
   eo.host = HostName();
   eo.cpu_model = CpuModel();
+  return eo;
+}
+
+// Callbacks that report each start, finish and tick to `progress`.
+ExecuteCallbacks ProgressCallbacks(Progress* progress) {
   ExecuteCallbacks callbacks;
-  callbacks.on_start = [&](const std::string& id, const TestSpec& s) { progress.Started(id, s); };
-  callbacks.on_finish = [&](const RunRecord& r) { progress.Finished(r.run_id, r.spec, r.result); };
-  callbacks.on_tick = [&]() { progress.Tick(); };
+  callbacks.on_start = [progress](const std::string& id, const TestSpec& s) {
+    progress->Started(id, s);
+  };
+  callbacks.on_finish = [progress](const RunRecord& r) {
+    progress->Finished(r.run_id, r.spec, r.result);
+  };
+  callbacks.on_tick = [progress]() { progress->Tick(); };
+  return callbacks;
+}
+
+// Starts the zygote of `launcher` and prints its ready line and, when it compiles, the
+// compiler's start-up line; the launcher's error when it does not start.
+absl::Status StartZygote(ZygoteLauncher& launcher, const ZygoteOptions& zopts) {
+  double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
+  if (absl::Status s = launcher.Start(); !s.ok()) return s;
+  std::cerr << ZygoteReadyLine(MonotonicSeconds() - zygote_start, zopts.preload.size(),
+                               launcher.import_failures().size());
+  if (!zopts.compile_seed_dir.empty()) {
+    std::cerr << CompilerStartupLine(launcher.compiler_startup_s(),
+                                     launcher.compiler_startup_phases(),
+                                     launcher.compiler_startup_error());
+  }
+  return absl::OkStatus();
+}
+
+// Removes the zygote's files: its log unless the run failed or it restarted, and the
+// calibration's seed directories.
+void RemoveZygoteFiles(const ZygoteOptions& zopts, bool keep_log) {
+  std::error_code ec;
+  if (!keep_log) fs::remove(zopts.log_path, ec);
+  if (!zopts.compile_seed_dir.empty()) {
+    fs::remove_all(zopts.compile_seed_dir, ec);
+    fs::remove_all(zopts.compile_seed_dir + ".calibration", ec);
+  }
+}
+
+// Runs the pending tests through a zygote; returns what ExecutePlan did.
+SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int* restarts) {
+  auto limiter = MakeMemoryLimiter(p.pending.front().execution->mem_limit_method);
+  if (!limiter.ok()) return BadInput(limiter.status());
+  absl::StatusOr<Guardian> guardian = Guardian::Start();
+  if (!guardian.ok()) return Failed(guardian.status());
+  absl::StatusOr<ZygoteOptions> zygote_options = ZygoteOptionsFor(p);
+  if (!zygote_options.ok()) return BadInput(zygote_options.status());
+  const ZygoteOptions& zopts = *zygote_options;
+  ZygoteLauncher launcher(zopts, &*guardian);
+  if (absl::Status s = StartZygote(launcher, zopts); !s.ok()) return Failed(s);
+  absl::StatusOr<ExecuteOptions> execute_options = ExecuteOptionsFor(o, p, launcher, zopts);
+  if (!execute_options.ok()) return BadInput(execute_options.status());
+  const ExecuteOptions& eo = *execute_options;
+  const ExecuteCallbacks callbacks = ProgressCallbacks(&progress);
   progress.ResetClock();  // elapsed and ETA count tests, not the zygote's start
   absl::Status run =
       ExecutePlan(p.pending, eo, &launcher, limiter->get(), &*guardian, p.store.get(), callbacks);
   progress.Close();
   *restarts = launcher.Restarts();
-  // The zygote's log is kept only when something went wrong with it.
-  std::error_code ec;
-  if (run.ok() && launcher.Restarts() == 0) fs::remove(zopts.log_path, ec);
-  if (compiles) {
-    fs::remove_all(zopts.compile_seed_dir, ec);
-    fs::remove_all(zopts.compile_seed_dir + ".calibration", ec);
-  }
+  RemoveZygoteFiles(zopts, !run.ok() || launcher.Restarts() != 0);
   if (absl::IsCancelled(run)) return {SweepEnd::kInterrupted, run};
   if (!run.ok()) return Failed(run);
   return {};
