@@ -66,12 +66,16 @@ sweep: build python
 	$(BUILD)/compatlab sweep --suite smoke --db compatlab.db $(SWEEP_ARGS)
 
 # clang-format (Debian's, .clang-format) over the C++ and ruff (pinned, ruff.toml) over the
-# Python; `make format` applies both.
+# Python, the probe's import rules (import-linter, probe/pyproject.toml) and every function's
+# length and complexity against its ceiling (scripts/complexity.py); `make format` applies
+# the first two.
 CXX_SOURCES = $(shell git ls-files --cached --others --exclude-standard 'src/*.cc' 'src/*.h' \
                 'testdevice/csrc/*.cpp' 'testdevice/csrc/*.h')
 lint: python
 	@clang-format --dry-run -Werror $(CXX_SOURCES)
 	@.venv/bin/ruff check --quiet .
+	@out=$$(PYTHONPATH=probe .venv/bin/lint-imports --config probe/pyproject.toml --no-cache --no-logo 2>&1) || { echo "$$out"; exit 1; }  # the probe's import rules (probe/pyproject.toml)
+	@.venv/bin/python scripts/complexity.py
 	@echo "lint: clang-format and ruff clean ($(words $(CXX_SOURCES)) C++ files)"
 
 # Function length and cyclomatic complexity (lizard, pinned) against the ceilings in

@@ -19,16 +19,17 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe"))
 
-from compatlab_probe.runtime import apply_env  # noqa: E402
+from compatlab_probe.host.runtime import apply_env  # noqa: E402
 
 apply_env()
 
 import torch  # noqa: E402
 import transformers  # noqa: E402, F401
 
-from compatlab_probe import heads, target  # noqa: E402
-from compatlab_probe.child import run_test  # noqa: E402
-from compatlab_probe.compiler import single_threaded_compile  # noqa: E402
+from compatlab_probe.models import heads  # noqa: E402
+from compatlab_probe.stacks import target  # noqa: E402
+from compatlab_probe.stacks.compiler import single_threaded_compile  # noqa: E402
+from compatlab_probe.worker.child import run_test  # noqa: E402
 
 
 def unrelated(x):

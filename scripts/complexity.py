@@ -31,11 +31,14 @@ class Ceiling:
     max_ccn: int  # lizard's cyclomatic complexity
 
 
-# First match wins: the planning and sweep modules are held to small steps (issue 37),
-# the rest of the tree to the ceiling it now meets.
+# First match wins: planning, the sweep and the CLI are held to small steps, the probe to
+# the ceiling its packages now meet, the rest of the tree to the ceiling it now meets; a
+# ceiling is lowered when the code under it is, never raised to let a function grow.
 CEILINGS = (
     Ceiling("src/plan/", 60, 15),
     Ceiling("src/sweep/", 60, 15),
+    Ceiling("src/cli/", 60, 15),
+    Ceiling("probe/", 90, 20),
     Ceiling("", 125, 36),
 )
 

@@ -15,7 +15,7 @@ The script needs only torch and transformers. It embeds, verbatim, the source of
 every module of this package that a test child runs (PROBE_FILES: every *.py
 and *.json here except the harness's entry points in NOT_EMBEDDED), writes them
 to a temporary directory under another package name, and runs the request
-through the same call as `run_one` (child.run_child).
+through the same call as `run_one` (worker/child.py: run_child).
 The configuration reduction, seeded weights and inputs, the kind and the
 measurement are therefore the probe's own code, not a copy that could drift:
 a change to the probe is in the next script generated. doc/repro.md.
@@ -35,12 +35,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .request import TestRequest, parse_request
+from .protocol.request import TestRequest, parse_request
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Entry points of the harness (fork server, command lines, this generator):
 # a test child never runs them, so the script does not need them.
-NOT_EMBEDDED = {"zygote.py", "run_one.py", "catalog.py", "repro.py"}
+NOT_EMBEDDED = {"worker/zygote.py", "worker/run_one.py", "models/catalog.py", "repro.py"}
 # The embedded copy is imported under this name, so that the script can never
 # pick up an installed compatlab_probe by accident.
 EMBEDDED_PACKAGE = "compatlab_probe_embedded"
@@ -241,8 +241,8 @@ def _header(request: TestRequest, recorded: Mapping[str, Any], known: Mapping[st
         "#",
         "# How: PROBE_FILES below is the compatlab probe's own code (the modules a test child runs,",
         "# verbatim). They are written to a temporary directory, imported as",
-        f"# {EMBEDDED_PACKAGE}, and REQUEST is run through child.run_child, as",
-        "# `python -m compatlab_probe.run_one` does: the same reduced",
+        f"# {EMBEDDED_PACKAGE}, and REQUEST is run through worker.child.run_child, as",
+        "# `python -m compatlab_probe.worker.run_one` does: the same reduced",
         "# configuration, seeded weights and inputs, kind and measurement as the recorded run.",
     ]
     return "\n".join(out)
@@ -359,16 +359,16 @@ def _report(result, as_json):
 
 
 def _load_probe(directory):
-    """Writes PROBE_FILES under directory/PACKAGE and imports the package's child module."""
+    """Writes PROBE_FILES under directory/PACKAGE and imports the package's worker.child module."""
     for rel, text in PROBE_FILES.items():
         path = os.path.join(directory, PACKAGE, *rel.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
     sys.path.insert(0, directory)
-    runtime = importlib.import_module(PACKAGE + ".runtime")
+    runtime = importlib.import_module(PACKAGE + ".host.runtime")
     runtime.apply_env()  # before torch is imported: offline hub, one OpenBLAS thread
-    return importlib.import_module(PACKAGE + ".child")
+    return importlib.import_module(PACKAGE + ".worker.child")
 
 
 def main(argv=None):
@@ -410,7 +410,7 @@ def main(argv=None):
         sys.stdout.flush()
         os.dup2(2, 1)  # whatever the model prints goes to stderr, as in run_one
         try:
-            result = child.run_child(REQUEST, child.Context())
+            result = child.run_child(REQUEST)  # a fresh kinds.context.Context, as run_one's
         finally:
             if watchdog is not None:
                 watchdog.cancel()

@@ -5,13 +5,13 @@ alone (measure.steady_state), no eager call between them. Prints {"steady_median
 import json
 import sys
 
-from compatlab_probe import compiler
-from compatlab_probe.child import prepare_process
+from compatlab_probe.host.runtime import stack_info
 from compatlab_probe.kinds.phases import ModelTest
-from compatlab_probe.measure import steady_state
-from compatlab_probe.request import parse_request
-from compatlab_probe.result import Result
-from compatlab_probe.runtime import stack_info
+from compatlab_probe.measure.timing import steady_state
+from compatlab_probe.protocol.request import parse_request
+from compatlab_probe.protocol.result import Result
+from compatlab_probe.stacks import compiler
+from compatlab_probe.worker.child import prepare_process
 
 
 def main() -> int:

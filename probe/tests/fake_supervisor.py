@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 
-from compatlab_probe import osutil
+from compatlab_probe.host import osutil
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,7 +26,7 @@ class FakeSupervisor:
         env = dict(os.environ, COMPATLAB_CONTROL_FD=str(child_sock.fileno()), PYTHONPATH=PROBE_DIR,
                    COMPATLAB_SUPERVISOR_PID=str(os.getpid()), **(extra_env or {}))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "compatlab_probe.zygote"],
+            [sys.executable, "-m", "compatlab_probe.worker.zygote"],
             stdin=subprocess.DEVNULL, env=env,
             pass_fds=(child_sock.fileno(),),
         )

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from compatlab_probe import target
-from compatlab_probe.child import run_test
+from compatlab_probe.stacks import target
+from compatlab_probe.worker.child import run_test
 
 QUICK = {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}
 PERTURB = "compatlab_testdevice.backends:perturb"

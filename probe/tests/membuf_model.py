@@ -16,7 +16,7 @@ def install(nbytes: int, factory=None) -> None:
     import torch
 
     if factory is None:
-        from compatlab_probe import factory
+        from compatlab_probe.models import factory
     real = factory.build_model
 
     def build_model(*args, **kwargs):
@@ -43,6 +43,6 @@ if __name__ == "__main__":
     import transformers.models.bert.modeling_bert  # noqa: F401
 
     install(int(sys.argv[1]))
-    from compatlab_probe import run_one
+    from compatlab_probe.worker import run_one
 
     sys.exit(run_one.main())

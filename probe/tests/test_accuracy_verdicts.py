@@ -11,8 +11,8 @@ import pytest
 import torch
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import accuracy
 from compatlab_probe.kinds import forward
+from compatlab_probe.measure import accuracy
 
 
 def _poison_float64(monkeypatch, poison):

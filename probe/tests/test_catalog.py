@@ -1,4 +1,4 @@
-"""`python -m compatlab_probe.catalog` and local checkpoints through model_path."""
+"""`python -m compatlab_probe.models.catalog` and local checkpoints through model_path."""
 
 import json
 import os
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from compatlab_probe import factory
-from compatlab_probe.child import run_test
+from compatlab_probe.models import factory
+from compatlab_probe.worker.child import run_test
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,7 +19,7 @@ def run_module(*args):
 
 
 def test_catalog_lists_every_model_type_with_llama_causal_lm():
-    proc = run_module("compatlab_probe.catalog")
+    proc = run_module("compatlab_probe.models.catalog")
     assert proc.returncode == 0, proc.stderr
     catalog = json.loads(proc.stdout)
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
@@ -38,7 +38,7 @@ def test_catalog_lists_every_model_type_with_llama_causal_lm():
 
 
 def test_catalog_rejects_a_directory_without_checkpoint(tmp_path):
-    proc = run_module("compatlab_probe.catalog", "--model-path", str(tmp_path))
+    proc = run_module("compatlab_probe.models.catalog", "--model-path", str(tmp_path))
     assert proc.returncode == 2
     assert "error" in json.loads(proc.stdout)
 
@@ -53,7 +53,7 @@ def checkpoint(tmp_path_factory):
 
 
 def test_catalog_describes_a_checkpoint(checkpoint):
-    proc = run_module("compatlab_probe.catalog", "--model-path", checkpoint)
+    proc = run_module("compatlab_probe.models.catalog", "--model-path", checkpoint)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"checkpoint": {"model_type": "llama", "head_class": "LlamaForCausalLM",
                                                       "head_kind": "causal_lm", "custom_code": False}}
@@ -64,7 +64,7 @@ def test_checkpoint_runs_through_model_path_with_run_one(checkpoint):
                "target": "cpu", "mode": "eager", "dtype": "float32", "batch_size": 1, "seq_len": 8,
                "measure": {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}}
     env = dict(os.environ, PYTHONPATH=PROBE_DIR)
-    proc = subprocess.run([sys.executable, "-m", "compatlab_probe.run_one"], input=json.dumps(request),
+    proc = subprocess.run([sys.executable, "-m", "compatlab_probe.worker.run_one"], input=json.dumps(request),
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

@@ -8,7 +8,8 @@ import shutil
 import pytest
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import code_model, repro
+from compatlab_probe import repro
+from compatlab_probe.models import code_model
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "model_code", "llama_attention.py")
 

@@ -12,9 +12,11 @@ import sys
 
 import pytest
 
-from compatlab_probe import accuracy, audit, compiler, factory, target
-from compatlab_probe.child import run_test
-from compatlab_probe.request import parse_request
+from compatlab_probe.measure import accuracy
+from compatlab_probe.models import factory
+from compatlab_probe.protocol.request import parse_request
+from compatlab_probe.stacks import audit, compiler, target
+from compatlab_probe.worker.child import run_test
 
 QUICK = {"warmup": 0, "min_iters": 2, "min_time_s": 0.0}
 PERTURB = "compatlab_testdevice.backends:perturb"
@@ -206,7 +208,7 @@ def test_resolve_function_references():
     import torch
 
     assert target.resolve("torch.cuda.is_available") is torch.cuda.is_available
-    assert target.resolve("compatlab_probe.accuracy:cosine") is accuracy.cosine
+    assert target.resolve("compatlab_probe.measure.accuracy:cosine") is accuracy.cosine
     with pytest.raises(ImportError):
         target.resolve("no_such_module_xyz:f")
 
@@ -312,7 +314,8 @@ def test_a_graph_break_is_not_counted_as_a_frame_run_eagerly():
 
 _CALIBRATE = """
 import json, os, sys
-from compatlab_probe import compiler, osutil
+from compatlab_probe.stacks import compiler
+from compatlab_probe.host import osutil
 out = compiler.calibrate(sys.argv[1])
 out["threads"] = osutil.thread_names()
 out["cache_dir_env"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
@@ -353,7 +356,7 @@ def test_calibration_leaves_one_thread_and_a_seed_without_any_graph(tmp_path):
 _VEC_ISA_AT_ONCE = """
 import json, threading, time
 import torch._inductor.cpu_vec_isa as isa
-from compatlab_probe import compiler
+from compatlab_probe.stacks import compiler
 calls = []
 def check_build(self, code):  # a stand-in compiler: 0.3 s a build, and avx2 refused
     calls.append((str(self), threading.current_thread().name))
@@ -391,8 +394,8 @@ def test_the_vector_isa_checks_run_at_once_and_inductor_reads_their_answers():
 _CHILD_THREADS = """
 import json, sys
 import torch
-from compatlab_probe import compiler
-from compatlab_probe.request import parse_request
+from compatlab_probe.stacks import compiler
+from compatlab_probe.protocol.request import parse_request
 from torch._inductor.async_compile import AsyncCompile
 import torch._inductor.config as inductor_config
 request = parse_request({"kind": "forward", "mode": "compile", "target": "cpu", "model_type": "llama",

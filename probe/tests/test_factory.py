@@ -1,8 +1,10 @@
 """The tiny-config factory: reduced sizes, special-token ids, head choice."""
 
+import dataclasses
+
 import pytest
 
-from compatlab_probe import factory, heads
+from compatlab_probe.models import factory, heads, reduction
 
 LAYER_FIELDS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers",
                 "num_decoder_layers", "n_layer", "depth")
@@ -16,6 +18,36 @@ def walk(config):
         sub = getattr(config, key, None)
         if sub is not None:
             yield from walk(sub)
+
+
+def level_of(values, bounds=reduction.TINY):
+    return reduction.Level(values, bounds, reduction.Reducer({}, bounds=bounds).map_tokens)
+
+
+def test_every_reduction_rule_names_known_conditions_and_bounds():
+    bounds = {f.name for f in dataclasses.fields(reduction.Bounds)}
+    for rule in reduction.RULES:
+        assert rule.when or callable(rule.to), rule  # a rule with no condition decides by function
+        assert all(c in reduction.CONDITIONS for c in rule.when), rule
+        assert callable(rule.to) or not isinstance(rule.to, str) or rule.to in bounds, rule
+
+
+def test_the_first_rule_that_matches_a_field_decides_it():
+    out = reduction.reduce_fields(level_of({"num_attention_heads": 3, "hidden_size": 4096, "num_hidden_layers": 2,
+                                            "vocab_size": None, "image_size": 32, "patch_size": 16}))
+    # 3 heads do not divide 64; a layer count at the bound and a small image stay as they are.
+    assert out == {"num_attention_heads": 4, "hidden_size": 64, "vocab_size": 1024}
+    hierarchical = level_of({"num_heads": [3, 6, 12], "hidden_size": 768, "num_key_value_heads": None})
+    assert reduction.reduce_fields(hierarchical) == {}  # per-stage heads: widths kept, no heads known
+
+
+def test_the_milder_bounds_give_wider_layers_and_more_of_them():
+    values = {"hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 11008, "layer_types": ["full"] * 32}
+    tiny = reduction.reduce_level(level_of(values))
+    milder = reduction.reduce_level(level_of(values, reduction.MILDER))
+    assert tiny == {"hidden_size": 64, "num_hidden_layers": 2, "intermediate_size": 128, "layer_types": ["full"] * 2}
+    assert milder == {"hidden_size": 256, "num_hidden_layers": 4, "intermediate_size": 512,
+                      "layer_types": ["full"] * 4}
 
 
 @pytest.mark.parametrize("model_type", ["llama", "bert", "t5", "vit", "whisper", "qwen3_moe", "mixtral"])

@@ -7,7 +7,7 @@ import pytest
 import torch
 from kind_requests import PERTURB, REFUSING, assert_pass, needs_ctest, on_ctest, run_kind
 
-from compatlab_probe import accuracy
+from compatlab_probe.measure import accuracy
 
 
 def generate(model_type="llama", mode="eager", new_tokens=4, **extra):

@@ -14,7 +14,8 @@ import pytest
 from kind_requests import assert_pass, run_kind
 from membuf_model import MIB, install
 
-from compatlab_probe import factory, target
+from compatlab_probe.models import factory
+from compatlab_probe.stacks import target
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

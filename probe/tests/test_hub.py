@@ -1,4 +1,4 @@
-"""Hub models through huggingface_hub's real download and cache code (compatlab_probe.hub):
+"""Hub models through huggingface_hub's real download and cache code (compatlab_probe.models.hub):
 against a stand-in Hub API on 127.0.0.1 (HF_HUB_OFFLINE unset for that subprocess only)
 and a Hub cache written in huggingface_hub's layout; the reduction's kept features."""
 
@@ -12,13 +12,13 @@ import pytest
 import torch
 from transformers import CONFIG_MAPPING
 
-from compatlab_probe import factory, hub
+from compatlab_probe.models import factory, hub
 
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def resolver(args, env):
-    proc = subprocess.run([sys.executable, "-m", "compatlab_probe.hub", *args], env=env,
+    proc = subprocess.run([sys.executable, "-m", "compatlab_probe.models.hub", *args], env=env,
                           capture_output=True, text=True, timeout=120)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
 
@@ -127,7 +127,7 @@ def test_a_bad_or_oversize_config_is_its_models_reason_never_an_exit(tmp_path):
 
 
 def test_the_resolver_limits_what_it_allocates():
-    code = ("import resource; from compatlab_probe import hub; hub.limit_memory(1 << 30); "
+    code = ("import resource; from compatlab_probe.models import hub; hub.limit_memory(1 << 30); "
             "print(resource.getrlimit(resource.RLIMIT_DATA)[0]); bytearray(2 << 30)")
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=PROBE_DIR),
                           capture_output=True, text=True, timeout=60)
@@ -210,8 +210,8 @@ def test_weights_are_the_repos_own_and_a_repo_without_them_is_skipped(tmp_path, 
     from transformers import LlamaForCausalLM
 
     from compatlab_probe.kinds.common import StageFailed, build_model_and_inputs
-    from compatlab_probe.request import parse_request
-    from compatlab_probe.result import Result
+    from compatlab_probe.protocol.request import parse_request
+    from compatlab_probe.protocol.result import Result
 
     config = CONFIG_MAPPING["llama"](hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                                      num_attention_heads=4, num_key_value_heads=2, vocab_size=256)

@@ -2,8 +2,8 @@
 
 import time
 
-from compatlab_probe import factory
-from compatlab_probe.child import run_test
+from compatlab_probe.models import factory
+from compatlab_probe.worker.child import run_test
 
 QUICK = {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}
 
@@ -38,7 +38,7 @@ def test_raise_is_fail_to_run_with_traceback():
 
 
 def test_modes_a_target_or_kind_does_not_take_and_unavailable_targets_are_skipped_with_reason():
-    from compatlab_probe.target import load_profile
+    from compatlab_probe.stacks.target import load_profile
 
     result = forward("llama", target="onnxruntime", target_profile=load_profile("onnxruntime"))
     assert result["status"] == "skipped" and result["status_detail"] == "export-only target"
@@ -129,7 +129,7 @@ def test_unknown_model_type_is_fail_to_load_at_import():
 
 
 def test_p90_is_nearest_rank():
-    from compatlab_probe.measure import percentiles
+    from compatlab_probe.measure.timing import percentiles
 
     assert percentiles([1, 2, 3, 4, 5]) == (3, 5)
     assert percentiles(list(range(1, 11))) == (5.5, 9)

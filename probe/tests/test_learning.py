@@ -12,8 +12,8 @@ import pytest
 import torch
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import accuracy
 from compatlab_probe.kinds import train
+from compatlab_probe.measure import accuracy
 
 BIAS = "compatlab_testdevice.backends:bias_grad"
 STEPS = 30

@@ -10,8 +10,8 @@ import json
 import torch
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import accuracy
 from compatlab_probe.kinds import generate
+from compatlab_probe.measure import accuracy
 
 SPENT = {"warmup": 3, "min_iters": 10, "min_time_s": 0.0, "max_time_s": 0.001}
 
@@ -72,8 +72,8 @@ def test_position_curves_bucket_long_outputs():
 
 def test_a_spent_budget_ends_warm_up_and_measured_calls_after_one_call():
     from compatlab_probe.kinds.common import alternating_steady
-    from compatlab_probe.measure import steady_state
-    from compatlab_probe.request import MeasureSettings
+    from compatlab_probe.measure.timing import steady_state
+    from compatlab_probe.protocol.request import MeasureSettings
 
     calls = []
     spent = MeasureSettings(warmup=3, min_iters=10, min_time_s=5.0, max_time_s=1e-9)

@@ -14,7 +14,7 @@ import pathlib
 import pytest
 import torch
 
-from compatlab_probe import lowering
+from compatlab_probe.stacks import lowering
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 STACKS = ("onnxruntime", "openvino", "executorch")

@@ -9,19 +9,19 @@ import time
 
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import measure
-from compatlab_probe.request import MeasureSettings
+from compatlab_probe.measure import timing
+from compatlab_probe.protocol.request import MeasureSettings
 
 
 def test_median_interval_is_the_order_statistics_of_the_binomial_rule():
     xs = [float(i) for i in range(1, 101)]  # 1..100
     # n = 100: j = floor((100 - 19.6) / 2) = 40, k = ceil(1 + (100 + 19.6) / 2) = 61
-    assert measure.median_ci(xs) == (40.0, 61.0)
-    assert measure.median_ci(list(reversed(xs))) == (40.0, 61.0)
-    assert measure.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # below 6: (min, max)
-    low, high = measure.median_ci([5.0] * 50)
-    assert low == high == 5.0 and measure.ci_tight([5.0] * 50)
-    assert not measure.ci_tight([1.0, 2.0] * 50)
+    assert timing.median_ci(xs) == (40.0, 61.0)
+    assert timing.median_ci(list(reversed(xs))) == (40.0, 61.0)
+    assert timing.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # below 6: (min, max)
+    low, high = timing.median_ci([5.0] * 50)
+    assert low == high == 5.0 and timing.ci_tight([5.0] * 50)
+    assert not timing.ci_tight([1.0, 2.0] * 50)
 
 
 class FakeClock:
@@ -36,54 +36,54 @@ class FakeClock:
 
 def test_the_steady_phase_times_calls_until_min_time_has_passed(monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(measure, "time", clock)
+    monkeypatch.setattr(timing, "time", clock)
 
     def uneven():  # mostly 1 ms, every tenth call 50 ms: a heavy tail above the p90
         uneven.calls += 1
         clock.now += 0.05 if uneven.calls % 10 == 0 else 0.001
     uneven.calls = 0
 
-    times = measure.timed_calls(uneven, MeasureSettings(warmup=0, min_iters=1, min_time_s=0.3))
+    times = timing.timed_calls(uneven, MeasureSettings(warmup=0, min_iters=1, min_time_s=0.3))
     # The timed calls add up to min_time_s, and the phase stops within a tenth more calls
     # (the rule is looked at every len // 10 calls) plus the one call that crossed it.
     assert sum(times) >= 0.3
     assert sum(times) <= 0.3 * 1.1 + 0.05 + 1e-9
-    assert len(times) * measure.percentiles(times)[1] < 0.3  # the p90 alone would undercount
+    assert len(times) * timing.percentiles(times)[1] < 0.3  # the p90 alone would undercount
 
 
 def test_the_steady_phase_goes_on_until_the_interval_is_tight_or_the_budget_ends(monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(measure, "time", clock)
+    monkeypatch.setattr(timing, "time", clock)
     flip = iter(range(10**9))
 
     def wobbly():  # 1 ms and 2 ms in turn: the median's interval never tightens
         clock.now += 0.001 if next(flip) % 2 else 0.002
 
     params = MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0, max_time_s=0.3)
-    times = measure.timed_calls(wobbly, params)
+    times = timing.timed_calls(wobbly, params)
     assert clock.now >= 0.3 and len(times) > 10  # the budget ended it
     # Without a budget (a request that states none) it stops at the minimums.
-    assert len(measure.timed_calls(wobbly, MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0))) == 10
+    assert len(timing.timed_calls(wobbly, MeasureSettings(warmup=0, min_iters=10, min_time_s=0.0))) == 10
 
     def steady_ms():
         clock.now += 0.001
     start = clock.now
-    tight = measure.timed_calls(steady_ms, MeasureSettings(0, 10, 0.0, 30.0))
+    tight = timing.timed_calls(steady_ms, MeasureSettings(0, 10, 0.0, 30.0))
     assert len(tight) == 10 and clock.now - start < 1.0  # tight at the minimums
-    figures = measure.steady_figures(times)
+    figures = timing.steady_figures(times)
     assert figures["steady_ci_low_s"] <= figures["steady_median_s"] <= figures["steady_ci_high_s"]
     assert figures["steady_iters"] == len(times)
 
 
 def test_machine_state_records_load_cpu_time_switches_and_runnable_tasks():
-    with measure.MachineState() as spin:
+    with timing.MachineState() as spin:
         end = time.perf_counter() + 0.2
         while time.perf_counter() < end:
             pass
     m = spin.metrics("steady")
     assert set(m) == {"steady_load_avg", "steady_cpu_per_wall", "steady_invol_switches", "steady_procs_running"}
     assert m["steady_load_avg"] >= 0 and m["steady_invol_switches"] >= 0 and m["steady_procs_running"] >= 0
-    with measure.MachineState() as asleep:
+    with timing.MachineState() as asleep:
         time.sleep(0.2)
     assert asleep.cpu_per_wall < 0.5  # sleeping is no CPU time, on any machine
     assert any("cpu/wall" in r for r in asleep.noisy_reasons(cores=64, threads=1, on_cpu=True))
@@ -93,14 +93,14 @@ def test_machine_state_records_load_cpu_time_switches_and_runnable_tasks():
 def test_a_phases_cpu_time_counts_the_subprocesses_it_waited_for():
     # inductor's first call runs the C++ compiler as a subprocess: its CPU time is the test's.
     code = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
-    with measure.MachineState() as state:
+    with timing.MachineState() as state:
         subprocess.run([sys.executable, "-c", code], check=True)
     assert state.cpu_s >= 0.3  # the child's 0.3 s of CPU, whatever the machine's load
     assert state.cpu_per_wall > 0
 
 
 def test_the_noisy_rule_names_each_rule_that_held():
-    state = measure.MachineState()
+    state = timing.MachineState()
     state.loads, state.others, state.wall_s, state.cpu_s, state.invol = [3.5, 4.0], [3, 2], 1.0, 1.0, 500
     reasons = state.noisy_reasons(cores=2, threads=2, on_cpu=True)
     assert reasons == ["load average 4.00 > 2 cores", "2.5 other runnable tasks > 0 free cores",
@@ -144,17 +144,17 @@ def test_other_running_counts_runnable_tasks_outside_the_tests_process_group_and
     _fake_task(proc, 90, 91, "R", 90, "compatlab")
     (proc / "stat").write_text("procs_running 9\n")  # not a task: never read
     (proc / "400").mkdir()                          # gone: no task directory
-    assert measure._other_running(str(proc), own_group=100, parent=90) == 3
-    assert measure._other_running(str(proc), own_group=200, parent=90) == 4
-    assert measure._other_running(str(proc), own_group=100, parent=1) == 5
-    assert measure._other_running(str(tmp_path / "missing"), own_group=100) is None
+    assert timing._other_running(str(proc), own_group=100, parent=90) == 3
+    assert timing._other_running(str(proc), own_group=200, parent=90) == 4
+    assert timing._other_running(str(proc), own_group=100, parent=1) == 5
+    assert timing._other_running(str(tmp_path / "missing"), own_group=100) is None
     # This machine's own /proc: this process's running main thread is its own group's.
-    assert measure._other_running() >= 0
-    assert measure._other_running(own_group=-1) >= 1
+    assert timing._other_running() >= 0
+    assert timing._other_running(own_group=-1) >= 1
 
 
 def test_a_burner_on_every_core_makes_the_steady_phase_noisy():
-    cores = measure.usable_cores()
+    cores = timing.usable_cores()
     code = "import os, time\nos.nice(19)\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass\n"
     # Sessions of their own: other load on the machine, not work of the test's process group.
     burners = [subprocess.Popen([sys.executable, "-c", code], start_new_session=True) for _ in range(cores)]

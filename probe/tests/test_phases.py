@@ -3,8 +3,9 @@
 import pytest
 from kind_requests import assert_pass, run_kind
 
-from compatlab_probe import factory, measure
 from compatlab_probe.kinds import forward, phases
+from compatlab_probe.measure import timing
+from compatlab_probe.models import factory
 
 
 @pytest.mark.parametrize("kind", ["forward", "generate", "train"])
@@ -12,9 +13,9 @@ def test_every_kind_takes_its_memory_baseline_once_right_before_the_build(kind, 
     """host_mem_bytes is the peak over build, prepare and steady minus the RSS right before the
     build (doc/results-schema.md, "Host memory"), in every kind."""
     events = []
-    real_build, real_start = factory.build_model, measure.PeakRss.start
+    real_build, real_start = factory.build_model, timing.PeakRss.start
     monkeypatch.setattr(factory, "build_model", lambda *a, **kw: (events.append("build"), real_build(*a, **kw))[1])
-    monkeypatch.setattr(measure.PeakRss, "start", lambda self: (events.append("peak"), real_start(self))[1])
+    monkeypatch.setattr(timing.PeakRss, "start", lambda self: (events.append("peak"), real_start(self))[1])
     real_first_call = phases.ModelTest.first_call
 
     def first_call(self):
@@ -56,7 +57,7 @@ def test_an_error_of_the_steady_phase_is_fail_to_run_at_steady(monkeypatch):
 
 def test_the_speedup_is_the_ratio_of_the_blocks_medians_not_of_the_overall_medians(monkeypatch):
     from compatlab_probe.kinds import common
-    from compatlab_probe.request import MeasureSettings
+    from compatlab_probe.protocol.request import MeasureSettings
 
     class Clock:  # advanced only by the calls: the figures are exact on any machine
         now = 0.0
@@ -83,7 +84,7 @@ def test_the_speedup_is_the_ratio_of_the_blocks_medians_not_of_the_overall_media
 
 def test_compiled_and_eager_steady_calls_run_in_alternating_blocks_not_call_by_call():
     from compatlab_probe.kinds.common import alternating_steady
-    from compatlab_probe.request import MeasureSettings
+    from compatlab_probe.protocol.request import MeasureSettings
 
     order = []
     metrics = alternating_steady(lambda: order.append("c"), lambda: order.append("e"),

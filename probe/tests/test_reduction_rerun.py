@@ -6,7 +6,7 @@ import torch
 from kind_requests import assert_pass, run_kind
 from transformers import CONFIG_MAPPING
 
-from compatlab_probe import factory
+from compatlab_probe.models import factory
 
 
 def test_the_full_size_estimate_is_parameters_times_dtype_plus_the_float64_reference():

@@ -1,4 +1,4 @@
-"""The request parser (compatlab_probe.request): defaults, typed parts, malformed requests.
+"""The request parser (compatlab_probe.protocol.request): defaults, typed parts, malformed requests.
 
 No torch: these take milliseconds. What a malformed request gives in a child (a
 harness_error result) is checked through child.run_child.
@@ -6,9 +6,7 @@ harness_error result) is checked through child.run_child.
 
 import pytest
 
-from compatlab_probe import target
-from compatlab_probe.child import run_child
-from compatlab_probe.request import (
+from compatlab_probe.protocol.request import (
     CPU_PROFILE,
     DEFAULT_SEQ_LEN,
     BadRequest,
@@ -21,6 +19,8 @@ from compatlab_probe.request import (
     parse_target_profile,
     supervisor_pid_of,
 )
+from compatlab_probe.stacks import target
+from compatlab_probe.worker.child import run_child
 
 # A request as src/runner/protocol.cc sends it (doc/worker-protocol.md, "The test request").
 WIRE = {"run_id": "r", "test_id": "t", "model_id": "hf:llama", "model_type": "llama",

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from compatlab_probe import target
+from compatlab_probe.stacks import target
 
 ROOT = target.ROOT
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,7 +46,7 @@ def test_compiled_steady_median_matches_a_compiled_only_run(model_type, tmp_path
     request = {"kind": "forward", "mode": "compile", "backend": "inductor", "target": "cpu",
                "model_type": model_type, "dtype": "float32", "batch_size": 1, "seq_len": 32,
                "torch_num_threads": 1, "cache_phase": "cold", "measure": MEASURE}
-    test = _child(["-m", "compatlab_probe.run_one"], request, tmp_path, "test")
+    test = _child(["-m", "compatlab_probe.worker.run_one"], request, tmp_path, "test")
     assert test["status"] == "pass", (test["stage"], test["error_message"][-2000:])
     alone = _child([os.path.join(HERE, "compiled_only.py")], request, tmp_path, "alone")
     m = test["metrics"]

@@ -9,8 +9,9 @@ import pytest
 import torch
 from kind_requests import PERTURB, REFUSING, assert_pass, needs_ctest, on_ctest, run_kind
 
-from compatlab_probe import accuracy, factory
 from compatlab_probe.kinds import train
+from compatlab_probe.measure import accuracy
+from compatlab_probe.models import factory
 
 
 def run_train(model_type="llama", mode="eager", steps=3, **extra):

@@ -164,7 +164,7 @@ def test_kill_zygote_kills_the_zygote_and_the_child_still_reports():
 _THREADS_AFTER_PYARROW = """
 import os, sys
 if sys.argv[1] == "fork-safe":
-    from compatlab_probe.runtime import apply_env
+    from compatlab_probe.host.runtime import apply_env
     apply_env()
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import pyarrow

@@ -24,12 +24,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from compatlab_probe.runtime import apply_env  # noqa: E402
+from compatlab_probe.host.runtime import apply_env  # noqa: E402
 
 apply_env()
 
-from compatlab_probe import heads  # noqa: E402
-from compatlab_probe.child import Context, run_child  # noqa: E402
+from compatlab_probe.kinds.context import Context  # noqa: E402
+from compatlab_probe.models import heads  # noqa: E402
+from compatlab_probe.worker.child import run_child  # noqa: E402
 
 SCAN_MEASURE = {"warmup": 1, "min_iters": 2, "min_time_s": 0.0}
 # Metrics kept in the scan's rows besides the status (accuracy verdict, compile counters).

@@ -29,11 +29,11 @@ std::string Tail(const std::string& text, size_t bytes) {
   return t.size() > bytes ? "..." + t.substr(t.size() - bytes) : t;
 }
 
-// `python -m compatlab_probe.catalog ARGS`'s stdout, offline, `pythonpath` first on its path;
-// the probe's own error (InvalidArgument) when it exits non-zero with one.
+// `python -m compatlab_probe.models.catalog ARGS`'s stdout, offline, `pythonpath` first on its
+// path; the probe's own error (InvalidArgument) when it exits non-zero with one.
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
-  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.catalog"};
+  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.models.catalog"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> path = pythonpath;
   path.push_back(env.probe_dir);

@@ -1,6 +1,6 @@
 // The model catalog: every model type the installed transformers registers,
 // with the head class the probe's rule picks for it (doc/model-factory.md).
-// It comes from the probe (`python -m compatlab_probe.catalog`), since only
+// It comes from the probe (`python -m compatlab_probe.models.catalog`), since only
 // Python can read transformers' registries.
 #ifndef COMPATLAB_PLAN_CATALOG_H_
 #define COMPATLAB_PLAN_CATALOG_H_

@@ -15,10 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-// `python -m compatlab_probe.hub ARGS` with the caller's Hub environment; its JSON answer.
+// `python -m compatlab_probe.models.hub ARGS` with the caller's Hub environment; its JSON answer.
 absl::StatusOr<json> RunResolver(const ProbeEnv& env, const std::vector<std::string>& args,
                                  bool exit_1_is_answer) {
-  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.hub"};
+  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.models.hub"};
   argv.insert(argv.end(), args.begin(), args.end());
   absl::StatusOr<CommandResult> r = RunCommand(argv, {{"PYTHONPATH", env.probe_dir}}, 900);
   if (!r.ok()) {

@@ -1,5 +1,5 @@
 // Hub models (`hub:ORG/NAME[@REVISION]`, doc/model-factory.md, "Hub models"): ids, and
-// what the probe's resolver (`python -m compatlab_probe.hub`) answers about them. The
+// what the probe's resolver (`python -m compatlab_probe.models.hub`) answers about them. The
 // resolver downloads config.json through huggingface_hub's own download and cache code
 // (or finds it in the Hub cache) and pins the revision to its commit; a repo that cannot
 // be had (missing, gated, no network) is an answer with the reason, planned anyway so
@@ -47,7 +47,7 @@ absl::StatusOr<std::map<std::string, HubModelInfo>> ParseHubModels(const std::st
 absl::StatusOr<std::map<std::string, HubModelInfo>> ResolveHubModels(
     const ProbeEnv& env, const std::vector<std::string>& specs, bool weights);
 
-// Hub ids from huggingface_hub's list API (`python -m compatlab_probe.hub list`).
+// Hub ids from huggingface_hub's list API (`python -m compatlab_probe.models.hub list`).
 // Unavailable with the reason when the Hub cannot be reached.
 struct HubListRequest {
   std::string task;                // a pipeline tag (text-generation); "" for every task

@@ -82,7 +82,7 @@ absl::Status ZygoteLauncher::Spawn() {
   env["PYTHONDONTWRITEBYTECODE"] = "1";
   std::vector<std::string> env_storage;
   std::vector<char*> envp = BuildEnv(env, env_storage);
-  std::vector<std::string> argv_s = {options_.python, "-m", "compatlab_probe.zygote"};
+  std::vector<std::string> argv_s = {options_.python, "-m", "compatlab_probe.worker.zygote"};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -39,7 +39,7 @@ def install() -> None:
     if not limits:
         return
     try:
-        from compatlab_probe import factory
+        from compatlab_probe.models import factory
     except ImportError:  # an interpreter without the probe on its path
         return
     factory.build_model = _wrap(factory.build_model, limits)

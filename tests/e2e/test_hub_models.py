@@ -123,7 +123,7 @@ def test_heads_all_runs_every_head_class_of_bert_and_gpt2(cli):
     cli.sweep("--suite", "smoke", "--models", "bert,gpt2", "--heads", "all", "--kinds", "forward", "--modes", "eager",
               "--db", db, timeout=1800)
     rows = cli.runs(db)
-    from compatlab_probe import heads
+    from compatlab_probe.models import heads
 
     expected = {(t, c) for t in ("bert", "gpt2") for c in heads.head_classes(t)}
     assert {(r["model_type"], r["model_class"]) for r in rows} == expected

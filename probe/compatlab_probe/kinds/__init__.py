@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import lowering
-from ..request import TestRequest
-from ..result import Result
+from ..protocol.request import TestRequest
+from ..protocol.result import Result
+from ..stacks import lowering
 from . import faults, forward, generate, load, train
 from .common import StageFailed as StageFailed  # re-exported for child.run_test
 

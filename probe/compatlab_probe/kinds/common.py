@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from .. import code_model, factory, heads, hub, stage_marks
-from ..inputs import make_inputs, uncallable_reason
-from ..measure import go_on, median_ci, percentiles
-from ..request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
-from ..result import Result, is_out_of_memory
+from ..measure.timing import go_on, median_ci, percentiles
+from ..models import code_model, factory, heads, hub
+from ..models.inputs import make_inputs, uncallable_reason
+from ..protocol import stage_marks
+from ..protocol.request import DEFAULT_SEQ_LEN, MeasureSettings, TestRequest
+from ..protocol.result import Result, is_out_of_memory
 
 _INPUT_WORDS = {"pixel_values": "image", "pixel_values_videos": "video", "input_features": "audio feature",
                 "input_values": "audio", "hidden_states": "image patch"}
@@ -160,34 +161,16 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     model_type, model_path = request.model_type, request.model_path
     overrides = factory.model_overrides(model_type) if model_type and not model_path else {}
     cls, head_kind = resolve_class(request, result)
-    needed = int(positions_needed or seq_len)
-
+    is_code = request.model_id.startswith(code_model.PREFIX)
     milder = ""  # a reduction rerun whose full size does not fit: why, in words
 
     def make_config():
         nonlocal milder
-        if source.config is not None:  # a Hub model's own configuration
-            config = source.config if size == "full" or pretrained else \
-                factory.reduce_given_config(source.config, overrides)
-        elif size == "full":
-            from transformers import CONFIG_MAPPING
-
-            config = CONFIG_MAPPING[model_type]()
-        else:
-            config = factory.reduce_config(model_type, overrides)
-        budget = request.kind_params.fit_bytes
-        if size == "full" and not pretrained and budget > 0:
-            need = factory.full_size_bytes(cls, config, dtype)
-            if need is None or need > budget:
-                full = config
-                config = factory.milder_config(source.config, model_type, overrides)
-                milder = (f"milder reduction (full size needs "
-                          f"{'an unknown amount' if need is None else _gib(need)} > budget {_gib(budget)}): "
-                          f"the full config reduced {factory.describe_reduction(full, config)}")
-        return config, factory.fit_positions(config, needed, overrides)
+        config, milder = _config(request, source, cls, dtype, overrides)
+        return config, factory.fit_positions(config, int(positions_needed or seq_len), overrides)
 
     config, changes = (None, {}) if model_path else stage(result, "build", "fail_to_load", make_config)
-    if request.model_id.startswith(code_model.PREFIX):
+    if is_code:
         changes = {}
     if isinstance(changes, str):  # the reducer cannot give the architecture that many positions
         skip(result, changes)
@@ -197,35 +180,18 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     size = "reduced" if milder else size
 
     def build():
-        if model_path and request.kind_params.trust_remote_code:
-            model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype,
-                                        trust_remote_code=True).eval()
-        elif model_path:
-            model = cls.from_pretrained(model_path, local_files_only=True, dtype=dtype).eval()
-        elif pretrained:
-            model = cls.from_pretrained(source.snapshot_dir, config=config, local_files_only=True,
-                                        dtype=dtype).eval()
-        elif size == "full":
-            model = factory.build_full_model(cls, config, dtype, seed)
-        else:
-            model = factory.build_model(cls, config, dtype, seed)
-        inputs = make_inputs(model, model.config, head_kind, batch, seq_len, seed, overrides.get("inputs"))
-        other = make_inputs(model, model.config, head_kind, batch, seq_len + 1, seed, overrides.get("inputs"))
+        model = _model(request, cls, config, source, dtype, size, seed)
+        hints = overrides.get("inputs")
+        inputs = make_inputs(model, model.config, head_kind, batch, seq_len, seed, hints)
+        other = make_inputs(model, model.config, head_kind, batch, seq_len + 1, seed, hints)
         varies = any(k not in other or tuple(v.shape) != tuple(other[k].shape) for k, v in inputs.items())
         return model, _cast_inputs(inputs, dtype), varies
 
-    if request.model_id.startswith(code_model.PREFIX):
+    if is_code:
         build = _code_build(request, result, dtype, batch, seq_len, seed)
         config = None
     model, cpu_inputs, varies = stage(result, "build", "fail_to_load", build)
-    if request.model_id.startswith(code_model.PREFIX):
-        cls = type(model)
-        result.model_class = cls.__name__
-    elif why := uncallable_reason(model, cpu_inputs):
-        # compatlab's own failure (its inputs, its choice of class), never counted against the
-        # model: harness_error, blamed on the harness (doc/results-schema.md, "Blame").
-        result.set_status("harness_error", why, "build")
-        raise StageFailed()
+    cls = _runnable_class(request, result, model, cls, cpu_inputs)
     if not varies and seq_len != DEFAULT_SEQ_LEN:
         main = next((k for k in cpu_inputs if k in _INPUT_WORDS), next(iter(cpu_inputs), "its"))
         skip(result, f"seq_len does not apply to {_INPUT_WORDS.get(main, main)} inputs "
@@ -241,6 +207,59 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes)
+
+
+def _config(request: TestRequest, source: Any, cls: type, dtype: Any, overrides: dict[str, Any]) -> tuple[Any, str]:
+    """(the configuration to build, "" or why a full-size reduction rerun takes the milder
+    reduction): a Hub model's own (reduced unless full size or pretrained), the type's default
+    at full size, else the reduced default."""
+    size, pretrained = request.kind_params.size, request.kind_params.weights == "pretrained"
+    if source.config is not None:  # a Hub model's own configuration
+        config = source.config if size == "full" or pretrained else \
+            factory.reduce_given_config(source.config, overrides)
+    elif size == "full":
+        from transformers import CONFIG_MAPPING
+
+        config = CONFIG_MAPPING[request.model_type]()
+    else:
+        config = factory.reduce_config(request.model_type, overrides)
+    budget = request.kind_params.fit_bytes
+    if not (size == "full" and not pretrained and budget > 0):
+        return config, ""
+    need = factory.full_size_bytes(cls, config, dtype)
+    if need is not None and need <= budget:
+        return config, ""
+    milder = factory.milder_config(source.config, request.model_type, overrides)
+    return milder, (f"milder reduction (full size needs "
+                    f"{'an unknown amount' if need is None else _gib(need)} > budget {_gib(budget)}): "
+                    f"the full config reduced {factory.describe_reduction(config, milder)}")
+
+
+def _model(request: TestRequest, cls: type, config: Any, source: Any, dtype: Any, size: str, seed: int) -> Any:
+    """The model in eval mode: a checkpoint's, the Hub's pretrained weights, or built seeded at `size`."""
+    if request.model_path and request.kind_params.trust_remote_code:
+        return cls.from_pretrained(request.model_path, local_files_only=True, dtype=dtype,
+                                   trust_remote_code=True).eval()
+    if request.model_path:
+        return cls.from_pretrained(request.model_path, local_files_only=True, dtype=dtype).eval()
+    if request.kind_params.weights == "pretrained":
+        return cls.from_pretrained(source.snapshot_dir, config=config, local_files_only=True, dtype=dtype).eval()
+    if size == "full":
+        return factory.build_full_model(cls, config, dtype, seed)
+    return factory.build_model(cls, config, dtype, seed)
+
+
+def _runnable_class(request: TestRequest, result: Result, model: Any, cls: type, cpu_inputs: dict[str, Any]) -> type:
+    """The class under test: a code model's own; else `cls`, once forward takes the inputs built
+    for it (else harness_error: compatlab's own failure, its inputs or its choice of class, never
+    counted against the model, doc/results-schema.md, "Blame")."""
+    if request.model_id.startswith(code_model.PREFIX):
+        result.model_class = type(model).__name__
+        return type(model)
+    if why := uncallable_reason(model, cpu_inputs):
+        result.set_status("harness_error", why, "build")
+        raise StageFailed()
+    return cls
 
 
 def _gib(nbytes: int) -> str:

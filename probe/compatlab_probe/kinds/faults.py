@@ -14,13 +14,13 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from ..request import TestRequest
-from ..result import Result
+from ..protocol.request import TestRequest
+from ..protocol.result import Result
 
 CHUNK = 64 * 1024 * 1024
 
 if TYPE_CHECKING:
-    from ..child import Context
+    from .context import Context
 
 
 def noop(request: TestRequest, result: Result, context: Context) -> None:

@@ -44,17 +44,19 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .. import accuracy, code_model, compiler, lowering
-from ..measure import steady_figures, timed_calls
-from ..request import TestRequest
-from ..result import Result
+from ..measure import accuracy
+from ..measure.timing import steady_figures, timed_calls
+from ..models import code_model
+from ..protocol.request import TestRequest
+from ..protocol.result import Result
+from ..stacks import compiler, lowering
 from .common import Built, alternating_steady, cpu_copy, recorded, reference_inputs, stage
 from .phases import ModelTest, per_second
 
 __all__ = ["run"]
 
 if TYPE_CHECKING:
-    from ..child import Context
+    from .context import Context
 
 
 def run(request: TestRequest, result: Result, context: Context | None = None) -> None:

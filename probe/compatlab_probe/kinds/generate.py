@@ -42,22 +42,17 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import accuracy, osutil
-from ..compiler import backend_of, options_of
-from ..measure import steady_figures, timed_calls
-from ..request import MeasureSettings, TestRequest
-from ..result import Result
-from . import common
+from ..measure import accuracy
+from ..measure.timing import steady_figures, timed_calls
+from ..protocol.request import MeasureSettings, TestRequest
+from ..protocol.result import Result
+from . import common, decoding
 from .common import stage
 from .phases import ModelTest, per_second
 
 if TYPE_CHECKING:
-    from ..child import Context
-    from ..target import Target
+    from .context import Context
 
-# Head kinds that generate text; any other head kind is skipped. The class must also
-# say it can generate (GenerationMixin.can_generate).
-GENERATE_HEADS = ("causal_lm", "seq2seq_lm", "speech_seq2seq", "image_text_to_text", "multimodal_lm")
 # A generate call is N forwards: the request's measure params are clamped to these.
 GENERATE_MEASURE_MAX = {"warmup": 1, "min_iters": 5}
 # Instrumented calls for the prefill / per-token decode split (fewer when the measurement
@@ -72,91 +67,9 @@ AUDIT_TOKENS = 16
 _DECODER_INPUTS = ("decoder_input_ids", "decoder_attention_mask")
 
 
-def not_applicable(cls: type, head_kind: str) -> str | None:
-    """None when `cls` (of head kind `head_kind`) can run kind generate, else the skip reason."""
-    can = getattr(cls, "can_generate", None)
-    if head_kind not in GENERATE_HEADS or not (callable(can) and can()):
-        return f"kind generate does not apply to {head_kind} models ({cls.__name__} has no generation head)"
-    supports = getattr(cls, "_supports_default_dynamic_cache", None)
-    if callable(supports) and not supports():
-        return (f"kind generate needs a static cache, which {cls.__name__} does not support "
-                "(transformers ignores cache_implementation='static' for it)")
-    return None
-
-
 def generate_measure_params(request: TestRequest) -> MeasureSettings:
     """The request's measure settings clamped to GENERATE_MEASURE_MAX."""
     return request.measure.clamped(GENERATE_MEASURE_MAX)
-
-
-class _StepRecorder:
-    """A logits processor (last in the list) that sees each step's processed scores:
-    it timestamps them after a device sync, and keeps a CPU copy when asked."""
-
-    def __init__(self, sync=None, keep_scores=False, memory=False):
-        self.sync = sync
-        self.keep_scores = keep_scores
-        self.memory = memory
-        self.times = []
-        self.scores = []
-        self.rss = []
-
-    def __call__(self, input_ids, scores):
-        if self.sync is not None:
-            self.sync()
-            self.times.append(time.perf_counter())
-        if self.memory:
-            self.rss.append(osutil.rss_bytes())
-        if self.keep_scores:
-            self.scores.append(scores.detach().to("cpu").clone())
-        return scores
-
-
-def _processors(recorder):
-    from transformers import LogitsProcessorList
-
-    return LogitsProcessorList([recorder])
-
-
-def generation_config(model: Any, new_tokens: int, compile_config: Any = None) -> Any:
-    """The model's generation config set for greedy, static-cache decoding of exactly N tokens."""
-    gc = copy.deepcopy(model.generation_config)
-    gc.max_new_tokens = new_tokens
-    gc.min_new_tokens = new_tokens
-    gc.max_length = None
-    gc.min_length = None
-    gc.do_sample = False
-    gc.num_beams = 1
-    gc.num_return_sequences = 1
-    gc.cache_implementation = "static"
-    gc.compile_config = compile_config
-    gc.disable_compile = compile_config is None
-    config = model.config
-    text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
-    eos = gc.eos_token_id if gc.eos_token_id is not None else getattr(text, "eos_token_id", None)
-    if gc.pad_token_id is None:
-        pad = getattr(text, "pad_token_id", None)
-        if pad is None:
-            pad = eos[0] if isinstance(eos, (list, tuple)) and eos else eos
-        gc.pad_token_id = pad if pad is not None else 0
-    if getattr(config, "is_encoder_decoder", False) and gc.decoder_start_token_id is None \
-            and gc.bos_token_id is None:
-        start = getattr(config, "decoder_start_token_id", None)
-        gc.decoder_start_token_id = start if start is not None else gc.pad_token_id
-    return gc
-
-
-def compile_config_of(request: TestRequest, target: Target) -> Any:
-    """A transformers CompileConfig with the request's backend and torch.compile options,
-    flagged to compile on every device (the CPU included)."""
-    from transformers.generation.configuration_utils import CompileConfig
-
-    options = options_of(request, target)
-    cc = CompileConfig(fullgraph=bool(options.get("fullgraph", False)), dynamic=options.get("dynamic"),
-                       backend=backend_of(request, target), mode=options.get("mode"),
-                       options=options.get("options"))
-    cc._compile_all_devices = True
-    return cc
 
 
 def _new_tokens(output, n):
@@ -173,7 +86,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     result.metrics["gen_new_tokens"] = new_tokens
 
     cls, head_kind = common.resolve_class(request, result)
-    reason = not_applicable(cls, head_kind)
+    reason = decoding.not_applicable(cls, head_kind)
     if reason:
         test.skip(reason)
     if compiling and new_tokens < 2:
@@ -182,14 +95,14 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     built = test.build(positions_needed=request.seq_len + new_tokens)
     model = built.model
     inputs = {k: v for k, v in built.inputs.items() if k not in _DECODER_INPUTS}
-    cc = stage(result, "compile", "harness_error", lambda: compile_config_of(request, target)) \
+    cc = stage(result, "compile", "harness_error", lambda: decoding.compile_config_of(request, target)) \
         if compiling else None
-    gc = generation_config(model, new_tokens, cc)
+    gc = decoding.generation_config(model, new_tokens, cc)
     gc_eager = copy.deepcopy(gc)
     gc_eager.compile_config, gc_eager.disable_compile = None, True
 
     def generate(config, recorder=None):
-        kwargs = {"logits_processor": _processors(recorder)} if recorder is not None else {}
+        kwargs = {"logits_processor": decoding.processors(recorder)} if recorder is not None else {}
         out = model.generate(**inputs, generation_config=config, **kwargs)
         target.sync()
         return out
@@ -208,7 +121,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
         for call in range(CLOCK_CALLS):
             if call and params.budget_spent(budget_begin, time.perf_counter()):
                 break
-            recorder = _StepRecorder(sync=target.sync, memory=call == 0)
+            recorder = decoding.StepRecorder(sync=target.sync, memory=call == 0)
             begin = time.perf_counter()
             generate(gc, recorder)
             if recorder.times:
@@ -298,9 +211,9 @@ def _reference(model: Any, inputs: dict[str, Any], gc: Any, n: int, test: ModelT
 
     def run_at(ref_dtype):
         ref = common.cpu_copy(model, ref_dtype)
-        recorder = _StepRecorder(keep_scores=True)
+        recorder = decoding.StepRecorder(keep_scores=True)
         out = ref.generate(**common.reference_inputs(inputs, ref_dtype), generation_config=ref_gc,
-                           logits_processor=_processors(recorder))
+                           logits_processor=decoding.processors(recorder))
         return _new_tokens(out, n), recorder.scores[-n:]
 
     def bad_count(value):

@@ -43,21 +43,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..inputs import allowed_token_ids
-from ..request import TestRequest
-from ..result import Result
+from ..models.inputs import allowed_token_ids
+from ..protocol.request import TestRequest
+from ..protocol.result import Result
 from . import common
-from .generate import (
-    _processors,
-    _StepRecorder,
-    compile_config_of,
-    generation_config,
-    not_applicable,
-)
+from .decoding import StepRecorder, compile_config_of, generation_config, not_applicable, processors
 from .phases import ModelTest
 
 if TYPE_CHECKING:
-    from ..child import Context
+    from .context import Context
 
 SCENARIOS = ("single_stream", "offline", "server")
 RANGE_RATIO = 0.5
@@ -337,9 +331,9 @@ class StaticEngine:
             mask[i, longest - len(p):] = 1
         gc = copy.deepcopy(self.gc)
         gc.max_new_tokens = gc.min_new_tokens = new
-        recorder = _StepRecorder(sync=self.sync)
+        recorder = StepRecorder(sync=self.sync)
         self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), generation_config=gc,
-                            logits_processor=_processors(recorder))
+                            logits_processor=processors(recorder))
         self.sync()
         if len(recorder.times) < new:
             raise RuntimeError(f"static batch generated {len(recorder.times)} steps, expected {new}")

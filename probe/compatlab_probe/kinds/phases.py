@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .. import accuracy
-from ..measure import MachineState, PeakRss, usable_cores
-from ..request import TestRequest
-from ..result import Result
+from ..measure import accuracy
+from ..measure.timing import MachineState, PeakRss, usable_cores
+from ..protocol.request import TestRequest
+from ..protocol.result import Result
 from .common import Built, StageFailed, build_model_and_inputs, dtype_of, recorded, skip, stage
 
 
@@ -50,7 +50,7 @@ class ModelTest:
     def __init__(self, request: TestRequest, result: Result):
         import torch
 
-        from ..target import Target
+        from ..stacks.target import Target
 
         self.request = request
         self.result = result
@@ -73,8 +73,8 @@ class ModelTest:
         set). Then the host memory baseline (and the memory limit re-based on it: harness_error
         when it cannot be), the model and inputs (common.build_model_and_inputs), the build's
         peak; then the measured phases start: device peak reset, memory_method set."""
-        from ..compiler import configure_cache
-        from ..memlimit import rebase
+        from ..measure.memlimit import rebase
+        from ..stacks.compiler import configure_cache
 
         if self.compiling:
             stage(self.result, "compile", "harness_error", lambda: configure_cache(self.request))
@@ -92,7 +92,7 @@ class ModelTest:
         or backend error is fail_to_compile at stage compile, any other error fail_to_run at
         prepare; MemoryError oom. Compile mode also records the call's cache hits and misses
         and dynamo counters, and a call that captured no graph is harness_error at compile."""
-        from ..compiler import DynamoStats, cache_counters
+        from ..stacks.compiler import DynamoStats, cache_counters
 
         stats = DynamoStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
@@ -113,7 +113,7 @@ class ModelTest:
             raise StageFailed()
 
     def _first_call_failed(self, exc: Exception) -> None:
-        from ..compiler import is_compile_error
+        from ..stacks.compiler import is_compile_error
 
         if self.compiling and is_compile_error(exc):
             self.result.fail("fail_to_compile", "compile", exc)
@@ -159,7 +159,7 @@ class ModelTest:
     def audit(self, call: Callable[[], Any]) -> None:
         """One un-timed call under the fallback audit; only the metrics where it does not apply.
         An audit failure never fails the test (fallback_audit "unavailable: <why>")."""
-        from ..audit import OpAudit, unavailable
+        from ..stacks.audit import OpAudit, unavailable
 
         if not self.target.audit_applicable:
             self.result.metrics.update(OpAudit(self.target).metrics())

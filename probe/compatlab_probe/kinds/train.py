@@ -36,18 +36,18 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import accuracy
-from ..compiler import compile_callable
-from ..measure import steady_figures
-from ..request import MeasureSettings, TestRequest
-from ..result import Result
+from ..measure import accuracy
+from ..measure.timing import steady_figures
+from ..protocol.request import MeasureSettings, TestRequest
+from ..protocol.result import Result
+from ..stacks.compiler import compile_callable
 from . import common
 from .common import stage
 from .phases import ModelTest, per_second
 
 if TYPE_CHECKING:
-    from ..child import Context
-    from ..target import Target
+    from ..stacks.target import Target
+    from .context import Context
 
 LR = 1e-4
 # A learning run (steps >= accuracy.LEARNING_MIN_STEPS): its learning rate and the period of

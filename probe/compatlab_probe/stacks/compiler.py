@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .request import TestRequest
+from ..protocol.request import TestRequest
 
 if TYPE_CHECKING:
     from .target import Target

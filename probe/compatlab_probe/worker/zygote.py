@@ -1,4 +1,4 @@
-"""`python -m compatlab_probe.zygote`: the fork server of doc/worker-protocol.md (version 1).
+"""`python -m compatlab_probe.worker.zygote`: the fork server of doc/worker-protocol.md (version 1).
 
 The zygote imports torch and transformers once, runs no torch op, and forks one
 test child T per `fork` message, through an intermediate process I so that T is
@@ -26,9 +26,9 @@ import time
 import traceback
 from typing import Any
 
-from . import PROTOCOL_VERSION
-from .request import supervisor_pid_of
-from .runtime import apply_env
+from ..host.runtime import apply_env
+from ..protocol import PROTOCOL_VERSION
+from ..protocol.request import supervisor_pid_of
 
 MAX_DATAGRAM = 1 << 20
 FORK_FDS = 3  # stdout, stderr, result
@@ -99,9 +99,9 @@ class Zygote:
         """Imports the modelling modules of `model_types`; with `calibration`
         ({"seed_dir": DIR}), then runs the sweep's calibration compile
         (compiler.calibrate); answers `ready`."""
-        from . import heads
-        from .osutil import thread_names
-        from .runtime import stack_info
+        from ..host.osutil import thread_names
+        from ..host.runtime import stack_info
+        from ..models import heads
 
         failures = {}
         start = time.perf_counter()
@@ -114,7 +114,7 @@ class Zygote:
         ready = {"type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
         if isinstance(calibration, dict) and isinstance(calibration.get("seed_dir"), str) \
                 and calibration["seed_dir"]:
-            from .compiler import calibrate
+            from ..stacks.compiler import calibrate
 
             ready.update(calibrate(calibration["seed_dir"]))
         ready.update(stack_info())
@@ -125,7 +125,7 @@ class Zygote:
     # ----------------------------------------------------------------- fork
 
     def fork(self, message: dict[str, Any], fds: list[int], truncated: bool) -> None:
-        from .osutil import thread_names
+        from ..host.osutil import thread_names
 
         request_id = message.get("request_id")
         test = message.get("test")
@@ -236,7 +236,7 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
         os.dup2(fds[1], 2)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
-        from .osutil import close_fds_except, set_pdeathsig
+        from ..host.osutil import close_fds_except, set_pdeathsig
 
         close_fds_except({result_fd})
         while os.getppid() == intermediate_pid:
@@ -246,8 +246,9 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
         if supervisor and os.getppid() != supervisor:
             code = EXIT_ORPHANED
             return
-        from . import stage_marks
-        from .child import Context, run_child
+        from ..kinds.context import Context
+        from ..protocol import stage_marks
+        from .child import run_child
 
         # A fatal signal (SIGSEGV in an extension, SIGABRT) and the supervisor's SIGTERM at
         # the deadline print every thread's Python stack into the stderr tail first; the
@@ -276,14 +277,16 @@ def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
 
 def main() -> int:
     apply_env()
-    from .osutil import set_pdeathsig
+    from ..host.osutil import set_pdeathsig
 
     set_pdeathsig(signal.SIGKILL)
     start = time.perf_counter()
     import torch  # noqa: F401  (imported once here, inherited by every test child)
     import transformers  # noqa: F401
 
-    from . import child, factory, heads, inputs, kinds  # noqa: F401
+    from .. import kinds  # noqa: F401
+    from ..models import factory, heads, inputs  # noqa: F401
+    from . import child  # noqa: F401
     import_s = time.perf_counter() - start
     sock = socket.socket(fileno=int(os.environ.get("COMPATLAB_CONTROL_FD", "3")))
     return Zygote(sock, import_s).serve()

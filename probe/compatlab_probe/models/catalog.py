@@ -1,4 +1,4 @@
-"""`python -m compatlab_probe.catalog`: the model types the installed transformers registers.
+"""`python -m compatlab_probe.models.catalog`: the model types the installed transformers registers.
 
 Prints one JSON object:
   {"transformers_version", "torch_version",
@@ -25,7 +25,7 @@ import json
 import sys
 from typing import Any
 
-from .runtime import apply_env
+from ..host.runtime import apply_env
 
 
 def catalog() -> dict[str, Any]:
@@ -74,7 +74,7 @@ def describe_checkpoint(path: str, trust_remote_code: bool = False) -> dict[str,
 def check_backend(name: str) -> dict[str, Any]:
     """{"backend": name} for a usable compile backend; raises ValueError naming the known ones."""
     if ":" in name:
-        from .target import resolve
+        from ..stacks.target import resolve
 
         try:
             backend = resolve(name)

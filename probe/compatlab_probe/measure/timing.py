@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import osutil
-from .request import MeasureSettings
+from ..host import osutil
+from ..protocol.request import MeasureSettings
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:

@@ -1,4 +1,4 @@
-"""`python -m compatlab_probe.run_one`: one test request (JSON) on stdin, its result on stdout.
+"""`python -m compatlab_probe.worker.run_one`: one test request (JSON) on stdin, its result on stdout.
 
 Same code path as the zygote's test child minus the descriptor plumbing and
 the reparenting. Whatever the model prints goes to stderr, so stdout carries
@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from .runtime import apply_env
+from ..host.runtime import apply_env
 
 
 def main() -> int:
@@ -20,7 +20,8 @@ def main() -> int:
     result_fd = os.dup(1)
     sys.stdout.flush()
     os.dup2(2, 1)  # the test's own prints go to stderr
-    from .child import Context, run_child
+    from ..kinds.context import Context
+    from .child import run_child
 
     result = run_child(request, Context())
     sys.stdout.flush()

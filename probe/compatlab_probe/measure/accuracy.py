@@ -37,10 +37,10 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .result import is_out_of_memory
+from ..protocol.result import is_out_of_memory
 
 if TYPE_CHECKING:
-    from .result import Result
+    from ..protocol.result import Result
 
 COSINE_MIN = 0.99
 

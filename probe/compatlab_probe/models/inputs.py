@@ -96,34 +96,11 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
                 if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     main = hints.pop("main_input", None) or getattr(model, "main_input_name", "input_ids") or "input_ids"
     b, s = batch_size, seq_len
-
-    wanted = {main, *required}
-    if main == "input_ids" and "pixel_values" in params and _two_tower(config, head_kind):
-        wanted.add("pixel_values")
-    if main == "pixel_values" and "input_ids" in params and getattr(config, "text_config", None) is not None:
-        wanted.add("input_ids")  # image-to-text models (BLIP): the caption tokens go with the image
-    if head_kind in TWO_TOWER_KINDS:
-        wanted |= {"input_ids", "pixel_values"}
-    if {"grid_thw", "image_grid_thw"} & set(required):
-        wanted.discard("pixel_values")
-        wanted.discard("hidden_states")
-
+    wanted = _wanted(main, required, params, config, head_kind)
     inputs = {}
-    for name in params:
-        if name not in wanted:
-            continue
-        if name == "input_ids":
-            inputs[name] = _token_ids(config, (b, s), gen)
-        elif name == "pixel_values" and "spatial_shapes" in params:
-            inputs.update(_patchified(config, b, gen))
-        elif name in ("pixel_values", "pixel_values_videos"):
-            inputs[name] = _pixels(config, b, gen, video=name.endswith("videos"), pair=_matches_pairs(config))
-        elif name == "input_values":
-            inputs[name] = _waveform(config, b, s, gen)
-        elif name == "input_features":
-            inputs[name] = _audio_features(config, b, s, gen)
-        elif name in ("grid_thw", "image_grid_thw"):
-            inputs.update(_patch_grid(config, name, required, gen))
+    for name in params:  # in the signature's order: the generator's draws follow it
+        if name in wanted:
+            inputs.update(_input(name, params, required, config, b, s, gen))
     for name in required:  # a required mask of an input made above: all ones
         base = inputs.get(name[: -len("_mask")]) if name.endswith("_mask") else None
         if name not in inputs and base is not None:
@@ -135,6 +112,40 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     for name, value in hints.items():
         inputs[name] = _from_hint(value, b, s, gen)
     return inputs
+
+
+def _wanted(main: str, required: list[str], params: Any, config: Any, head_kind: str) -> set[str]:
+    """The forward arguments to make: the main input, the required ones, and the second tower's."""
+    wanted = {main, *required}
+    if main == "input_ids" and "pixel_values" in params and _two_tower(config, head_kind):
+        wanted.add("pixel_values")
+    if main == "pixel_values" and "input_ids" in params and getattr(config, "text_config", None) is not None:
+        wanted.add("input_ids")  # image-to-text models (BLIP): the caption tokens go with the image
+    if head_kind in TWO_TOWER_KINDS:
+        wanted |= {"input_ids", "pixel_values"}
+    if {"grid_thw", "image_grid_thw"} & set(required):
+        wanted.discard("pixel_values")
+        wanted.discard("hidden_states")
+    return wanted
+
+
+def _input(name: str, params: Any, required: list[str], config: Any, b: int, s: int,
+           gen: torch.Generator) -> dict[str, Any]:
+    """{argument: tensor} that forward argument `name` brings (none for one compatlab does
+    not make; a patchified image or a patch grid brings its companions)."""
+    if name == "input_ids":
+        return {name: _token_ids(config, (b, s), gen)}
+    if name == "pixel_values" and "spatial_shapes" in params:
+        return _patchified(config, b, gen)
+    if name in ("pixel_values", "pixel_values_videos"):
+        return {name: _pixels(config, b, gen, video=name.endswith("videos"), pair=_matches_pairs(config))}
+    if name == "input_values":
+        return {name: _waveform(config, b, s, gen)}
+    if name == "input_features":
+        return {name: _audio_features(config, b, s, gen)}
+    if name in ("grid_thw", "image_grid_thw"):
+        return _patch_grid(config, name, required, gen)
+    return {}
 
 
 def _matches_pairs(config):

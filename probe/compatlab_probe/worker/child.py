@@ -10,17 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import kinds, memlimit
-from .request import BadRequest, MemoryLimit, TestRequest, parse_request
-from .result import Result
-from .runtime import stack_info
-
-
-class Context:
-    """What a kind may need to know about the process that started it."""
-
-    def __init__(self, zygote_pid: int | None = None):
-        self.zygote_pid = zygote_pid
+from .. import kinds
+from ..host.runtime import stack_info
+from ..kinds.context import Context
+from ..measure import memlimit
+from ..protocol.request import BadRequest, MemoryLimit, TestRequest, parse_request
+from ..protocol.result import Result
 
 
 def apply_memory_limit(limit: MemoryLimit, model_kind: bool = False) -> None:

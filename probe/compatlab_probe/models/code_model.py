@@ -136,7 +136,7 @@ def build(spec: str, seed: int, overrides_of=None) -> tuple[Any, dict[str, Any] 
 
 
 def describe(spec: str) -> dict[str, Any]:
-    """{"code": {...}} for `compatlab_probe.catalog --model-code`: what planning needs."""
+    """{"code": {...}} for `compatlab_probe.models.catalog --model-code`: what planning needs."""
     path, function = split_spec(spec)
     files = code_files(path)
     model, inputs, _ = build(spec, 0)

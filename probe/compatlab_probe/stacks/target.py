@@ -23,10 +23,10 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from .request import CPU_PROFILE, TargetProfile, TestRequest, parse_target_profile
+from ..protocol.request import CPU_PROFILE, TargetProfile, TestRequest, parse_target_profile
 
-# The project root: probe/compatlab_probe/target.py -> ../..
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The project root: probe/compatlab_probe/stacks/target.py -> ../../..
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TARGETS_DIR = os.path.join(ROOT, "targets")
 
 

@@ -1,6 +1,6 @@
 """Hub models: `hub:ORG/NAME[@REVISION]` through huggingface_hub's own download and cache code.
 
-`python -m compatlab_probe.hub resolve [--weights] SPEC...` (the sweep's plan, once):
+`python -m compatlab_probe.models.hub resolve [--weights] SPEC...` (the sweep's plan, once):
   {"models": {SPEC: {"model_id": "hub:ORG/NAME@COMMIT", "repo_id", "commit", "config_hash",
                      "model_type", "head_class", "head_kind", "head_classes": [...]}
                  | {"model_id": "hub:ORG/NAME@REVISION", "repo_id", "error": REASON}}}
@@ -8,7 +8,7 @@
   the weight files) into the Hub cache, or finds them there; honours HF_HUB_OFFLINE,
   HF_HUB_CACHE/HF_HOME and HF_ENDPOINT as huggingface_hub reads them. A failure is an
   answer ({"error": ...}), never an exit: the test child meets it again as fail_to_load.
-`python -m compatlab_probe.hub list --task T --sort downloads|trending --limit N`:
+`python -m compatlab_probe.models.hub list --task T --sort downloads|trending --limit N`:
   {"models": ["ORG/NAME", ...]} from huggingface_hub's list API; {"error": ...} and exit 1
   when the Hub cannot be reached.
 Both first try the endpoint once (`unreachable`): huggingface_hub retries a refused or

@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import resource
 
-from . import osutil
-from .request import MemoryLimit
+from ..host import osutil
+from ..protocol.request import MemoryLimit
 
 # (usage file, limit file) of a cgroup's memory controller, per method.
 _CGROUP_FILES = {"cgroup_v1": ("memory.usage_in_bytes", "memory.limit_in_bytes"),
