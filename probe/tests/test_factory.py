@@ -137,3 +137,14 @@ def test_multimodal_rope_sections_fit_the_reduced_head():
     text = factory.reduce_config("qwen2_vl").text_config
     head_dim = text.hidden_size // text.num_attention_heads
     assert sum(text.rope_parameters["mrope_section"]) == head_dim // 2
+
+
+def test_a_levels_fields_are_read_in_declaration_order():
+    # The order in which special-token ids are met decides the reduced id each gets; read
+    # from a set, it followed the process's string hashing (PYTHONHASHSEED), and 102 of 804
+    # model types (clip among them) were reduced differently from one process to the next.
+    import transformers
+
+    config = transformers.CLIPTextConfig()
+    declared = [f.name for f in dataclasses.fields(type(config)) if not f.name.startswith("_")]
+    assert list(reduction._level_values(config)[1]) == declared

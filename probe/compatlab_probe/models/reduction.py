@@ -530,7 +530,10 @@ class Reducer:
 def _level_values(config: Any) -> tuple[bool, dict[str, Any]]:
     """(whether the configuration class is a dataclass, its public field values)."""
     cls = type(config)
-    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    # In declaration order, never a set's: the order in which special-token ids are met
+    # decides which reduced id each gets (Reducer.map_tokens), so a set's hash order made
+    # a model's reduced config differ from process to process (PYTHONHASHSEED).
+    fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
     values = {name: get(config, name) for name in fields if not name.startswith("_")}
     if not fields:
         values = {k: v for k, v in vars(config).items() if not k.startswith("_")}
