@@ -62,7 +62,37 @@ absl::Status CheckProfileCode(const ResolvedTest& test, const OwnCode& own) {
   return absl::OkStatus();
 }
 
+// The one line of a stored limit out of its flag's range.
+absl::Status LimitOutOfRange(const ResolvedTest& test, std::string_view field,
+                             std::string_view flag, std::string_view why) {
+  return absl::InvalidArgumentError(
+      fmt::format("planned test {} ({} {} {} on {}): its stored {} is out of range ({}); pass {} "
+                  "on the resume to replace it",
+                  test.spec.TestId(), test.spec.model_id, test.spec.kind, test.spec.mode,
+                  test.spec.target, field, why, flag));
+}
+
 }  // namespace
+
+absl::Status CheckStoredLimits(const std::vector<ResolvedTest>& tests, const GivenLimits& given) {
+  for (const ResolvedTest& test : tests) {
+    if (!given.timeout) {
+      absl::Status s = CheckDuration(test.spec.timeout_s, "timeout_s", false);
+      if (!s.ok()) return LimitOutOfRange(test, "timeout_s", "--timeout", std::string(s.message()));
+    }
+    if (!test.execution.has_value()) continue;  // refused as an older plan by the caller
+    if (!given.grace) {
+      absl::Status s = CheckDuration(test.execution->grace_s, "grace_s", true);
+      if (!s.ok()) return LimitOutOfRange(test, "grace_s", "--grace", std::string(s.message()));
+    }
+    if (!given.mem_limit && test.execution->mem_limit_bytes < kMinMemLimitBytes) {
+      return LimitOutOfRange(test, "mem_limit_bytes", "--mem-limit",
+                             fmt::format("{} bytes, under the least --mem-limit of 64M",
+                                         test.execution->mem_limit_bytes));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string& probe_dir,
                                     const fs::path& targets_dir,

@@ -58,6 +58,19 @@ absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<Reso
                              const ProbeEnv& probe, const std::filesystem::path& home,
                              const PlanFlags& given);
 
+// The limits a resume takes from this command line instead of the store.
+struct GivenLimits {
+  bool timeout = false;    // --timeout given
+  bool grace = false;      // --grace given
+  bool mem_limit = false;  // --mem-limit given
+};
+
+// OK when every stored limit of `tests` that `given` does not replace is in
+// its flag's range: spec.timeout_s and execution grace_s as CheckDuration
+// says, execution mem_limit_bytes at least kMinMemLimitBytes; else
+// InvalidArgument naming the test, the stored field and the flag to pass.
+absl::Status CheckStoredLimits(const std::vector<ResolvedTest>& tests, const GivenLimits& given);
+
 // `<temp dir>/<prefix><sweep_id><suffix>`, a path a sweep creates and later
 // removes recursively, once `sweep_id` passed CheckStoredId (it may come from
 // a store); InvalidArgument otherwise.
