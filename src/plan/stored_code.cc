@@ -99,9 +99,14 @@ absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCo
                     "named by --model-code on this resume");
     }
     auto trust = test.spec.kind_params.find("trust_remote_code");
-    if (trust != test.spec.kind_params.end() && trust->second == "true" && !own.trust_remote_code) {
+    const bool trusts_code = trust != test.spec.kind_params.end() && trust->second == "true";
+    if (trusts_code && !own.trust_remote_code) {
       return NotOwn(test, "checkpoint code (trust_remote_code)", test.spec.model_path,
                     "trusted by --trust-remote-code on this resume");
+    }
+    if (trusts_code && !test.spec.model_path.empty() && test.spec.model_path != own.model_path) {
+      return NotOwn(test, "checkpoint code (trust_remote_code)", test.spec.model_path,
+                    "named by --model-path with --trust-remote-code on this resume");
     }
   }
   return absl::OkStatus();

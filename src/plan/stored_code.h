@@ -31,6 +31,7 @@ struct OwnCode {
   std::string backend;             // --backend given on this resume ("" none)
   bool model_code = false;         // --model-code given on this resume
   bool trust_remote_code = false;  // --trust-remote-code given on this resume
+  std::string model_path;          // --model-path given on this resume, absolute ("" none)
 };
 
 // Builds OwnCode from the resume's interpreter and probe directory, loading
@@ -46,7 +47,8 @@ absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string
 // equals one of own.profiles; its compile options are "" or that profile's
 // (with or without "dynamic": false); a `module:function` backend is that
 // profile's or own.backend; a code model needs own.model_code and a
-// checkpoint's own code own.trust_remote_code. Else InvalidArgument, one line
+// checkpoint's own code own.trust_remote_code (and, for a local checkpoint,
+// own.model_path equal to its path). Else InvalidArgument, one line
 // naming the test and the stored field and --allow-stored-code.
 absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCode& own);
 

@@ -111,6 +111,20 @@ TEST(StoredCodeTest, ModuleBackendsCodeModelsAndCheckpointCodeNeedTheirFlag) {
   EXPECT_TRUE(CheckStoredCode({remote}, given).ok());
 }
 
+TEST(StoredCodeTest, ALocalCheckpointsOwnCodeNeedsItsPathGivenAgain) {
+  ResolvedTest ckpt = OwnTest();
+  ckpt.spec.model_id = "ckpt:mine";
+  ckpt.spec.model_path = "/srv/checkpoints/mine";
+  ckpt.spec.kind_params["trust_remote_code"] = "true";
+  OwnCode given = Own();
+  given.trust_remote_code = true;
+  ExpectRefused(ckpt, given, "checkpoint code (trust_remote_code)");
+  given.model_path = "/home/lab/other";
+  ExpectRefused(ckpt, given, "checkpoint code (trust_remote_code)");
+  given.model_path = "/srv/checkpoints/mine";
+  EXPECT_TRUE(CheckStoredCode({ckpt}, given).ok());
+}
+
 TEST(StoredCodeTest, OwnCodeHoldsTheShippedProfilesAndTheGivenFiles) {
   const fs::path dir = fs::temp_directory_path() / ("stored-trust-" + RandomHex(6));
   fs::create_directories(dir / "targets");

@@ -52,6 +52,8 @@ absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<Reso
   own->backend = given.backend;
   own->model_code = !given.model_code.empty();
   own->trust_remote_code = given.trust_remote_code;
+  std::error_code ec;
+  if (!given.model_path.empty()) own->model_path = fs::absolute(given.model_path, ec).string();
   absl::Status s = CheckStoredCode(tests, *own);
   if (s.ok()) return s;
   return absl::InvalidArgumentError(absl::StrCat("sweep ", sweep_id, ": ", s.message()));
