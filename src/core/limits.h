@@ -44,6 +44,8 @@ inline constexpr int64_t kMaxStatementWork = int64_t{4'000'000'000};
 // --- flags and files ---------------------------------------------------------
 // Every duration (--timeout, --grace, a suite's timeout_s): finite, at most a week.
 inline constexpr double kMaxDurationS = 7 * 24 * 3600.0;
+// The least --mem-limit (and stored mem_limit_bytes a resume accepts).
+inline constexpr int64_t kMinMemLimitBytes = int64_t{64} << 20;
 // A path component made from data (a version in an export's file name).
 inline constexpr size_t kMaxPathComponentBytes = 100;
 // An id read from a store (sweep, test or run id) before it is used: at most

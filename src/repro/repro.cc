@@ -149,14 +149,23 @@ absl::Status CheckCodeFiles(const RunRecord& run, bool trusted) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run) {
+absl::StatusOr<OwnCode> ReproOwnCode(const ProbeEnv& probe,
+                                     const std::filesystem::path& targets_dir) {
+  absl::StatusOr<OwnCode> own = LoadOwnCode(probe.python, probe.probe_dir, targets_dir, {});
+  if (!own.ok()) return own.status();
+  own->model_code = true;  // CheckCodeFiles and the script check its files' hashes
+  return own;
+}
+
+absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run, const OwnCode& own) {
   absl::StatusOr<std::optional<ResolvedTest>> planned =
       store.PlannedTest(run.sweep_id, run.test_id);
   if (!planned.ok()) return planned.status();
   if (!planned->has_value() || !(*planned)->execution.has_value()) return false;
   const ResolvedTest& test = **planned;
   return test.execution->compile_options_json == run.result.compile_options &&
-         test.spec.backend == run.spec.backend && test.spec.model_path == run.spec.model_path;
+         test.spec.backend == run.spec.backend && test.spec.model_path == run.spec.model_path &&
+         CheckStoredCode({test}, own).ok();
 }
 
 bool HasReproScript(const RunRecord& run) {
@@ -237,7 +246,9 @@ absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
     warnings.push_back("no explanations: " + std::string(kb.status().message()));
   }
   const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
-  absl::StatusOr<bool> local = IsLocalRun(**store, run);
+  absl::StatusOr<OwnCode> own = ReproOwnCode(options.probe, options.targets_dir);
+  if (!own.ok()) return Recode(own.status(), absl::StatusCode::kInternal);
+  absl::StatusOr<bool> local = IsLocalRun(**store, run, *own);
   if (!local.ok()) return Recode(local.status(), absl::StatusCode::kInternal);
   absl::StatusOr<ReproScript> script =
       GenerateReproScript(run, known, options.probe, options.targets_dir, *local);

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/records.h"
 #include "plan/catalog.h"
+#include "plan/stored_code.h"
 #include "query/error_kb.h"
 #include "store/store.h"
 
@@ -29,11 +30,19 @@ namespace compatlab {
 std::string ReproInputJson(const RunRecord& record, const KnownError* known,
                            const std::string& target_profile_json = "", bool trusted = false);
 
+// What repro vouches for: the interpreter and probe of `probe`, the profiles
+// of `targets_dir` as they are now, and code models (whose files the script
+// checks against their recorded hashes); never a `module:function` backend
+// other than a profile's, nor a checkpoint's own code.
+absl::StatusOr<OwnCode> ReproOwnCode(const ProbeEnv& probe,
+                                     const std::filesystem::path& targets_dir);
+
 // True when `run` was planned and run by a sweep of `store` itself: its
 // planned test has the execution settings only a sweep stores, with the same
-// compile options, backend and model_path. False for a run that came through
-// `compatlab import` (whose settings are someone else's data).
-absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run);
+// compile options, backend and model_path, and names only code `own` vouches
+// for (CheckStoredCode). False for a run that came through `compatlab import`,
+// or a store handed over whole (whose settings are someone else's data).
+absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run, const OwnCode& own);
 
 // OK unless `run` is a code: model (its own modelling code) that cannot be rerun here:
 // FailedPrecondition when it came through import (`trusted` false: its code is not ours

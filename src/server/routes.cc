@@ -573,7 +573,9 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& re
   absl::StatusOr<bool> local = [&]() -> absl::StatusOr<bool> {
     absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
     if (!store.ok()) return store.status();
-    return IsLocalRun(**store, *run);
+    absl::StatusOr<OwnCode> own = ReproOwnCode(options_.probe, options_.targets_dir);
+    if (!own.ok()) return own.status();
+    return IsLocalRun(**store, *run, *own);
   }();
   if (!local.ok()) return FromStatus(local.status());
   absl::StatusOr<ReproScript> script = GenerateReproScript(

@@ -126,9 +126,9 @@ absl::Status Migrate(sqlite::Database& db, int target, const std::vector<FieldDe
 namespace {
 
 // One schema object as sqlite_schema lists it, with what defines it: a
-// table's kind (a virtual table is no store's) and columns ("name type pk
-// hidden" each), an index's SQL text (NULL for the indexes SQLite makes for
-// PRIMARY KEY and UNIQUE).
+// table's kind (a virtual table is no store's), whether it is STRICT, and
+// columns ("name type pk hidden notnull default" each), an index's SQL text
+// (NULL for the indexes SQLite makes for PRIMARY KEY and UNIQUE).
 struct SchemaObject {
   std::string type;
   std::string table;
@@ -156,40 +156,58 @@ absl::StatusOr<SchemaObjects> ReadSchemaObjects(sqlite::Database& db) {
       object.definition.push_back(virtual_table ? "virtual table" : "table");
     }
   }
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement columns,
+                         db.Prepare("SELECT name, type, pk, hidden, \"notnull\", dflt_value "
+                                    "FROM pragma_table_xinfo(?) ORDER BY cid"));
   STORE_ASSIGN_OR_RETURN(
-      sqlite::Statement columns,
-      db.Prepare("SELECT name, type, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid"));
+      sqlite::Statement strict,
+      db.Prepare("SELECT strict FROM pragma_table_list(?) WHERE schema = 'main'"));
   for (auto& [name, object] : objects) {
     if (object.type != "table" || IsStatTable(name) || object.definition.front() != "table") {
       continue;  // a virtual table is refused unread
     }
+    strict.Reset();
+    STORE_RETURN_IF_ERROR(strict.BindAll(name));
+    STORE_ASSIGN_OR_RETURN(const bool listed, strict.Step());
+    object.definition.push_back(listed && strict.ColumnInt(0) == 1 ? "strict" : "not strict");
     columns.Reset();
     STORE_RETURN_IF_ERROR(columns.BindAll(name));
     while (true) {
       STORE_ASSIGN_OR_RETURN(const bool row, columns.Step());
       if (!row) break;
-      object.definition.push_back(fmt::format("{} {} pk={} hidden={}", columns.ColumnText(0),
-                                              columns.ColumnText(1), columns.ColumnInt(2),
-                                              columns.ColumnInt(3)));
+      object.definition.push_back(fmt::format(
+          "{} {} pk={} hidden={} notnull={} default={}", columns.ColumnText(0),
+          columns.ColumnText(1), columns.ColumnInt(2), columns.ColumnInt(3), columns.ColumnInt(4),
+          columns.ColumnIsNull(5) ? "none" : columns.ColumnText(5)));
     }
   }
   return objects;
 }
 
-// The schema objects of migrations 1..version, made once per version in an
-// in-memory database.
+// What Migrate runs to reach `version` over `fields`: the key of its schema.
+std::string MigrationKey(int version, const std::vector<FieldDef>& fields) {
+  std::string key;
+  for (int v = 1; v <= version; ++v) {
+    for (const std::string& sql : MigrationStatements(v, fields)) key += sql + ";\n";
+  }
+  return key;
+}
+
+// The schema objects of migrations 1..version over `fields`, made once per
+// version and fields in an in-memory database.
 absl::StatusOr<SchemaObjects> ExpectedSchemaObjects(int version,
                                                     const std::vector<FieldDef>& fields) {
   static std::mutex mu;
-  static auto* const made = new std::map<int, SchemaObjects>();
+  static auto* const made = new std::map<std::pair<int, std::string>, SchemaObjects>();
+  const std::pair<int, std::string> key(version, MigrationKey(version, fields));
   std::lock_guard lock(mu);
-  if (auto it = made->find(version); it != made->end()) return it->second;
+  if (auto it = made->find(key); it != made->end()) return it->second;
   STORE_ASSIGN_OR_RETURN(
       std::unique_ptr<sqlite::Database> reference,
       sqlite::Database::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   STORE_RETURN_IF_ERROR(Migrate(*reference, version, fields));
   STORE_ASSIGN_OR_RETURN(SchemaObjects objects, ReadSchemaObjects(*reference));
-  return made->emplace(version, std::move(objects)).first->second;
+  return made->emplace(key, std::move(objects)).first->second;
 }
 
 // The first column definition where `found` differs from `expected`.

@@ -31,9 +31,10 @@ absl::Status Migrate(sqlite::Database& db, int target, const std::vector<FieldDe
 
 // Checks, reading sqlite_schema and the tables' column lists only (no row of
 // any table), that `db` holds exactly the schema objects that migrations
-// 1..`version` make: each table a table (never a view) with the same columns
-// (name, declared type, primary-key position; no generated column), each
-// index the same index, and nothing else (no view, no trigger, no other table
+// 1..`version` make over `fields`: each table a table (never a view), STRICT
+// as made, with the same columns (name, declared type, primary-key position,
+// NOT NULL, DEFAULT; no generated column), each index the same index, and
+// nothing else (no view, no trigger, no other table
 // or index; SQLite's own sqlite_stat tables of ANALYZE aside).
 // FailedPrecondition naming the first difference otherwise.
 // REQUIRES: 1 <= version <= kSchemaVersion.

@@ -743,6 +743,23 @@ TEST_F(StoreTest, AStoreWhoseSchemaIsNotItsVersionsIsRefusedBeforeAnyRowIsRead) 
       {"DROP INDEX runs_by_test_id; CREATE INDEX runs_by_test_id ON runs (lower(test_id))",
        "index runs_by_test_id has"},
       {"ALTER TABLE runs ADD COLUMN slow TEXT AS (upper(run_id))", "table runs has"},
+      // sweeps rebuilt as a sender would, one property changed: STRICT, NOT NULL, DEFAULT.
+      {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
+       "finished_at TEXT, suite TEXT NOT NULL, args TEXT NOT NULL, host TEXT NOT NULL, "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL); INSERT INTO s2 SELECT * FROM "
+       "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
+       "table sweeps has 'not strict' where this version has 'strict'"},
+      {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
+       "finished_at TEXT, suite TEXT, args TEXT NOT NULL, host TEXT NOT NULL, "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL) STRICT; INSERT INTO s2 SELECT * FROM "
+       "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
+       "table sweeps has 'suite TEXT pk=0 hidden=0 notnull=0 default=none'"},
+      {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
+       "finished_at TEXT, suite TEXT NOT NULL, args TEXT NOT NULL, host TEXT NOT NULL DEFAULT "
+       "(hex(randomblob(16))), "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL) STRICT; INSERT INTO s2 SELECT * FROM "
+       "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
+       "default=hex(randomblob(16))"},
   };
   for (const auto& c : cases) {
     fs::remove(path_);
@@ -763,6 +780,18 @@ TEST_F(StoreTest, AStoreWhoseSchemaIsNotItsVersionsIsRefusedBeforeAnyRowIsRead) 
   ASSERT_NE(OpenOrDie(), nullptr);
   EditSchema(path_, "ANALYZE");
   EXPECT_TRUE(Store::Open(path_, OpenMode::kReadOnly).ok());
+}
+
+TEST_F(StoreTest, TheSchemaCheckComparesWithTheSchemaOfTheFieldsItIsGiven) {
+  auto db = sqlite::Database::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(**db, kSchemaVersion, ResultFields()).ok());
+  EXPECT_TRUE(CheckSchemaObjects(**db, kSchemaVersion, ResultFields()).ok());
+  std::vector<FieldDef> fewer = ResultFields();
+  fewer.pop_back();  // a runs table without the last field's column
+  absl::Status s = CheckSchemaObjects(**db, kSchemaVersion, fewer);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(std::string(s.message()).find("table runs has"), std::string::npos) << s;
 }
 
 TEST_F(StoreTest, AStatementPastTheWorkBoundStopsWithAClearError) {

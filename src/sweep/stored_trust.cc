@@ -12,100 +12,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The one line of a refused test: which stored field names code that is not own.
-absl::Status NotOwn(const ResolvedTest& test, std::string_view field, std::string_view value,
-                    std::string_view own) {
-  return absl::InvalidArgumentError(fmt::format(
-      "planned test {} ({} {} {} on {}): its stored {} '{}' is not {}; a stored plan is data, "
-      "not a program: pass --allow-stored-code to run it as stored (doc/suites.md, \"Resuming a "
-      "sweep\")",
-      test.spec.TestId(), test.spec.model_id, test.spec.kind, test.spec.mode, test.spec.target,
-      field, TruncateForDisplay(value, 160), own));
-}
-
-// The profile of `own` whose content is `json`; nullptr when none is.
-const TargetProfile* OwnProfile(const OwnCode& own, const std::string& json) {
-  for (const TargetProfile& p : own.profiles) {
-    if (p.json == json) return &p;
-  }
-  return nullptr;
-}
-
-// The profile, compile options and backend of `test` against `own`'s profiles.
-absl::Status CheckProfileCode(const ResolvedTest& test, const OwnCode& own) {
-  const TestExecution& e = *test.execution;
-  const TargetProfile* profile = nullptr;
-  if (!e.target_profile_json.empty()) {
-    profile = OwnProfile(own, e.target_profile_json);
-    if (profile == nullptr) {
-      return NotOwn(test, "target profile", e.target_profile_json,
-                    "a profile of this compatlab's targets/ as it is now, nor a file given "
-                    "with --targets");
-    }
-  }
-  if (!e.compile_options_json.empty()) {
-    const bool derived =
-        profile != nullptr &&
-        (e.compile_options_json == profile->compile_options_json ||
-         e.compile_options_json == WithStaticShapes(profile->compile_options_json));
-    if (!derived) {
-      return NotOwn(test, "compile options", e.compile_options_json,
-                    "its own profile's compile options");
-    }
-  }
-  const bool module_backend = test.spec.backend.find(':') != std::string::npos;
-  if (module_backend && test.spec.backend != own.backend &&
-      (profile == nullptr || test.spec.backend != profile->backend)) {
-    return NotOwn(test, "backend", test.spec.backend,
-                  "its own profile's backend, nor the --backend given");
-  }
-  return absl::OkStatus();
+// The one line of a stored limit out of its flag's range.
+absl::Status LimitOutOfRange(const ResolvedTest& test, std::string_view field,
+                             std::string_view flag, std::string_view why) {
+  return absl::InvalidArgumentError(
+      fmt::format("planned test {} ({} {} {} on {}): its stored {} is out of range ({}); pass {} "
+                  "on the resume to replace it",
+                  test.spec.TestId(), test.spec.model_id, test.spec.kind, test.spec.mode,
+                  test.spec.target, field, why, flag));
 }
 
 }  // namespace
 
-absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string& probe_dir,
-                                    const fs::path& targets_dir,
-                                    const std::vector<std::string>& given_targets) {
-  OwnCode own;
-  own.python = python;
-  own.probe_dir = probe_dir;
-  std::vector<std::string> sources = ListTargetNames(targets_dir);
-  for (const std::string& target : given_targets) {
-    if (IsTargetProfilePath(target)) sources.push_back(target);
-  }
-  for (const std::string& source : sources) {
-    absl::StatusOr<TargetProfile> profile = LoadTargetProfile(source, targets_dir);
-    if (profile.ok()) {
-      own.profiles.push_back(*std::move(profile));
-    } else if (IsTargetProfilePath(source)) {
-      return profile.status();
-    }
-  }
-  return own;
-}
-
-absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCode& own) {
+absl::Status CheckStoredLimits(const std::vector<ResolvedTest>& tests, const GivenLimits& given) {
   for (const ResolvedTest& test : tests) {
+    if (!given.timeout) {
+      absl::Status s = CheckDuration(test.spec.timeout_s, "timeout_s", false);
+      if (!s.ok()) return LimitOutOfRange(test, "timeout_s", "--timeout", std::string(s.message()));
+    }
     if (!test.execution.has_value()) continue;  // refused as an older plan by the caller
-    const TestExecution& e = *test.execution;
-    if (e.python != own.python) {
-      return NotOwn(test, "interpreter", e.python,
-                    absl::StrCat("this resume's (", own.python, "; --python names another)"));
+    if (!given.grace) {
+      absl::Status s = CheckDuration(test.execution->grace_s, "grace_s", true);
+      if (!s.ok()) return LimitOutOfRange(test, "grace_s", "--grace", std::string(s.message()));
     }
-    if (e.probe_dir != own.probe_dir) {
-      return NotOwn(test, "probe directory", e.probe_dir,
-                    absl::StrCat("this compatlab's (", own.probe_dir, ")"));
-    }
-    if (absl::Status s = CheckProfileCode(test, own); !s.ok()) return s;
-    if (IsCodeModelId(test.spec.model_id) && !own.model_code) {
-      return NotOwn(test, "code model", test.spec.model_path,
-                    "named by --model-code on this resume");
-    }
-    auto trust = test.spec.kind_params.find("trust_remote_code");
-    if (trust != test.spec.kind_params.end() && trust->second == "true" && !own.trust_remote_code) {
-      return NotOwn(test, "checkpoint code (trust_remote_code)", test.spec.model_path,
-                    "trusted by --trust-remote-code on this resume");
+    if (!given.mem_limit && test.execution->mem_limit_bytes < kMinMemLimitBytes) {
+      return LimitOutOfRange(test, "mem_limit_bytes", "--mem-limit",
+                             fmt::format("{} bytes, under the least --mem-limit of 64M",
+                                         test.execution->mem_limit_bytes));
     }
   }
   return absl::OkStatus();
@@ -119,6 +52,8 @@ absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<Reso
   own->backend = given.backend;
   own->model_code = !given.model_code.empty();
   own->trust_remote_code = given.trust_remote_code;
+  std::error_code ec;
+  if (!given.model_path.empty()) own->model_path = fs::absolute(given.model_path, ec).string();
   absl::Status s = CheckStoredCode(tests, *own);
   if (s.ok()) return s;
   return absl::InvalidArgumentError(absl::StrCat("sweep ", sweep_id, ": ", s.message()));

@@ -2,8 +2,9 @@
 // doc/limits.md): a store can be handed around, so the code its planned tests
 // name (interpreter, probe directory, target profile, compile options, a
 // `module:function` backend, a code model, a checkpoint's own code) runs on
-// `sweep --resume` only when it is this installation's own, was named again on
-// the resume's command line, or the user passed --allow-stored-code.
+// `sweep --resume` only when it is this installation's own (plan/stored_code.h),
+// was named again on the resume's command line, or the user passed
+// --allow-stored-code; its limits are checked as their flags are.
 #ifndef COMPATLAB_SWEEP_STORED_TRUST_H_
 #define COMPATLAB_SWEEP_STORED_TRUST_H_
 
@@ -15,41 +16,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/resolved_test.h"
-#include "plan/target.h"
+#include "plan/stored_code.h"
 #include "sweep/resolve.h"
 
 namespace compatlab {
-
-// What this installation and this resume's command line vouch for.
-struct OwnCode {
-  // The interpreter of this resume: --python as given, else $COMPATLAB_PYTHON,
-  // else <home>/.venv/bin/python (cli/common.h, ResolveProbeEnv).
-  std::string python;
-  std::string probe_dir;  // this compatlab's probe: <home>/probe
-  // The profiles whose content is trusted: every profile of <home>/targets as
-  // it is now, and the profile files named by path on this resume's --targets.
-  std::vector<TargetProfile> profiles;
-  std::string backend;             // --backend given on this resume ("" none)
-  bool model_code = false;         // --model-code given on this resume
-  bool trust_remote_code = false;  // --trust-remote-code given on this resume
-};
-
-// Builds OwnCode from the resume's interpreter and probe directory, loading
-// every profile of `targets_dir` and the entries of `given_targets` that are
-// paths (IsTargetProfilePath). Errors: a given profile file that cannot be
-// loaded (a shipped one that cannot is left out: it vouches for nothing).
-absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string& probe_dir,
-                                    const std::filesystem::path& targets_dir,
-                                    const std::vector<std::string>& given_targets);
-
-// OK when every test of `tests` runs only code `own` vouches for: its
-// interpreter and probe directory are own's; its profile content is "" or
-// equals one of own.profiles; its compile options are "" or that profile's
-// (with or without "dynamic": false); a `module:function` backend is that
-// profile's or own.backend; a code model needs own.model_code and a
-// checkpoint's own code own.trust_remote_code. Else InvalidArgument, one line
-// naming the test and the stored field and --allow-stored-code.
-absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCode& own);
 
 // The resume's check: OwnCode from `python`, `probe_dir`, <home>/targets and
 // the flags given (--targets, --backend, --model-code, --trust-remote-code),
@@ -57,6 +27,19 @@ absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCo
 absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<ResolvedTest>& tests,
                              const ProbeEnv& probe, const std::filesystem::path& home,
                              const PlanFlags& given);
+
+// The limits a resume takes from this command line instead of the store.
+struct GivenLimits {
+  bool timeout = false;    // --timeout given
+  bool grace = false;      // --grace given
+  bool mem_limit = false;  // --mem-limit given
+};
+
+// OK when every stored limit of `tests` that `given` does not replace is in
+// its flag's range: spec.timeout_s and execution grace_s as CheckDuration
+// says, execution mem_limit_bytes at least kMinMemLimitBytes; else
+// InvalidArgument naming the test, the stored field and the flag to pass.
+absl::Status CheckStoredLimits(const std::vector<ResolvedTest>& tests, const GivenLimits& given);
 
 // `<temp dir>/<prefix><sweep_id><suffix>`, a path a sweep creates and later
 // removes recursively, once `sweep_id` passed CheckStoredId (it may come from

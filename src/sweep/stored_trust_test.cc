@@ -1,7 +1,9 @@
 #include "sweep/stored_trust.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,121 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// This installation: one shipped profile, "dev", with its compile options.
-OwnCode Own() {
-  OwnCode own;
-  own.python = "/home/lab/.venv/bin/python";
-  own.probe_dir = "/home/lab/probe";
-  TargetProfile dev;
-  dev.name = "dev";
-  dev.backend = "aot_eager";
-  dev.compile_options_json = R"({"fullgraph":false})";
-  dev.json = R"({"compile":{"backend":"aot_eager"},"name":"dev"})";
-  own.profiles.push_back(dev);
-  return own;
-}
-
-// A compiled model test planned by this installation on "dev".
+// A planned test with a plan's default limits.
 ResolvedTest OwnTest() {
   ResolvedTest t;
   t.spec.model_id = "hf:gpt2";
   t.spec.model_type = "gpt2";
-  t.spec.target = "dev";
-  t.spec.mode = "compile";
-  t.spec.backend = "aot_eager";
-  TestExecution e;
-  e.python = "/home/lab/.venv/bin/python";
-  e.probe_dir = "/home/lab/probe";
-  e.target_profile_json = R"({"compile":{"backend":"aot_eager"},"name":"dev"})";
-  e.compile_options_json = R"({"fullgraph":false})";
-  t.execution = e;
+  t.execution = TestExecution{};
   return t;
-}
-
-void ExpectRefused(const ResolvedTest& t, const OwnCode& own, const std::string& field) {
-  absl::Status s = CheckStoredCode({OwnTest(), t}, own);
-  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_NE(s.message().find(absl::StrCat("its stored ", field, " '")), std::string::npos) << s;
-  EXPECT_NE(s.message().find(t.spec.TestId()), std::string::npos) << s;
-  EXPECT_NE(s.message().find("--allow-stored-code"), std::string::npos) << s;
-}
-
-TEST(StoredTrustTest, AnInstallationsOwnPlanRuns) {
-  ResolvedTest harness;
-  harness.spec.model_id = "none";
-  harness.spec.kind = "noop";
-  harness.execution = OwnTest().execution;
-  harness.execution->target_profile_json = "";
-  harness.execution->compile_options_json = "";
-  ResolvedTest static_shapes = OwnTest();
-  static_shapes.execution->compile_options_json = WithStaticShapes(R"({"fullgraph":false})");
-  EXPECT_TRUE(CheckStoredCode({OwnTest(), harness, static_shapes}, Own()).ok());
-}
-
-TEST(StoredTrustTest, AnotherInterpreterOrProbeIsRefusedByField) {
-  ResolvedTest python = OwnTest();
-  python.execution->python = "/tmp/evil/python";
-  ExpectRefused(python, Own(), "interpreter");
-  ResolvedTest probe = OwnTest();
-  probe.execution->probe_dir = "/tmp/evil";
-  ExpectRefused(probe, Own(), "probe directory");
-}
-
-TEST(StoredTrustTest, AProfileOrCompileOptionsNotDerivedFromAnOwnProfileAreRefused) {
-  ResolvedTest profile = OwnTest();
-  profile.execution->target_profile_json =
-      R"({"compile":{"backend":"aot_eager"},"name":"dev","setup":"evil:run"})";
-  ExpectRefused(profile, Own(), "target profile");
-  ResolvedTest options = OwnTest();
-  options.execution->compile_options_json = R"({"options":{"cpp.cxx":["/some/program"]}})";
-  ExpectRefused(options, Own(), "compile options");
-  ResolvedTest harness_options = OwnTest();
-  harness_options.execution->target_profile_json = "";
-  ExpectRefused(harness_options, Own(), "compile options");
-}
-
-TEST(StoredTrustTest, ModuleBackendsCodeModelsAndCheckpointCodeNeedTheirFlag) {
-  ResolvedTest backend = OwnTest();
-  backend.spec.backend = "evil_pkg.backends:steal";
-  ExpectRefused(backend, Own(), "backend");
-  OwnCode given = Own();
-  given.backend = "evil_pkg.backends:steal";
-  EXPECT_TRUE(CheckStoredCode({backend}, given).ok());
-
-  ResolvedTest code = OwnTest();
-  code.spec.model_id = "code:mine@0123456789ab";
-  code.spec.model_path = "/tmp/mine.py:build";
-  ExpectRefused(code, Own(), "code model");
-  given.model_code = true;
-  EXPECT_TRUE(CheckStoredCode({code}, given).ok());
-
-  ResolvedTest remote = OwnTest();
-  remote.spec.kind_params["trust_remote_code"] = "true";
-  ExpectRefused(remote, Own(), "checkpoint code (trust_remote_code)");
-  given.trust_remote_code = true;
-  EXPECT_TRUE(CheckStoredCode({remote}, given).ok());
-}
-
-TEST(StoredTrustTest, OwnCodeHoldsTheShippedProfilesAndTheGivenFiles) {
-  const fs::path dir = fs::temp_directory_path() / ("stored-trust-" + RandomHex(6));
-  fs::create_directories(dir / "targets");
-  const std::string profile =
-      R"({"name": "NAME", "description": "d", "verified": true, "device": "cpu", "modes": ["eager"]})";
-  auto write = [&](const fs::path& path, const std::string& name) {
-    std::string text = profile;
-    text.replace(text.find("NAME"), 4, name);
-    std::ofstream(path) << text;
-  };
-  write(dir / "targets" / "dev.json", "dev");
-  write(dir / "mine.json", "mine");
-  absl::StatusOr<OwnCode> own =
-      LoadOwnCode("py", "probe", dir / "targets", {"dev", (dir / "mine.json").string()});
-  ASSERT_TRUE(own.ok()) << own.status();
-  ASSERT_EQ(own->profiles.size(), 2u);
-  EXPECT_EQ(own->profiles[0].name, "dev");
-  EXPECT_EQ(own->profiles[1].name, "mine");
-  EXPECT_FALSE(LoadOwnCode("py", "probe", dir / "targets", {(dir / "gone.json").string()}).ok());
-  fs::remove_all(dir);
 }
 
 TEST(StoredTrustTest, TemporaryPathsAreMadeOnlyFromCheckedSweepIds) {
@@ -140,6 +34,44 @@ TEST(StoredTrustTest, TemporaryPathsAreMadeOnlyFromCheckedSweepIds) {
     absl::StatusOr<fs::path> bad = SweepTempPath("compatlab-cache-", id);
     EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << id;
   }
+}
+
+TEST(StoredTrustTest, StoredLimitsOutOfTheirFlagsRangesAreRefusedByField) {
+  EXPECT_TRUE(CheckStoredLimits({OwnTest()}, {}).ok());
+  auto expect_refused = [](const ResolvedTest& t, const std::string& field,
+                           const std::string& flag) {
+    absl::Status s = CheckStoredLimits({OwnTest(), t}, {});
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_NE(s.message().find(absl::StrCat("its stored ", field, " is out of range")),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.message().find(t.spec.TestId()), std::string::npos) << s;
+    EXPECT_NE(s.message().find(absl::StrCat("pass ", flag)), std::string::npos) << s;
+  };
+  for (double timeout : {1e300, -1.0, 0.0, std::nan("")}) {
+    ResolvedTest t = OwnTest();
+    t.spec.timeout_s = timeout;
+    expect_refused(t, "timeout_s", "--timeout");
+  }
+  for (double grace : {1e300, -1.0, std::numeric_limits<double>::infinity()}) {
+    ResolvedTest t = OwnTest();
+    t.execution->grace_s = grace;
+    expect_refused(t, "grace_s", "--grace");
+  }
+  for (int64_t bytes : {int64_t{0}, int64_t{-1}, int64_t{1} << 20}) {
+    ResolvedTest t = OwnTest();
+    t.execution->mem_limit_bytes = bytes;
+    expect_refused(t, "mem_limit_bytes", "--mem-limit");
+  }
+}
+
+TEST(StoredTrustTest, AStoredLimitReplacedOnTheResumeIsNotChecked) {
+  ResolvedTest t = OwnTest();
+  t.spec.timeout_s = 1e300;
+  t.execution->grace_s = -1;
+  t.execution->mem_limit_bytes = 0;
+  EXPECT_TRUE(CheckStoredLimits({t}, {.timeout = true, .grace = true, .mem_limit = true}).ok());
+  EXPECT_FALSE(CheckStoredLimits({t}, {.timeout = true, .grace = true}).ok());
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ absl::Status CheckRanges(const SweepOptions& o) {
   if (grace.has_value()) {
     if (absl::Status s = CheckDuration(*grace, "--grace", true); !s.ok()) return s;
   }
-  if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < (int64_t{64} << 20)) {
+  if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < kMinMemLimitBytes) {
     return absl::InvalidArgumentError("--mem-limit must be at least 64M");
   }
   if (o.resume) return absl::OkStatus();  // the stored method was checked when planned
@@ -172,7 +172,11 @@ absl::Status CheckStoredPlan(const SweepOptions& o, Store& store, const std::str
                      " was planned by an older compatlab that did not store how to "
                      "run its tests; it cannot be resumed exactly (start a new sweep)"));
   }
-  return CheckResumeFlags(o.given, suite, *plan);
+  if (absl::Status s = CheckResumeFlags(o.given, suite, *plan); !s.ok()) return s;
+  absl::Status limits = CheckStoredLimits(
+      *plan, {o.timeout_s.has_value(), o.grace_s.has_value(), o.mem_limit_bytes.has_value()});
+  if (limits.ok()) return limits;
+  return absl::InvalidArgumentError(absl::StrCat("sweep ", sweep_id, ": ", limits.message()));
 }
 
 // What the tests still to run would run: this installation's own code unless

@@ -536,9 +536,10 @@ def test_import_memory_does_not_grow_with_the_number_of_runs(cli, noop_table, tm
 
 # --- issue 38, cases 1 and 2: a handed store's plan is data; its ids name no path -------------
 
-def handed_store(noop_store, tmp_path, sweep_id=None, **execution):
+def handed_store(noop_store, tmp_path, sweep_id=None, spec_update=None, **execution):
     """A copy of the noop store whose sweep is unfinished again (its run deleted), its planned
-    test's stored execution settings changed by `execution`, its sweep renamed `sweep_id`:
+    test's stored execution settings changed by `execution` (its spec by `spec_update`), its
+    sweep renamed `sweep_id`:
     a store edited with sqlite3 only, as a sender would."""
     store = tmp_path / "handed.db"
     shutil.copy(noop_store, store)
@@ -548,6 +549,7 @@ def handed_store(noop_store, tmp_path, sweep_id=None, **execution):
         rowid, spec = conn.execute("SELECT rowid, spec FROM planned_tests").fetchone()
         spec = json.loads(spec)
         spec["execution"].update(execution)
+        spec.update(spec_update or {})
         conn.execute("UPDATE planned_tests SET spec = ? WHERE rowid = ?", (json.dumps(spec), rowid))
         if sweep_id is not None:
             for table in ("sweeps", "planned_tests"):
@@ -600,6 +602,24 @@ def test_resume_runs_a_stored_interpreter_only_with_allow_stored_code(cli, noop_
     proc = cli.run("sweep", "--db", store, "--resume", "--allow-stored-code")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert marker.exists() and [r["status"] for r in cli.runs(store)] == ["pass"]
+
+
+@pytest.mark.parametrize("field,value,flag", [("timeout_s", 1e300, "--timeout"),
+                                              ("grace_s", 1e300, "--grace"),
+                                              ("mem_limit_bytes", 0, "--mem-limit")])
+def test_resume_refuses_a_stored_limit_out_of_its_flags_range(cli, noop_store, tmp_path, field,
+                                                              value, flag):
+    store = (handed_store(noop_store, tmp_path, spec_update={field: value}) if field == "timeout_s"
+             else handed_store(noop_store, tmp_path, **{field: value}))
+    before = sha256(store)
+    proc = cli.run("sweep", "--db", store, "--resume")
+    assert proc.returncode == 2, proc.stderr
+    line, = proc.stderr.strip().splitlines()
+    assert f"its stored {field} is out of range" in line and f"pass {flag}" in line, line
+    assert sha256(store) == before and cli.runs(store) == []
+    replaced = {"timeout_s": "30", "grace_s": "1", "mem_limit_bytes": "1G"}[field]
+    proc = cli.run("sweep", "--db", store, "--resume", flag, replaced)
+    assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 def test_a_stored_sweep_id_that_climbs_out_of_the_temporary_folder_is_refused(cli, noop_store,

@@ -10,6 +10,8 @@ backend) is in test_targets_and_modes.py.
 import json
 import os
 import re
+import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -163,6 +165,37 @@ def test_repro_refuses_unknown_runs_and_harness_tests(cli, store, noop_store):
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1
     assert "is a harness test (kind noop, model none)" in proc.stderr
+
+
+def test_a_handed_stores_planted_code_is_left_out_of_its_script(cli, store, tmp_path):
+    """A store handed over whole, edited with sqlite3 only: its gpt2 run and planned test both
+    name a module backend and a cpp.cxx compile option (so run and plan agree), which its
+    script must comment out under the untrusted warning, as an imported run's."""
+    _, db, rows = store
+    handed = tmp_path / "handed.db"
+    shutil.copy(db, handed)
+    run_id = rows[PASSING]["run_id"]
+    backend, options = "evil_pkg.backends:steal", '{"options":{"cpp.cxx":["/some/program"]}}'
+    with sqlite3.connect(handed) as conn:
+        conn.execute("UPDATE runs SET backend = ?, compile_options = ? WHERE run_id = ?",
+                     (backend, options, run_id))
+        sweep_id, test_id = conn.execute("SELECT sweep_id, test_id FROM runs WHERE run_id = ?",
+                                         (run_id,)).fetchone()
+        (spec,) = conn.execute("SELECT spec FROM planned_tests WHERE sweep_id = ? AND test_id = ?",
+                               (sweep_id, test_id)).fetchone()
+        spec = json.loads(spec)
+        spec["backend"] = backend
+        spec["execution"]["compile_options_json"] = options
+        conn.execute("UPDATE planned_tests SET spec = ? WHERE sweep_id = ? AND test_id = ?",
+                     (json.dumps(spec), sweep_id, test_id))
+    conn.close()
+    proc = cli.run("repro", run_id, "--db", handed)
+    assert proc.returncode == 0, proc.stderr
+    assert "# WARNING: this run came through `compatlab import`" in proc.stdout
+    assert f"# REQUEST[\"backend\"] = '{backend}'" in proc.stdout
+    assert "# REQUEST[\"compile_options\"][\"options\"]['cpp.cxx'] = ['/some/program']" in proc.stdout
+    request_lines = [line for line in proc.stdout.splitlines() if not line.startswith("#")]
+    assert not any("/some/program" in line or backend in line for line in request_lines)
 
 
 def test_errors_groups_failures_with_explanations(store, failing_row):
