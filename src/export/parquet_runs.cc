@@ -636,11 +636,14 @@ auto Caught(const std::string& name, Step step) -> decltype(step()) {
 }  // namespace
 
 struct ParquetRunReader::State {
-  State(std::string file_name, std::shared_ptr<arrow::io::RandomAccessFile> file)
-      : name(std::move(file_name)), input(std::move(file)) {}
+  State(std::string file_name, std::shared_ptr<arrow::io::RandomAccessFile> file,
+        ParquetReaderMemory memory)
+      : name(std::move(file_name)),
+        pool(memory.base != nullptr ? memory.base : arrow::system_memory_pool(), memory.cap),
+        input(std::move(file)) {}
   const std::string name;
   // Declared before the readers that allocate from it.
-  CappedMemoryPool pool{arrow::system_memory_pool(), kMaxParquetReaderBytes};
+  CappedMemoryPool pool;
   std::shared_ptr<arrow::io::RandomAccessFile> input;
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::unique_ptr<arrow::RecordBatchReader> batches;
@@ -751,8 +754,9 @@ absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::Open(
 }
 
 absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::FromInput(
-    std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name) {
-  auto state = std::make_unique<State>(name, std::move(input));
+    std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name,
+    ParquetReaderMemory memory) {
+  auto state = std::make_unique<State>(name, std::move(input), memory);
   if (absl::Status s = Caught(name, [&state] { return state->Open(); }); !s.ok()) return s;
   return std::unique_ptr<ParquetRunReader>(new ParquetRunReader(std::move(state)));
 }
