@@ -460,6 +460,13 @@ absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& ar
   return FieldValue(std::string(StringAt(array, i)));
 }
 
+// Whether an error's text is a std::bad_alloc that parquet-cpp caught and
+// wrapped ("Couldn't deserialize thrift: std::bad_alloc"): the text is all it
+// keeps, and no data of the file appears in it.
+bool WrapsBadAlloc(std::string_view message) {
+  return message.find("std::bad_alloc") != std::string_view::npos;
+}
+
 }  // namespace
 
 // Outside the anonymous namespace: ParquetRunReader::State holds one, and a member
@@ -488,7 +495,7 @@ class CappedMemoryPool : public arrow::MemoryPool {
   // of memory: an allocation failed, here or in another pool, and not
   // because this pool refused past its cap (a file too large: bad input).
   bool OutOfMemory(const arrow::Status& status) const {
-    return base_failed_ || (status.IsOutOfMemory() && !refused_);
+    return base_failed_ || (status.IsOutOfMemory() && !refused_) || WrapsBadAlloc(status.message());
   }
   void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
     base_->Free(buffer, size, alignment);
@@ -629,6 +636,7 @@ auto Caught(const std::string& name, Step step) -> decltype(step()) {
   } catch (const std::bad_alloc&) {
     return OutOfMemory(name);
   } catch (const std::exception& e) {
+    if (WrapsBadAlloc(e.what())) return OutOfMemory(name);
     // parquet-cpp throws ParquetException from some decoding paths.
     return Invalid(name, fmt::format("corrupt Parquet data: {}", e.what()));
   }
@@ -637,11 +645,14 @@ auto Caught(const std::string& name, Step step) -> decltype(step()) {
 }  // namespace
 
 struct ParquetRunReader::State {
-  State(std::string file_name, std::shared_ptr<arrow::io::RandomAccessFile> file)
-      : name(std::move(file_name)), input(std::move(file)) {}
+  State(std::string file_name, std::shared_ptr<arrow::io::RandomAccessFile> file,
+        ParquetReaderMemory memory)
+      : name(std::move(file_name)),
+        pool(memory.base != nullptr ? memory.base : arrow::system_memory_pool(), memory.cap),
+        input(std::move(file)) {}
   const std::string name;
   // Declared before the readers that allocate from it.
-  CappedMemoryPool pool{arrow::system_memory_pool(), kMaxParquetReaderBytes};
+  CappedMemoryPool pool;
   std::shared_ptr<arrow::io::RandomAccessFile> input;
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::unique_ptr<arrow::RecordBatchReader> batches;
@@ -663,7 +674,10 @@ struct ParquetRunReader::State {
     }
     const std::shared_ptr<parquet::FileMetaData> footer = builder.raw_reader()->metadata();
     if (absl::Status s = CheckParquetFooter(*footer, name); !s.ok()) return s;
+    // No thread: neither decoding threads nor pre-buffering, which reads
+    // through Arrow's IO thread pool and its default memory pool.
     parquet::ArrowReaderProperties properties(/*use_threads=*/false);
+    properties.set_pre_buffer(false);
     properties.set_batch_size(kParquetBatchRows);
     builder.memory_pool(&pool)->properties(properties);
     auto built = builder.Build();
@@ -744,7 +758,9 @@ ParquetRunReader::~ParquetRunReader() = default;
 
 absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::Open(
     const std::filesystem::path& file) {
-  auto input = arrow::io::ReadableFile::Open(file.string());
+  // The system allocator, as the reader's pool: Arrow's default pool
+  // (jemalloc or mimalloc) is never used.
+  auto input = arrow::io::ReadableFile::Open(file.string(), arrow::system_memory_pool());
   if (!input.ok()) {
     return absl::InvalidArgumentError(
         fmt::format("{}: cannot read: {}", file.string(), input.status().message()));
@@ -753,8 +769,9 @@ absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::Open(
 }
 
 absl::StatusOr<std::unique_ptr<ParquetRunReader>> ParquetRunReader::FromInput(
-    std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name) {
-  auto state = std::make_unique<State>(name, std::move(input));
+    std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name,
+    ParquetReaderMemory memory) {
+  auto state = std::make_unique<State>(name, std::move(input), memory);
   if (absl::Status s = Caught(name, [&state] { return state->Open(); }); !s.ok()) return s;
   return std::unique_ptr<ParquetRunReader>(new ParquetRunReader(std::move(state)));
 }

@@ -26,9 +26,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/limits.h"
 #include "core/records.h"
 
 namespace arrow {
+class MemoryPool;
 class Schema;
 namespace io {
 class RandomAccessFile;
@@ -62,6 +64,15 @@ absl::StatusOr<std::string> RunsToParquet(std::vector<RunRecord> runs);
 absl::StatusOr<std::vector<RunRecord>> RunsFromParquet(std::string_view bytes,
                                                        const std::string& name);
 
+// Where a ParquetRunReader's memory comes from: its pool draws from `base`
+// (null: arrow::system_memory_pool()) and holds at most `cap` bytes at once.
+// Readers of imports use the defaults; tests inject a failing allocator or a
+// small cap.
+struct ParquetReaderMemory {
+  arrow::MemoryPool* base = nullptr;
+  int64_t cap = kMaxParquetReaderBytes;
+};
+
 // The runs of one Parquet file read batch by batch, each run checked as
 // RunsFromParquet checks it (but for a run_id twice in the file, which the
 // caller looks for). The file is read as needed, never whole: what is held
@@ -73,9 +84,10 @@ class ParquetRunReader {
   // "<file>: <what>" for a bad file; ResourceExhausted when an allocation
   // failed (out of memory: never reported as bad data).
   static absl::StatusOr<std::unique_ptr<ParquetRunReader>> Open(const std::filesystem::path& file);
-  // The same over `input`, named `name` in messages.
+  // The same over `input`, named `name` in messages, with its memory from `memory`.
   static absl::StatusOr<std::unique_ptr<ParquetRunReader>> FromInput(
-      std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name);
+      std::shared_ptr<arrow::io::RandomAccessFile> input, const std::string& name,
+      ParquetReaderMemory memory = {});
   ~ParquetRunReader();
   ParquetRunReader(const ParquetRunReader&) = delete;
   ParquetRunReader& operator=(const ParquetRunReader&) = delete;

@@ -1,8 +1,10 @@
 #include "export/parquet_runs.h"
 
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <string>
 
 #include "arrow/api.h"
@@ -223,6 +225,113 @@ TEST(ParquetRunsTest, AFileAtTheLimitsImports) {
   auto read = RunsFromParquet(ParquetOf({run}), "f.parquet");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->front().result.stdout_tail.size(), static_cast<size_t>(kMaxImportTextBytes));
+}
+
+// An allocator that fails from its `successes`-th allocation on, as the
+// process's allocator does at its memory limit: with OutOfMemory, or throwing
+// std::bad_alloc (as operator new does).
+class FailingPool : public arrow::MemoryPool {
+ public:
+  enum class Failure { kStatus, kThrow };
+  FailingPool(int64_t successes, Failure failure) : successes_(successes), failure_(failure) {}
+
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    ARROW_RETURN_NOT_OK(Count());
+    return base_->Allocate(size, alignment, out);
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                           uint8_t** ptr) override {
+    ARROW_RETURN_NOT_OK(Count());
+    return base_->Reallocate(old_size, new_size, alignment, ptr);
+  }
+  void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
+    base_->Free(buffer, size, alignment);
+  }
+  int64_t bytes_allocated() const override { return base_->bytes_allocated(); }
+  int64_t max_memory() const override { return base_->max_memory(); }
+  int64_t total_bytes_allocated() const override { return base_->total_bytes_allocated(); }
+  int64_t num_allocations() const override { return calls_; }
+  std::string backend_name() const override { return "failing"; }
+  bool failed() const { return calls_ > successes_; }
+
+ private:
+  arrow::Status Count() {
+    if (calls_++ < successes_) return arrow::Status::OK();
+    if (failure_ == Failure::kThrow) throw std::bad_alloc();
+    return arrow::Status::OutOfMemory("test allocator exhausted");
+  }
+
+  arrow::MemoryPool* const base_ = arrow::system_memory_pool();
+  const int64_t successes_;
+  const Failure failure_;
+  int64_t calls_ = 0;
+};
+
+// Every run of `bytes` read with a ParquetRunReader whose memory is `memory`.
+absl::Status ReadAll(const std::string& bytes, ParquetReaderMemory memory) {
+  auto input = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
+  auto reader = ParquetRunReader::FromInput(input, "f.parquet", memory);
+  if (!reader.ok()) return reader.status();
+  std::vector<RunRecord> batch;
+  do {
+    if (absl::Status s = (*reader)->Next(batch); !s.ok()) return s;
+  } while (!batch.empty());
+  return absl::OkStatus();
+}
+
+// 70 runs (two batches), with text to decode.
+std::string SomeRuns() {
+  std::vector<RunRecord> runs;
+  for (int i = 0; i < 70; ++i) {
+    RunRecord run = MakeRun("s" + std::to_string(i), MakeSpec("gpt2"));
+    run.run_id = "r" + std::to_string(i);
+    run.result.stdout_tail = std::string(1000, 'x');
+    runs.push_back(std::move(run));
+  }
+  return ParquetOf(std::move(runs));
+}
+
+// Fails the k-th allocation of a read of SomeRuns() (about 4,900 of them:
+// the footer, the schema, each batch's columns), for every k up to 32 and
+// then at steps of k/16 (about 120 reads) until the read succeeds: each
+// failure must be out of memory, never bad data.
+void ExpectEveryFailedAllocationIsOutOfMemory(FailingPool::Failure failure) {
+  const std::string bytes = SomeRuns();
+  for (int64_t k = 0;; k += 1 + k / 16) {
+    ASSERT_LT(k, 10'000) << "the read never succeeded";
+    FailingPool base(k, failure);
+    absl::Status read = ReadAll(bytes, {.base = &base});
+    if (!base.failed()) {
+      ASSERT_TRUE(read.ok()) << read;
+      EXPECT_GT(k, 3);  // the read allocates, so failures were tried
+      return;
+    }
+    ASSERT_EQ(read.code(), absl::StatusCode::kResourceExhausted)
+        << "allocation " << k << " failed: " << read;
+    const std::string message(read.message());
+    EXPECT_EQ(message.rfind("f.parquet: out of memory while reading it", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(ParquetReaderMemoryTest, AFailedAllocationIsOutOfMemoryNeverBadData) {
+  ExpectEveryFailedAllocationIsOutOfMemory(FailingPool::Failure::kStatus);
+}
+
+TEST(ParquetReaderMemoryTest, AThrownBadAllocIsOutOfMemoryNeverBadData) {
+  ExpectEveryFailedAllocationIsOutOfMemory(FailingPool::Failure::kThrow);
+}
+
+TEST(ParquetReaderMemoryTest, DecodingPastThePoolsCapIsBadInputNotOutOfMemory) {
+  // Under the default cap the same file reads; past a cap of 64 KiB its
+  // batches (64 runs of 1000 bytes of text each, and more) do not fit.
+  ASSERT_TRUE(ReadAll(SomeRuns(), {}).ok());
+  absl::Status read = ReadAll(SomeRuns(), {.cap = 64 << 10});
+  ASSERT_EQ(read.code(), absl::StatusCode::kInvalidArgument) << read;
+  const std::string message(read.message());
+  EXPECT_NE(message.find("too large: decoding needs more than 65536 bytes at once"),
+            std::string::npos)
+      << message;
 }
 
 std::string WithListArray(const std::shared_ptr<arrow::Table>& table, const std::string& name,

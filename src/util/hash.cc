@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <new>
 #include <random>
 #include <vector>
 
@@ -23,6 +24,13 @@ std::string ToHex(const unsigned char* bytes, unsigned int len) {
   return out;
 }
 
+// A libcrypto digest step that failed: with SHA-256 always available, only
+// an allocation fails one, so it is reported as the std::bad_alloc it is,
+// never as a wrong (empty) digest.
+void CheckDigestStep(int ok) {
+  if (ok != 1) throw std::bad_alloc();
+}
+
 }  // namespace
 
 std::string RandomHex(int bytes) {
@@ -35,19 +43,23 @@ std::string RandomHex(int bytes) {
 }
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+  if (ctx_ == nullptr) throw std::bad_alloc();
+  if (EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+    throw std::bad_alloc();
+  }
 }
 
 Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
 void Sha256::Update(std::string_view data) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
+  CheckDigestStep(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size()));
 }
 
 std::string Sha256::FinalHex() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len);
+  CheckDigestStep(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len));
   return ToHex(md, len);
 }
 

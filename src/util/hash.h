@@ -10,13 +10,14 @@
 
 namespace compatlab {
 
-// Lower-case hex SHA-256 of `data` (64 chars).
+// Lower-case hex SHA-256 of `data` (64 chars); std::bad_alloc as Sha256.
 std::string Sha256Hex(std::string_view data);
 
 // `bytes` random bytes as lowercase hex (run and sweep ids; not for secrets).
 std::string RandomHex(int bytes);
 
-// Incremental SHA-256. Not thread-safe; one instance per digest.
+// Incremental SHA-256. Not thread-safe; one instance per digest. Throws
+// std::bad_alloc when libcrypto cannot allocate (never an empty digest).
 class Sha256 {
  public:
   Sha256();
