@@ -94,6 +94,7 @@ struct Entry {
   std::string failed_started_at;
 };
 
+// The supervisor's job for `test` as stored: its request, deadline, grace and memory limit.
 TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   const TestExecution& e = *test.execution;
   TestJob job;
