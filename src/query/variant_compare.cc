@@ -123,12 +123,15 @@ ordered_json VcUnpairedJson(const RunRecord& run) {
           {"status", VcStatusOf(run)}};
 }
 
-// `side`, a bare word resolved against the store: the sweep of that id when it has one,
-// else the model of that type.
+// `side`, a bare word resolved against the store as serve resolves it: the sweep of that
+// id when that sweep has runs, else the model of that type.
 absl::StatusOr<CompareSide> VcResolveSide(Store& store, const CompareSide& side) {
   if (side.bare_word.empty()) return side;
-  if (!absl::IsNotFound(store.GetSweep(side.runs.sweep_id).status())) return side;
-  return ModelTypeSide(side);
+  RunFilter filter;
+  filter.sweep_id = side.runs.sweep_id;
+  absl::StatusOr<int64_t> runs = store.CountRuns(filter);
+  if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
+  return *runs > 0 ? side : ModelTypeSide(side);
 }
 
 // The runs of one side, from the store.
@@ -147,7 +150,7 @@ absl::StatusOr<std::vector<RunRecord>> VcSideRuns(Store& store, const std::strin
     std::erase_if(*runs, [&](const RunRecord& r) { return r.spec.model_id != side.model_id; });
   }
   if (runs->empty() && !side.bare_word.empty() && !side.model_id.empty()) {
-    return absl::InvalidArgumentError(fmt::format("{} {}: no sweep {} and no runs of {} in {}",
+    return absl::InvalidArgumentError(fmt::format("{} {}: no runs of sweep {} or of {} in {}",
                                                   option, side.bare_word, side.bare_word,
                                                   side.model_id, store.path().string()));
   }

@@ -25,7 +25,8 @@ struct CompareSide {
   DiffSide runs;
   std::string model_id;  // exact; "" = every model
   // The side given as one bare word ("llama", "20261130T022435Z-1a2b3c"), else "": the
-  // sweep of that id when the store has one, else the model of that type (ModelTypeSide).
+  // sweep of that id when that sweep has runs, else the model of that type (ModelTypeSide);
+  // `compare` and `/api/compare` resolve it alike.
   std::string bare_word;
 
   // "model=hf:llama,sweep=ID": the set members.
@@ -38,7 +39,7 @@ struct CompareSide {
 // or for model given twice.
 absl::StatusOr<CompareSide> ParseCompareSide(std::string_view text);
 
-// The side a bare word names when no sweep has that id: the model of that type ("llama":
+// The side a bare word names when no sweep of that id has runs: the model of that type ("llama":
 // model=hf:llama), its bare_word kept.
 CompareSide ModelTypeSide(const CompareSide& bare);
 

@@ -84,9 +84,21 @@ TEST(RunVariantCompareTest, ABareWordIsASweepOfThatIdElseAModelType) {
   by_type = RunVariantCompare(options);
   ASSERT_TRUE(by_type.ok()) << by_type.status();
   EXPECT_EQ(nlohmann::json::parse(*by_type)["base"], "sweep=s1");
+  {  // a sweep named like the type but without runs: the word is still the model type
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, OpenMode::kReadWrite);
+    ASSERT_TRUE(store.ok()) << store.status();
+    SweepInfo info;
+    info.sweep_id = "llama";
+    info.created_at = "2026-12-05T00:00:00.000Z";
+    ASSERT_TRUE((*store)->CreateResolvedSweep(info, {{MakeSpec("gpt2"), TestExecution{}}}).ok());
+  }
+  options.base = "llama";
+  by_type = RunVariantCompare(options);
+  ASSERT_TRUE(by_type.ok()) << by_type.status();
+  EXPECT_EQ(nlohmann::json::parse(*by_type)["base"], "model=hf:llama");
   options.base = "lama";
   EXPECT_EQ(RunVariantCompare(options).status().message(),
-            "--base lama: no sweep lama and no runs of hf:lama in " + db.string());
+            "--base lama: no runs of sweep lama or of hf:lama in " + db.string());
 }
 
 TEST(CrossModelKeyTest, IgnoresTheModelButNotTheTest) {

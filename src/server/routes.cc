@@ -501,14 +501,18 @@ std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpRe
     if (auto error = SideRuns(query, keys[i], "model=, sweep= or torch=", &sides[i])) {
       return error;
     }
-    if (sides[i].empty() && !side->bare_word.empty()) {  // no such sweep: a model type
+    if (sides[i].empty() && !side->bare_word.empty()) {  // no runs of that sweep: a model type
       const CompareSide model = ModelTypeSide(*side);
       query.model_id = model.model_id;
       query.filter.sweep_id.clear();
       if (auto error = SideRuns(query, keys[i], "model=, sweep= or torch=", &sides[i])) {
         return error;
       }
-      if (!sides[i].empty()) parsed[i] = model;
+      if (sides[i].empty()) {
+        return HttpError{404, fmt::format("the {} side {}: no runs of sweep {} or of {}", keys[i],
+                                          side->bare_word, side->bare_word, model.model_id)};
+      }
+      parsed[i] = model;
     }
     if (sides[i].empty()) {
       return HttpError{404,

@@ -43,7 +43,7 @@ def test_an_hf_id_from_the_matrix_names_the_model_in_sweep_resume_and_compare(
         assert out["base"] == "model=hf:llama" and out["compared"] == 1, (base, out)
     unknown = cli.run("compare", "--db", second, "--base", "lama", "--head", "hf:gpt2")
     assert unknown.returncode == 2
-    assert "--base lama: no sweep lama and no runs of hf:lama" in unknown.stderr, unknown.stderr
+    assert "--base lama: no runs of sweep lama or of hf:lama" in unknown.stderr, unknown.stderr
     for status, body in served_compare(cli, second, (model_id, "llama", "model=llama")):
         assert status == 200 and body["base"] == "model=hf:llama", body
     # The run filters take either spelling (true before hf: ids were accepted too: --model
