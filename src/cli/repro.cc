@@ -16,6 +16,10 @@ CLI::App* AddReproCommand(CLI::App& app, ReproFlags& flags) {
   cmd->add_option("--kb", flags.kb,
                   "knowledge file (default: knowledge/errors.json of the project)");
   cmd->add_option("--python", flags.python, "interpreter that runs the probe");
+  cmd->add_flag("--allow-stored-code", flags.allow_stored_code,
+                "keep the backend, profile and compile options the stored plan names even "
+                "where they are not this installation's own (trust the store first; "
+                "doc/repro.md)");
   return cmd;
 }
 
@@ -26,6 +30,7 @@ int RunRepro(const ReproFlags& flags) {
   options.kb_path = flags.kb.empty() ? DefaultKnowledgeBasePath() : std::filesystem::path(flags.kb);
   options.targets_dir = ProjectHome() / "targets";
   options.probe = ResolveProbeEnv(flags.python);
+  options.allow_stored_code = flags.allow_stored_code;
   absl::StatusOr<ReproScript> script = ReproduceStoredRun(options);
   if (!script.ok()) return Fail(ExitCodeOf(script.status()), script.status());
   for (const std::string& warning : script->warnings) Warn(warning);

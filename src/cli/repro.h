@@ -14,6 +14,7 @@ struct ReproFlags {
   std::string db = "compatlab.db";
   std::string kb;      // knowledge file; "" = <project home>/knowledge/errors.json
   std::string python;  // interpreter that runs the probe's generator
+  bool allow_stored_code = false;  // keep the stored plan's own code (ReproOptions)
 };
 
 // Adds the `repro` subcommand to `app`; its options fill `flags`.

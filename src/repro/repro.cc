@@ -157,15 +157,23 @@ absl::StatusOr<OwnCode> ReproOwnCode(const ProbeEnv& probe,
   return own;
 }
 
-absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run, const OwnCode& own) {
+absl::StatusOr<std::optional<ResolvedTest>> PlanOfRun(Store& store, const RunRecord& run) {
   absl::StatusOr<std::optional<ResolvedTest>> planned =
       store.PlannedTest(run.sweep_id, run.test_id);
   if (!planned.ok()) return planned.status();
-  if (!planned->has_value() || !(*planned)->execution.has_value()) return false;
+  if (!planned->has_value() || !(*planned)->execution.has_value()) return std::nullopt;
   const ResolvedTest& test = **planned;
-  return test.execution->compile_options_json == run.result.compile_options &&
-         test.spec.backend == run.spec.backend && test.spec.model_path == run.spec.model_path &&
-         CheckStoredCode({test}, own).ok();
+  if (test.execution->compile_options_json != run.result.compile_options ||
+      test.spec.backend != run.spec.backend || test.spec.model_path != run.spec.model_path) {
+    return std::nullopt;
+  }
+  return planned;
+}
+
+absl::StatusOr<bool> IsLocalRun(Store& store, const RunRecord& run, const OwnCode& own) {
+  absl::StatusOr<std::optional<ResolvedTest>> planned = PlanOfRun(store, run);
+  if (!planned.ok()) return planned.status();
+  return planned->has_value() && CheckStoredCode({**planned}, own).ok();
 }
 
 bool HasReproScript(const RunRecord& run) {
@@ -228,6 +236,24 @@ absl::StatusOr<ReproScript> GenerateReproScript(const RunRecord& run, const Know
   return out;
 }
 
+namespace {
+
+// Whether `repro` keeps the code `run`'s plan names: a run of this store's own sweep that
+// names only this installation's code (IsLocalRun), or with --allow-stored-code any run of
+// this store's own sweep (PlanOfRun).
+absl::StatusOr<bool> ReproTrusts(Store& store, const RunRecord& run, const ReproOptions& options) {
+  if (options.allow_stored_code) {
+    absl::StatusOr<std::optional<ResolvedTest>> planned = PlanOfRun(store, run);
+    if (!planned.ok()) return planned.status();
+    return planned->has_value();
+  }
+  absl::StatusOr<OwnCode> own = ReproOwnCode(options.probe, options.targets_dir);
+  if (!own.ok()) return own.status();
+  return IsLocalRun(store, run, *own);
+}
+
+}  // namespace
+
 absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
@@ -246,9 +272,7 @@ absl::StatusOr<ReproScript> ReproduceStoredRun(const ReproOptions& options) {
     warnings.push_back("no explanations: " + std::string(kb.status().message()));
   }
   const KnownError* known = kb.ok() ? kb->MatchResult(run.result) : nullptr;
-  absl::StatusOr<OwnCode> own = ReproOwnCode(options.probe, options.targets_dir);
-  if (!own.ok()) return Recode(own.status(), absl::StatusCode::kInternal);
-  absl::StatusOr<bool> local = IsLocalRun(**store, run, *own);
+  absl::StatusOr<bool> local = ReproTrusts(**store, run, options);
   if (!local.ok()) return Recode(local.status(), absl::StatusCode::kInternal);
   absl::StatusOr<ReproScript> script =
       GenerateReproScript(run, known, options.probe, options.targets_dir, *local);

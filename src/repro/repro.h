@@ -37,6 +37,11 @@ std::string ReproInputJson(const RunRecord& record, const KnownError* known,
 absl::StatusOr<OwnCode> ReproOwnCode(const ProbeEnv& probe,
                                      const std::filesystem::path& targets_dir);
 
+// The planned test of `run` when a sweep of `store` itself planned and ran it: a plan with
+// the execution settings only a sweep stores, and the same compile options, backend and
+// model_path as the run; nullopt otherwise (an imported run, or settings that differ).
+absl::StatusOr<std::optional<ResolvedTest>> PlanOfRun(Store& store, const RunRecord& run);
+
 // True when `run` was planned and run by a sweep of `store` itself: its
 // planned test has the execution settings only a sweep stores, with the same
 // compile options, backend and model_path, and names only code `own` vouches
@@ -80,6 +85,10 @@ struct ReproOptions {
   std::filesystem::path kb_path;      // knowledge file; unreadable = a warning, no explanation
   std::filesystem::path targets_dir;  // target profiles (targets/NAME.json)
   ProbeEnv probe;                     // interpreter and probe directory of the generator
+  // --allow-stored-code: a run of this store's own sweep keeps the code its plan names
+  // (a backend, a profile, compile options) even where this installation does not vouch
+  // for it (ReproOwnCode); the user trusts the store.
+  bool allow_stored_code = false;
 };
 
 // `compatlab repro`: the script of stored run options.run_id, with the

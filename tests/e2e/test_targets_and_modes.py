@@ -141,8 +141,14 @@ def test_perturbed_backend_is_fail_accuracy_per_shape_and_its_script_reproduces(
         assert json.loads(row["compile_options"])["dynamic"] is False  # one compile per shape
         assert row["prepare_s"] > 0 and row["error_signature"]
 
-    script = cli.run("repro", rows[0]["run_id"], "--db", db)
+    # The backend and the profile given by path are not this installation's own code: the
+    # script leaves them out unless the user vouches for the store (doc/repro.md).
+    guarded = cli.run("repro", rows[0]["run_id"], "--db", db)
+    assert guarded.returncode == 0, guarded.stderr
+    assert "# REQUEST[\"backend\"] = 'compatlab_testdevice.backends:perturb'" in guarded.stdout
+    script = cli.run("repro", rows[0]["run_id"], "--db", db, "--allow-stored-code")
     assert script.returncode == 0, script.stderr
+    assert "# WARNING" not in script.stdout
     (tmp_path / "repro.py").write_text(script.stdout)
     env = dict(cli.env, PYTHONPATH=str(REPO / "testdevice"))
     proc = subprocess.run([venv_python, str(tmp_path / "repro.py")], env=env, cwd=tmp_path,
