@@ -12,8 +12,8 @@ namespace compatlab {
 struct ReproFlags {
   std::string run_id;
   std::string db = "compatlab.db";
-  std::string kb;      // knowledge file; "" = <project home>/knowledge/errors.json
-  std::string python;  // interpreter that runs the probe's generator
+  std::string kb;                  // knowledge file; "" = <project home>/knowledge/errors.json
+  std::string python;              // interpreter that runs the probe's generator
   bool allow_stored_code = false;  // keep the stored plan's own code (ReproOptions)
 };
 
