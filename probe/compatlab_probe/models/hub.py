@@ -63,6 +63,7 @@ class HubModel:
     snapshot_dir: str   # the cache's snapshots/<commit> directory
     config_hash: str    # SHA-256 of config.json's bytes
     has_generation_config: bool
+    config: Any = None  # config.json's value, as read_config checked and parsed it
 
 
 def parse_hub_id(model_id: str) -> tuple[str, str]:
@@ -171,7 +172,7 @@ def fetch(repo: str, revision: str = "", weights: bool = False) -> HubModel:
     snapshot = os.path.dirname(config_path)
     commit = os.path.basename(snapshot)  # the cache's layout: snapshots/<commit>/<file>
     try:
-        read_config(config_path)
+        config = read_config(config_path)
     except HubError as exc:
         raise HubError(f"{repo}@{commit}: {exc}") from exc
     with open(config_path, "rb") as f:
@@ -180,7 +181,7 @@ def fetch(repo: str, revision: str = "", weights: bool = False) -> HubModel:
     if weights:
         fetch_weights(repo, commit)
     return HubModel(repo_id=repo, commit=commit, snapshot_dir=snapshot, config_hash=config_hash,
-                    has_generation_config=generation is not None)
+                    has_generation_config=generation is not None, config=config)
 
 
 def read_config(path: str) -> Any:
@@ -240,7 +241,7 @@ def describe(repo: str, revision: str, weights: bool = False) -> dict[str, Any]:
         return {"model_id": f"{HUB_PREFIX}{repo}@{revision or 'main'}", "repo_id": repo, "error": str(exc)}
     from . import heads  # imports torch (transformers' auto tables): only once a config is there
 
-    config = read_config(os.path.join(model.snapshot_dir, "config.json"))  # checked by fetch
+    config = model.config
     model_type = config.get("model_type") if isinstance(config, dict) else None
     out = {"model_id": f"{HUB_PREFIX}{repo}@{model.commit}", "repo_id": repo, "commit": model.commit,
            "config_hash": model.config_hash, "model_type": model_type or ""}
