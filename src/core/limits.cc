@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "core/fields.h"
 #include "fmt/format.h"
+#include "util/utf8.h"
 
 namespace compatlab {
 
@@ -50,12 +51,8 @@ absl::Status CheckStoredId(std::string_view id, std::string_view what) {
       id.find("..") == std::string_view::npos && id != ".") {
     return absl::OkStatus();
   }
-  std::string shown;
-  for (char c : id.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    shown += (u >= 0x20 && u < 0x7f && c != '\\') ? std::string(1, c) : fmt::format("\\x{:02x}", u);
-  }
-  if (id.size() > 64) shown += "...";
+  // Shown as any untrusted text is: cut, valid UTF-8, control characters escaped.
+  const std::string shown = EscapeControls(ToValidUtf8(TruncateForDisplay(id, 64)), false);
   return absl::InvalidArgumentError(
       fmt::format("{} '{}' is not an id compatlab writes: 1 to {} characters of letters, digits, "
                   "'.', '_' and '-', no '..' (doc/limits.md)",
