@@ -354,7 +354,9 @@ SweepOutcome Sweep(const SweepOptions& o) {
   int restarts = 0;
   if (!p.pending.empty()) {
     if (absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg"); loadavg.ok()) {
-      std::cerr << BusyMachineLine(*loadavg, UsableCores());
+      const std::string busy = BusyMachineLine(*loadavg, UsableCores());
+      std::cerr << busy;
+      if (!busy.empty()) progress.StartBusy();  // that line announced the first busy spell
     }
     SweepOutcome run = Execute(o, p, progress, &restarts);
     if (run.end == SweepEnd::kInterrupted) {
