@@ -1,14 +1,19 @@
 """A sweep planned once, run as shards and merged exactly (doc/plan-file.md, doc/scale-out.md).
 
 Every case runs noop tests (the cheapest kind: the harness alone, about 40 ms a test after
-one zygote start per shard), so that the whole file adds seconds, not minutes, to make test.
+one zygote start per shard), and the cases share one planned, sharded and unsharded run of
+the tiny suite (`sharded`), copying its stores before they change them.
 """
 
 import hashlib
 import json
+import shutil
 import sqlite3
 
+import pytest
 import yaml
+
+from .conftest import Compatlab
 
 NOOPS = 6
 
@@ -48,19 +53,36 @@ def run_shards(cli, path, shards):
     return dbs
 
 
-def test_plan_is_deterministic_and_its_shards_cover_it_once(cli):
+@pytest.fixture(scope="module")
+def sharded(compatlab_bin, tmp_path_factory):
+    """The tiny suite planned in 3 shards, each shard run into its own store, and run
+    unsharded: (plan file, plan report, shard stores, unsharded store)."""
+    cli = Compatlab(compatlab_bin, tmp_path_factory.mktemp("sharded"))
     suite = tiny_suite(cli)
     path, report = plan_file(cli, suite, 3)
+    dbs = run_shards(cli, path, 3)
+    whole = cli.workdir / "whole.db"
+    cli.sweep("--suite", suite, "--db", whole)
+    return path, report, dbs, whole
+
+
+def copies(cli, dbs):
+    """Copies of the stores `dbs` in this test's directory."""
+    copied = [cli.workdir / db.name for db in dbs]
+    for db, copy in zip(dbs, copied, strict=True):
+        shutil.copy(db, copy)
+    return copied
+
+
+def test_plan_is_deterministic_and_its_shards_cover_it_once(cli, sharded):
+    path, report, dbs, unsharded = sharded
     first = path.read_bytes()
-    path2, _ = plan_file(cli, suite, 3)
-    assert path2.read_bytes() == first, "the same inputs gave another plan file"
+    again, _ = plan_file(cli, tiny_suite(cli), 3)
+    assert again.read_bytes() == first, "the same inputs gave another plan file"
     assert "predicted makespan" in report and "shard 2/3:" in report, report
     plan = json.loads(first)
     assert plan["shards"] == 3 and len(plan["tests"]) == NOOPS
-    dbs = run_shards(cli, path, 3)
     per_shard = [set(stored_ids(cli, db)) for db in dbs]
-    unsharded = cli.workdir / "whole.db"
-    cli.sweep("--suite", suite, "--db", unsharded)
     assert set().union(*per_shard) == set(stored_ids(cli, unsharded))
     assert sum(len(s) for s in per_shard) == NOOPS
     # Every stored sweep records its plan's id and shard; the unsharded one the same plan id.
@@ -68,29 +90,26 @@ def test_plan_is_deterministic_and_its_shards_cover_it_once(cli):
     assert edit(dbs[1], sweeps) == [(plan["plan_id"], 1, 3)]
     assert edit(unsharded, sweeps) == [(plan["plan_id"], None, None)]
     # Run again (a requeued task), a shard resumes its sweep and runs nothing twice.
-    again = cli.run("sweep", "--plan", path, "--shard", "1/3", "--db", dbs[1])
+    (db,) = copies(cli, [dbs[1]])
+    again = cli.run("sweep", "--plan", path, "--shard", "1/3", "--db", db)
     assert again.returncode == 0, again.stderr
     assert "resuming sweep" in again.stderr
-    assert sorted(stored_ids(cli, dbs[1])) == sorted(per_shard[1])
+    assert sorted(stored_ids(cli, db)) == sorted(per_shard[1])
 
 
-def test_shards_without_a_plan_file_are_disjoint_and_cover_the_plan(cli):
-    suite = tiny_suite(cli, repeat=9)
+def test_shards_without_a_plan_file_are_disjoint_and_cover_the_plan(cli, sharded):
+    suite = tiny_suite(cli)
     parts = []
     for i in range(3):
         db = cli.workdir / f"hash-{i}.db"
         cli.sweep("--suite", suite, "--shard", f"{i}/3", "--db", db)
         parts.append(set(stored_ids(cli, db)))
-    whole = cli.workdir / "whole.db"
-    cli.sweep("--suite", suite, "--db", whole)
-    assert sum(len(p) for p in parts) == 9
-    assert set().union(*parts) == set(stored_ids(cli, whole))
+    assert sum(len(p) for p in parts) == NOOPS
+    assert set().union(*parts) == set(stored_ids(cli, sharded[3]))
 
 
-def test_merge_is_exact_idempotent_and_keeps_a_retried_shards_runs(cli):
-    suite = tiny_suite(cli)
-    path, _ = plan_file(cli, suite, 2)
-    dbs = run_shards(cli, path, 2)
+def test_merge_is_exact_idempotent_and_keeps_a_retried_shards_runs(cli, sharded):
+    path, _, dbs, unsharded = sharded
     merged = cli.workdir / "merged.db"
     first = cli.run("merge", merged, *dbs)
     assert first.returncode == 0, first.stderr
@@ -98,27 +117,21 @@ def test_merge_is_exact_idempotent_and_keeps_a_retried_shards_runs(cli):
     again = cli.run("merge", merged, *dbs)
     assert again.returncode == 0, again.stderr
     assert f"0 runs added, {NOOPS} already there" in again.stdout, again.stdout
-    unsharded = cli.workdir / "whole.db"
-    cli.sweep("--suite", suite, "--db", unsharded)
     assert stored_ids(cli, merged) == stored_ids(cli, unsharded)
-    # Shard 0 retried from scratch (a new store): both runs of each test are kept.
+    # Shard 0 retried from scratch (a new store): both runs of each of its tests are kept.
     retry = cli.workdir / "retry-0.db"
-    cli.sweep("--plan", path, "--shard", "0/2", "--db", retry)
+    cli.sweep("--plan", path, "--shard", "0/3", "--db", retry)
     proc = cli.run("merge", merged, retry)
     assert proc.returncode == 0, proc.stderr
-    retried = set(stored_ids(cli, retry))
     rows = cli.runs(merged)
-    assert len(rows) == NOOPS + len(retried)
+    assert len(rows) == NOOPS + len(stored_ids(cli, retry))
     assert {r["test_id"] for r in rows} == set(stored_ids(cli, unsharded))
     # query answers the merged store as it answers the unsharded one.
     assert cli.run("query", "--db", merged).returncode == 0
 
 
-def test_merge_refuses_a_changed_run_and_another_plan(cli):
-    suite = tiny_suite(cli)
-    path, _ = plan_file(cli, suite, 1)
-    shard = cli.workdir / "shard-0.db"
-    cli.sweep("--plan", path, "--shard", "0/1", "--db", shard)
+def test_merge_refuses_a_changed_run_and_another_plan(cli, sharded):
+    (shard,) = copies(cli, [sharded[2][0]])
     merged = cli.workdir / "merged.db"
     assert cli.run("merge", merged, shard).returncode == 0
     before = merged.read_bytes()
@@ -137,10 +150,8 @@ def test_merge_refuses_a_changed_run_and_another_plan(cli):
     assert cli.run("merge", "--allow-mixed", merged, other).returncode == 0
 
 
-def test_sweeps_lists_a_merged_plans_missing_test(cli):
-    suite = tiny_suite(cli)
-    path, _ = plan_file(cli, suite, 3)
-    dbs = run_shards(cli, path, 3)
+def test_sweeps_lists_a_merged_plans_missing_test(cli, sharded):
+    dbs = copies(cli, sharded[2])
     # Shard 1 lost one result (as a task killed mid-test would have).
     ((missing,),) = edit(dbs[1], "SELECT test_id FROM runs ORDER BY rowid LIMIT 1")
     edit(dbs[1], "DELETE FROM runs WHERE test_id = ?", missing)
