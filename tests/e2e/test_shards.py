@@ -126,8 +126,11 @@ def test_merge_is_exact_idempotent_and_keeps_a_retried_shards_runs(cli, sharded)
     rows = cli.runs(merged)
     assert len(rows) == NOOPS + len(stored_ids(cli, retry))
     assert {r["test_id"] for r in rows} == set(stored_ids(cli, unsharded))
-    # query answers the merged store as it answers the unsharded one.
-    assert cli.run("query", "--db", merged).returncode == 0
+    # query and matrix read the merged store as they read the unsharded one.
+    for command in ("query", "matrix"):
+        merged_out = cli.run(command, "--db", merged)
+        assert merged_out.returncode == 0, merged_out.stderr
+        assert cli.run(command, "--db", unsharded).returncode == 0
 
 
 def test_merge_refuses_a_changed_run_and_another_plan(cli, sharded):
