@@ -38,6 +38,7 @@ struct CliFlags {
 #ifndef COMPATLAB_PORTABLE
   ExportFlags export_flags;
   ImportFlags import_flags;
+  PublishFlags publish;
 #endif
   DiffFlags diff;
   CompareFlags compare;
@@ -85,6 +86,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
 #ifndef COMPATLAB_PORTABLE  // the portable build (doc/targets.md) has no Arrow
       Declare(app, f.export_flags, AddExportCommand, RunExport),
       Declare(app, f.import_flags, AddImportCommand, RunImport),
+      Declare(app, f.publish, AddPublishCommand, RunPublish),
 #endif
       Declare(app, f.diff, AddDiffCommand, RunDiff),
       Declare(app, f.compare, AddCompareCommand, RunCompareCommand),
