@@ -180,11 +180,11 @@ absl::Status CheckPublishDir(const std::filesystem::path& dir) {
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
-  if (absl::Status s = CheckExportDir(options.dir); !s.ok()) return s;
-  if (options.publish) {
+  if (options.publish) {  // first: its message names --publish
     if (absl::Status s = CheckLicenseId(options.license); !s.ok()) return s;
     if (absl::Status s = CheckPublishDir(options.dir); !s.ok()) return s;
   }
+  if (absl::Status s = CheckExportDir(options.dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(options.filter);

@@ -199,11 +199,13 @@ def test_publish_then_import_from_hub_equals_the_store(published, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_bad_publish_flags_are_bad_input_and_write_nothing(cli, noop_store, tmp_path):
+def test_bad_publish_flags_are_bad_input_and_write_nothing(published, tmp_path):
+    cli, store, _, _, _ = published
     for args, message in [
-        (("export", "--db", noop_store), "give --parquet DIR or --publish DIR"),
-        (("export", "--db", noop_store, "--publish", tmp_path / "d", "--license", "a b"),
+        (("export", "--db", store), "give --parquet DIR or --publish DIR"),
+        (("export", "--db", store, "--publish", tmp_path / "d", "--license", "a b"),
          "not a Hub license id"),
+        (("export", "--db", store, "--publish", store), "--publish "),  # a file
         (("import", "--db", tmp_path / "x.db"), "give PATH... or --from-hub"),
         (("import", "--from-hub", "org/../x", "--db", tmp_path / "x.db"), "is not a Hub dataset id"),
         (("publish", tmp_path, "--repo", "org/x"), "no README.md"),
