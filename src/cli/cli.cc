@@ -43,6 +43,7 @@ struct CliFlags {
 #ifndef COMPATLAB_PORTABLE
   ExportFlags export_flags;
   ImportFlags import_flags;
+  PublishFlags publish;
   MergeFlags merge;
 #endif
   SweepsFlags sweeps;
@@ -95,6 +96,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
 #ifndef COMPATLAB_PORTABLE  // the portable build (doc/targets.md) has no Arrow
       Declare(app, f.export_flags, AddExportCommand, RunExport),
       Declare(app, f.import_flags, AddImportCommand, RunImport),
+      Declare(app, f.publish, AddPublishCommand, RunPublish),
       Declare(app, f.merge, AddMergeCommand, RunMerge),
 #endif
       Declare(app, f.sweeps, AddSweepsCommand, RunSweeps),

@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "core/limits.h"
+#include "export/card.h"
+#include "export/scrub.h"
 #include "export/staging.h"
 #include "fmt/format.h"
 #include "store/record_json.h"
@@ -236,9 +238,28 @@ absl::Status CheckOnePlan(const std::vector<std::pair<std::string, SweepInfo>>& 
   return absl::OkStatus();
 }
 
+// OK when `dir` is missing or an empty directory: a published directory
+// holds exactly the files its card describes.
+absl::Status CheckPublishDir(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (!std::filesystem::exists(dir, error)) return absl::OkStatus();
+  if (std::filesystem::is_directory(dir, error) && std::filesystem::is_empty(dir, error) &&
+      !error) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("--publish {}: not an empty directory; name a new or empty one (a published "
+                  "dataset holds exactly what its card describes)",
+                  dir.string()));
+}
+
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
+  if (options.publish) {  // first: its message names --publish
+    if (absl::Status s = CheckLicenseId(options.license); !s.ok()) return s;
+    if (absl::Status s = CheckPublishDir(options.dir); !s.ok()) return s;
+  }
   if (absl::Status s = CheckExportDir(options.dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);
   if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
@@ -246,7 +267,19 @@ absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
   ExportSummary summary;
   if (runs->empty()) return summary;
-  absl::StatusOr<std::vector<ExportedFile>> files = ExportRuns(*runs, options.dir);
+  std::vector<ExtraExportFile> extra;
+  if (options.publish) {
+    CardOptions card;
+    card.license = options.license;
+    card.privacy.kept = options.keep_private;
+    if (!options.keep_private) {
+      const PrivateText private_text = ThisMachinesPrivateText();
+      for (RunRecord& run : *runs) summary.scrubbed_runs += ScrubRun(run, private_text) ? 1 : 0;
+    }
+    card.privacy.scrubbed_runs = summary.scrubbed_runs;
+    extra.push_back({"README.md", DatasetCard(*runs, card)});
+  }
+  absl::StatusOr<std::vector<ExportedFile>> files = ExportRuns(*runs, options.dir, extra);
   if (!files.ok()) return Recode(files.status(), absl::StatusCode::kInternal);
   summary.runs = static_cast<int64_t>(runs->size());
   summary.files = *std::move(files);

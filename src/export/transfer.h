@@ -18,16 +18,24 @@ struct ExportOptions {
   std::filesystem::path db;
   RunFilter filter;
   std::filesystem::path dir;  // the dataset's directory (created if missing)
+  // `export --publish`: the dataset card (README.md) beside the files, the
+  // directory new or empty, every run scrubbed (scrub.h) unless keep_private.
+  bool publish = false;
+  bool keep_private = false;
+  std::string license = "cc-by-4.0";  // the card's license
 };
 
 struct ExportSummary {
   int64_t runs = 0;                 // runs matched and written; 0 = nothing written
   std::vector<ExportedFile> files;  // sorted by path
+  int64_t scrubbed_runs = 0;        // publish: runs whose text the scrubber changed
 };
 
-// The runs options.filter selects, written under options.dir (ExportRuns).
+// The runs options.filter selects, written under options.dir (ExportRuns);
+// with options.publish scrubbed and with their dataset card.
 // Errors: InvalidArgument when options.dir cannot be a directory
-// (CheckExportDir, before the store is opened); FailedPrecondition when the
+// (CheckExportDir, before the store is opened) or, to publish, is not empty;
+// FailedPrecondition when the
 // store cannot be opened; Internal when it cannot be read or a file cannot
 // be written.
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options);
