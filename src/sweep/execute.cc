@@ -144,7 +144,12 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   job.measure = e.measure;
   job.grace_s = options.grace_s.value_or(e.grace_s);
   job.mem_limit_bytes = options.mem_limit_bytes.value_or(e.mem_limit_bytes);
-  job.torch_num_threads = options.torch_num_threads;
+  // A reduced model is timed with one intra-op thread: its calls are too small to share, and
+  // with two threads OpenMP's fork and join made most of a compiled call and varied with
+  // whatever else the cores ran (doc/probe.md, "Steady state: threads"). Its compiler
+  // still builds with the sweep's share of the cores.
+  job.torch_num_threads = PlannedReduced(test.spec) ? 1 : options.torch_num_threads;
+  job.compile_threads = options.torch_num_threads;
   if (test.spec.IsCompiled() && !options.compile_cache_root.empty()) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
     job.cache_phase = kCachePhaseCold;
@@ -505,7 +510,7 @@ RunRecord Executor::MakeRecord(const Entry& entry, RunResult result, const std::
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }
   if (!rec.result.torch_num_threads.has_value() && !rec.spec.IsHarness()) {
-    rec.result.torch_num_threads = options_.torch_num_threads;
+    rec.result.torch_num_threads = entry.job.torch_num_threads;
   }
   rec.started_at = started_at;
   rec.finished_at = finished_at;

@@ -27,7 +27,9 @@ namespace compatlab {
 struct ExecuteOptions {
   std::string sweep_id;
   int jobs = 1;
-  int64_t torch_num_threads = 1;  // per child
+  // Per child: its compile threads, and its intra-op threads unless the model is reduced
+  // (PlannedReduced: 1).
+  int64_t torch_num_threads = 1;
   // Each compiled test gets the empty directory <root>/<run_id> as its
   // compile cache, removed when it is reported; the root is emptied first and
   // removed at the end. "" = torch's defaults (no warm rerun then).

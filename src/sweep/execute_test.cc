@@ -570,6 +570,28 @@ ResolvedTest NoisyModel(const std::string& model_type, const std::string& how) {
   return t;
 }
 
+// Issue 46, part 5: a reduced model is timed with one intra-op thread and compiled on the
+// sweep's share of the cores; a full-size one takes the share for both.
+TEST_F(ExecuteTest, AReducedModelIsTimedOnOneThreadAndCompiledOnTheSweepsShare) {
+  ResolvedTest reduced = NoisyModel("bert", "never");
+  ResolvedTest full = NoisyModel("gpt2", "never");
+  full.spec.kind_params["size"] = "full";
+  std::vector<ResolvedTest> plan = {reduced, full};
+  Plan(plan);
+  options_.torch_num_threads = 4;
+  ASSERT_TRUE(Execute(plan).ok());
+  ASSERT_EQ(launcher_.requests().size(), 2u);
+  EXPECT_EQ(launcher_.requests()[0].torch_num_threads, 1);
+  EXPECT_EQ(launcher_.requests()[0].compile_threads, 4);
+  EXPECT_EQ(launcher_.requests()[1].torch_num_threads, 4);
+  EXPECT_EQ(launcher_.requests()[1].compile_threads, 4);
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok() && stored->size() == 2u);
+  for (const RunRecord& r : *stored) {
+    EXPECT_EQ(r.result.torch_num_threads, r.spec.model_type == "bert" ? 1 : 4) << r.spec.model_type;
+  }
+}
+
 TEST_F(ExecuteTest, ANoisyTestIsMeasuredAgainOnceQuietAndTheQuietMeasurementIsTheRows) {
   std::vector<ResolvedTest> plan = {NoisyModel("bert", "once"), NoisyModel("gpt2", "always"),
                                     NoisyModel("t5", "always")};
