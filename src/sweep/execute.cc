@@ -544,9 +544,9 @@ bool Executor::HoldForRemeasure(Entry& entry, const RunRecord& rec) {
 // The held tests as they are, when the machine stayed busy.
 void Executor::StoreHeldAsBusy(double waited) {
   Note(absl::StrFormat(
-      "compatlab: the machine stayed busy for %.0f s: %d test%s keep their noisy figures "
-      "(marked %s; remeasure_state machine_busy)\n",
-      waited, held_.size(), held_.size() == 1 ? "" : "s", kNoisyMark));
+      "compatlab: the machine stayed busy for %.0f s: %d %s noisy figures (marked %s; "
+      "remeasure_state machine_busy)\n",
+      waited, held_.size(), held_.size() == 1 ? "test keeps its" : "tests keep their", kNoisyMark));
   for (Entry* e : held_) {
     RunResult result = *std::move(e->held);
     e->held.reset();

@@ -645,7 +645,9 @@ TEST_F(ExecuteTest, WhenTheMachineStaysBusyTheNoisyTestsAreStoredAsMeasuredAndSa
   ASSERT_TRUE(Execute(plan).ok());
   EXPECT_EQ(launcher_.requests().size(), 1u);
   ASSERT_EQ(notes.size(), 2u);
-  EXPECT_EQ(notes[1].rfind("compatlab: the machine stayed busy for 0 s: 1 test keep", 0), 0u)
+  EXPECT_EQ(notes[1].rfind(
+                "compatlab: the machine stayed busy for 0 s: 1 test keeps its noisy figures", 0),
+            0u)
       << notes[1];
   const RunRecord r = OnlyRecord(store_.get());
   EXPECT_EQ(r.result.remeasure_state, "machine_busy");
