@@ -419,3 +419,13 @@ def test_a_child_compiles_kernels_on_its_share_of_the_cores(tmp_path, threads):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.splitlines()[-1])
     assert out == {"compile_threads": threads, "pool_made": 1 if threads > 1 else 0}, out
+
+
+def test_a_reduced_models_child_compiles_on_the_sweeps_share_though_timed_on_one_thread():
+    """Issue 46: a reduced model's request has torch_num_threads 1 and compile_threads the
+    sweep's share of the cores; a request without compile_threads compiles on its
+    torch_num_threads."""
+    base = {"kind": "forward", "mode": "compile", "target": "cpu", "model_type": "llama"}
+    assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 1, "compile_threads": 2})) == 2
+    assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 2})) == 2
+    assert compiler.child_compile_threads(parse_request(base)) == 1

@@ -30,6 +30,9 @@ def test_every_kind_takes_its_memory_baseline_once_right_before_the_build(kind, 
     assert result["metrics"]["memory_method"] == "vmhwm_minus_baseline_rss"
     m = result["metrics"]
     assert m["host_peak_rss_bytes"] > 0 and m["host_mem_bytes"] >= m["host_mem_build_bytes"] >= 0
+    # Issue 46: where the test's time went, the steady phase's and the reference's walls.
+    assert m["steady_wall_s"] > 0
+    assert kind == "train" or m["reference_s"] > 0  # train's references are its learning runs
 
 
 def test_a_failing_reference_leaves_the_verdict_unknown(monkeypatch):

@@ -126,6 +126,13 @@ void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy)
                  "do not rerun a reduced model's failure at full size (or the milder "
                  "reduction) to prove it is the reduction's (doc/results-schema.md, "
                  "\"Blame\"); such failures then stay the model's");
+    cmd.add_option("--remeasure-noisy", flags.remeasure_noisy,
+                   "measure up to N passing tests whose timing was noisy once more at the end, "
+                   "once the machine is quiet; the quiet measurement becomes the row's "
+                   "(doc/results-schema.md, \"Noise\"; default 3, 0: off)");
+    cmd.add_option("--remeasure-wait-s", flags.remeasure_wait_s,
+                   "how long the end of the sweep waits for a quiet machine before it keeps the "
+                   "noisy figures as they are (default 60)");
   }
   cmd.add_option("--python", flags.plan.python, "interpreter that runs the probe");
 }
@@ -227,6 +234,8 @@ int RunSweep(const SweepFlags& flags) {
   options.jobs = flags.jobs;
   options.command_line = flags.command_line;
   options.rerun_reduced = !flags.no_rerun_reduced;
+  options.remeasure_noisy = flags.remeasure_noisy;
+  options.remeasure_wait_s = flags.remeasure_wait_s;
   if (flags.resume || !flags.plan_file.empty()) {
     SetReplayOptions(flags, request->base.mem_limit_bytes, options);
   } else {

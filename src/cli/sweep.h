@@ -26,6 +26,8 @@ struct SweepFlags {
   std::string command_line;
   bool allow_profile_paths = false;  // a suite may name target profiles by path
   bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
+  int remeasure_noisy = 3;           // --remeasure-noisy
+  double remeasure_wait_s = 60;      // --remeasure-wait-s
   bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
   std::string plan_file;             // --plan FILE: run a shard of a plan file
   std::string shard;                 // --shard I/N, as given

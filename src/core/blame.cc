@@ -111,13 +111,17 @@ std::string Blame(const RunResult& result) {
   return std::string(kBlameModel);
 }
 
-bool NeedsReductionRerun(const TestSpec& spec, const RunResult& result) {
+bool PlannedReduced(const TestSpec& spec) {
   if (!spec.model_id.starts_with("hf:") && !spec.model_id.starts_with("hub:")) return false;
   if (auto it = spec.kind_params.find("size");
       it != spec.kind_params.end() && it->second == "full") {
     return false;
   }
-  if (spec.kind_params.count("weights")) return false;  // pretrained: the repo's own, full size
+  return spec.kind_params.count("weights") == 0;  // pretrained: the repo's own, full size
+}
+
+bool NeedsReductionRerun(const TestSpec& spec, const RunResult& result) {
+  if (!PlannedReduced(spec)) return false;
   if (result.reduced.has_value() && *result.reduced == 0) return false;
   switch (result.status) {
     case TestStatus::kFailToLoad:

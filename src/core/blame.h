@@ -65,6 +65,11 @@ void FillMissingPackages(RunResult* result);
 //   model      everything else, passes included (the default).
 std::string Blame(const RunResult& result);
 
+// True for a test whose model the plan builds reduced: an hf: or hub: model without
+// kind_params size full or pretrained weights. Such a test is timed with one intra-op
+// thread (sweep/execute.h) and its failure may be rerun (NeedsReductionRerun).
+bool PlannedReduced(const TestSpec& spec);
+
 // True for a run the sweep reruns once at full size or a milder reduction to
 // decide whether its failure is the reduction's: an hf: or hub: model at the
 // reduced size (kind_params size not full, weights not pretrained, the child did

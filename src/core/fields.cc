@@ -1010,6 +1010,34 @@ std::vector<FieldDef> MakeResultFields() {
              "imported (core/blame.h, MissingPackages), empty otherwise. Not empty: blame is "
              "environment (unless harness).",
              COMPATLAB_MEMBER(result.missing_packages)));
+  // Version 22 (issue 46): where a sweep's time went, and noisy tests measured again.
+  version = 22;
+  add(Metric(Member("steady_wall_s", kSeconds,
+                    "Wall seconds of the steady phase (its warm-up included; compile and export "
+                    "modes: the alternating blocks of both callables): where a sweep's time went.",
+                    COMPATLAB_MEMBER(result.steady_wall_s))));
+  add(Metric(Member("reference_s", kSeconds,
+                    "Wall seconds of the CPU reference and the comparison with it (stage "
+                    "compare).",
+                    COMPATLAB_MEMBER(result.reference_s))));
+  add(Member("remeasure_state", "",
+             "A noisy passing test measured again at the end of the sweep (--remeasure-noisy, "
+             "doc/results-schema.md, \"Noise\"): quiet (the new measurement was quiet: its "
+             "figures are the row's), still_noisy (noisy again: the row has the measurement "
+             "with the lower steady median, still marked), failed: STATUS (the row keeps the "
+             "first), machine_busy (the machine stayed busy: not measured again); empty when "
+             "not measured again.",
+             COMPATLAB_MEMBER(result.remeasure_state)));
+  add(Member("remeasure_other_steady_median_s", kSeconds,
+             "steady_median_s of the measurement that is not the row's (remeasure_state quiet "
+             "or still_noisy).",
+             COMPATLAB_MEMBER(result.remeasure_other_steady_median_s)));
+  add(Member("remeasure_other_prepare_s", kSeconds,
+             "prepare_s of the measurement that is not the row's.",
+             COMPATLAB_MEMBER(result.remeasure_other_prepare_s)));
+  add(Member("remeasure_other_noisy_reason", "",
+             "noisy_reason of the measurement that is not the row's.",
+             COMPATLAB_MEMBER(result.remeasure_other_noisy_reason)));
   return fields;
 }
 

@@ -304,6 +304,16 @@ struct RunResult {
 
   // --- Schema version 19: blame environment (doc/results-schema.md, "Blame"). ---
   std::string missing_packages;  // packages the error names as missing, ", "-joined
+
+  // --- Schema version 20: where a sweep's time went; noisy tests measured again (issue 46). ---
+  std::optional<double> steady_wall_s;  // the steady phase's wall seconds
+  std::optional<double> reference_s;    // the CPU reference's wall seconds (stage compare)
+  // "" (not measured again), quiet, still_noisy, failed: STATUS, machine_busy (RemeasureState).
+  std::string remeasure_state;
+  // The other measurement's figures (the one that is not the row's).
+  std::optional<double> remeasure_other_steady_median_s;
+  std::optional<double> remeasure_other_prepare_s;
+  std::string remeasure_other_noisy_reason;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

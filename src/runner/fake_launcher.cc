@@ -112,7 +112,19 @@ void ReductionChild(const LaunchRequest& req, int result_fd) {
   WriteAll(result_fd, R"({"status":"pass","metrics":{)" + size + "}}");
 }
 
-[[noreturn]] void ChildMain(const LaunchRequest& req, int result_fd) {
+// Stands in for a test timed on a busy machine (kind_params fake_noisy): "always" noisy,
+// "once" noisy on its test's first launch only (`nth`: earlier launches of the test). A
+// noisy measurement reports steady 8 ms, a quiet one 4 ms.
+void NoisyChild(const LaunchRequest& req, int nth, int result_fd) {
+  const std::string& how = req.spec.kind_params.at("fake_noisy");
+  const bool noisy = how == "always" || (how == "once" && nth == 0);
+  WriteAll(result_fd, std::string(R"({"status":"pass","metrics":{"prepare_s":1.0,)") +
+                          (noisy ? R"("steady_median_s":0.008,"noisy":1,"noisy_reason":"fake load")"
+                                 : R"("steady_median_s":0.004,"noisy":0,"noisy_reason":"")") +
+                          R"(,"prepare_noisy":0}})");
+}
+
+[[noreturn]] void ChildMain(const LaunchRequest& req, int nth, int result_fd) {
   const MemoryLimit* limit = req.limit;
   if (limit != nullptr && !limit->ProcsPath().empty()) {
     FILE* f = std::fopen(limit->ProcsPath().c_str(), "w");
@@ -130,7 +142,9 @@ void ReductionChild(const LaunchRequest& req, int result_fd) {
                            : req.spec.kind == "load" ? std::string("load")
                                                      : std::string("noop");
   const std::string pass = R"({"protocol":1,"status":"pass","metrics":{"build_s":0.5}})";
-  if (kind == "noop" && req.spec.kind_params.count("fake_reduction")) {
+  if (kind == "noop" && req.spec.kind_params.count("fake_noisy")) {
+    NoisyChild(req, nth, result_fd);
+  } else if (kind == "noop" && req.spec.kind_params.count("fake_reduction")) {
     ReductionChild(req, result_fd);
   } else if (kind == "noop") {
     WriteAll(result_fd, pass);
@@ -190,6 +204,8 @@ void ReductionChild(const LaunchRequest& req, int result_fd) {
 absl::StatusOr<pid_t> FakeLauncher::Launch(const LaunchRequest& request, int stdout_fd,
                                            int stderr_fd, int result_fd) {
   ++launches_;
+  int nth = 0;  // earlier launches of this test
+  for (const LaunchRequest& r : requests_) nth += r.spec.TestId() == request.spec.TestId() ? 1 : 0;
   requests_.push_back(request);
   requests_.back().limit = nullptr;  // not valid once the test is over
   pid_t pid = fork();
@@ -201,7 +217,7 @@ absl::StatusOr<pid_t> FakeLauncher::Launch(const LaunchRequest& request, int std
     sigprocmask(SIG_SETMASK, &empty, nullptr);
     dup2(stdout_fd, 1);
     dup2(stderr_fd, 2);
-    ChildMain(request, result_fd);
+    ChildMain(request, nth, result_fd);
   }
   setpgid(pid, pid);
   return pid;

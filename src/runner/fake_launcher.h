@@ -25,7 +25,9 @@ namespace compatlab {
 // eager model test with kind_params fake_reduction as a reduced model that
 // fails only when reduced ("reduced-only") or at every size ("always"); a
 // full-size request with fit_bytes below kind_params fake_full_bytes (default
-// 1000) reports the milder reduction.
+// 1000) reports the milder reduction; one with kind_params fake_noisy as a test timed
+// on a busy machine: "always" noisy (steady 8 ms), "once" noisy on its test's first
+// launch only (then quiet, steady 4 ms), "never" quiet.
 class FakeLauncher : public TestLauncher {
  public:
   absl::StatusOr<pid_t> Launch(const LaunchRequest& request, int stdout_fd, int stderr_fd,

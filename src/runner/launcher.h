@@ -63,6 +63,8 @@ struct LaunchRequest {
   // Kind load, an offline or server row whose group's single_stream row passed: its
   // objectives, sent as "load_slo"; unset otherwise (the child then calibrates its own).
   std::optional<LoadSlo> load_slo;
+  // inductor's compile threads in the child, sent as "compile_threads"; 0: torch_num_threads.
+  int64_t compile_threads = 0;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

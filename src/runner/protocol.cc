@@ -34,6 +34,7 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
             {"kind_params", s.kind_params},
             {"timeout_s", s.timeout_s},
             {"torch_num_threads", r.torch_num_threads},
+            {"compile_threads", r.compile_threads},
             {"memory_limit", limit},
             {"supervisor_pid", supervisor_pid},
             {"compile_cache_dir", r.compile_cache_dir},

@@ -21,6 +21,7 @@ TEST(ProtocolTest, RequestCarriesIdentityAndLimits) {
   req.spec.model_type = "llama";
   req.spec.kind_params["rep"] = "2";
   req.torch_num_threads = 2;
+  req.compile_threads = 4;
   auto j = nlohmann::json::parse(TestRequestJson(req, 42));
   EXPECT_EQ(j["run_id"], "r1");
   EXPECT_EQ(j["test_id"], req.spec.TestId());
@@ -28,6 +29,7 @@ TEST(ProtocolTest, RequestCarriesIdentityAndLimits) {
   EXPECT_EQ(j["kind_params"]["rep"], "2");
   EXPECT_EQ(j["supervisor_pid"], 42);
   EXPECT_EQ(j["torch_num_threads"], 2);
+  EXPECT_EQ(j["compile_threads"], 4);
   EXPECT_TRUE(j["memory_limit"].is_object());
 }
 

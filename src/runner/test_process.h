@@ -38,6 +38,7 @@ struct TestJob {
   double grace_s = 2.0;  // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;
   int64_t torch_num_threads = 1;
+  int64_t compile_threads = 0;  // LaunchRequest::compile_threads
 };
 
 // Where a test process starts: the launcher, the limiter and the guardian

@@ -219,6 +219,12 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.load_warmup_s = 12.5;
   r.load_warmup_recompiles = 9;
   r.missing_packages = "PIL, timm";
+  r.steady_wall_s = 1.5;
+  r.reference_s = 0.75;
+  r.remeasure_state = "quiet";
+  r.remeasure_other_steady_median_s = 0.0125;
+  r.remeasure_other_prepare_s = 2.5;
+  r.remeasure_other_noisy_reason = "load average 3.00 > 2 cores";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

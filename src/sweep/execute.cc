@@ -10,12 +10,15 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/blame.h"
 #include "core/error_signature.h"
 #include "plan/plan.h"
 #include "plan/target.h"
+#include "query/noise_mark.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
+#include "sweep/progress.h"
 #include "util/hash.h"
 #include "util/time.h"
 
@@ -57,6 +60,36 @@ void MergeRerunResult(const RunResult& rerun, RunResult* failed) {
   failed->rerun_reduction = rerun.reduction;
 }
 
+void MergeRemeasureResult(const RunResult& again, RunResult* first) {
+  auto keep_other = [](const RunResult& other, RunResult* row) {
+    row->remeasure_other_steady_median_s = other.steady_median_s;
+    row->remeasure_other_prepare_s = other.prepare_s;
+    row->remeasure_other_noisy_reason = other.noisy_reason;
+  };
+  if (again.status != TestStatus::kPass) {
+    first->remeasure_state =
+        std::string(kRemeasureFailedPrefix) + std::string(TestStatusName(again.status));
+    keep_other(again, first);
+    return;
+  }
+  const bool quiet = !AnyNoisy(again);
+  const bool faster = again.steady_median_s.has_value() &&
+                      (!first->steady_median_s || *again.steady_median_s < *first->steady_median_s);
+  if (!quiet && !faster) {  // noisy again and no faster: the first stays, still marked
+    first->remeasure_state = std::string(kRemeasureStillNoisy);
+    keep_other(again, first);
+    return;
+  }
+  RunResult row = again;
+  row.warm_state = first->warm_state;  // the first measurement's warm rerun stays the row's
+  row.warm_prepare_s = first->warm_prepare_s;
+  row.warm_cache_hits = first->warm_cache_hits;
+  row.warm_cache_misses = first->warm_cache_misses;
+  row.remeasure_state = std::string(quiet ? kRemeasureQuiet : kRemeasureStillNoisy);
+  keep_other(*first, &row);
+  *first = std::move(row);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -92,6 +125,11 @@ struct Entry {
   TestJob rerun_job;
   std::optional<RunResult> failed;
   std::string failed_started_at;
+  // A noisy test held back to be measured again: its record's result and start, and the
+  // job that measures it again.
+  TestJob remeasure_job;
+  std::optional<RunResult> held;
+  std::string held_started_at;
 };
 
 // The supervisor's job for `test` as stored: its request, deadline, grace and memory limit.
@@ -106,7 +144,12 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   job.measure = e.measure;
   job.grace_s = options.grace_s.value_or(e.grace_s);
   job.mem_limit_bytes = options.mem_limit_bytes.value_or(e.mem_limit_bytes);
-  job.torch_num_threads = options.torch_num_threads;
+  // A reduced model is timed with one intra-op thread: its calls are too small to share, and
+  // with two threads OpenMP's fork and join made most of a compiled call and varied with
+  // whatever else the cores ran (doc/probe.md, "Steady state: threads"). Its compiler
+  // still builds with the sweep's share of the cores.
+  job.torch_num_threads = PlannedReduced(test.spec) ? 1 : options.torch_num_threads;
+  job.compile_threads = options.torch_num_threads;
   if (test.spec.IsCompiled() && !options.compile_cache_root.empty()) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
     job.cache_phase = kCachePhaseCold;
@@ -133,7 +176,8 @@ class Executor {
         limiter_(limiter),
         store_(store),
         callbacks_(callbacks),
-        supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian) {
+        supervisor_({options.tail_bytes, options.limit_prefix}, launcher, limiter, guardian),
+        remeasure_left_(options.remeasure_noisy) {
     for (const ResolvedTest& t : tests) {
       pending_.push_back({&t, LoadBaseTestId(t.spec), LoadSloTestId(t.spec)});
       if (IsLoadOffline(t.spec) || IsLoadSingleStream(t.spec)) {
@@ -171,8 +215,26 @@ class Executor {
   void StartNext();
   void Start(TestJob* job);
   void OnFinished(FinishedTest finished);
-  void Commit(const Entry& entry, RunResult result, const std::string& started_at,
+  void Commit(Entry& entry, RunResult result, const std::string& started_at,
               const std::string& finished_at);
+  // The record of a finished test, assembled (signature, blame, start-up, settings).
+  RunRecord MakeRecord(const Entry& entry, RunResult result, const std::string& started_at,
+                       const std::string& finished_at) const;
+  // Stores `rec` (and what a load group's row gives its group); a store error stops the run.
+  void Insert(const RunRecord& rec);
+  // Whether `rec` (passed, noisy, not kind load, within options_.remeasure_noisy) is held
+  // back to be measured again instead of stored now.
+  bool HoldForRemeasure(Entry& entry, const RunRecord& rec);
+  // Once nothing else is left: waits for the machine to be quiet (up to
+  // options_.remeasure_wait_s), then measures the held tests again one at a time; when it
+  // stays busy, stores them as they are (machine_busy).
+  void StartRemeasure();
+  // The wait for quiet, one poll (QuietNow: true once quiet), and its end when it stays busy.
+  bool QuietNow();
+  void StoreHeldAsBusy(double waited);
+  void Note(const std::string& line) const {
+    if (callbacks_.on_note) callbacks_.on_note(line);
+  }
   // A finished result, its warm rerun folded in: rerun for its reduction, or committed.
   void Settle(Entry* entry, RunResult result, const std::string& started_at,
               const std::string& finished_at);
@@ -185,7 +247,12 @@ class Executor {
   absl::Status End();
   bool Done() const {
     return supervisor_.running() == 0 &&
-           (stopping_ || (pending_.empty() && warm_.empty() && reruns_.empty()));
+           (stopping_ || (pending_.empty() && warm_.empty() && reruns_.empty() && held_.empty()));
+  }
+  // Only held noisy tests are left: the wait for quiet (or their second measurement).
+  bool OnlyHeldLeft() const {
+    return !stopping_ && !held_.empty() && supervisor_.running() == 0 && pending_.empty() &&
+           warm_.empty() && reruns_.empty();
   }
 
   const ExecuteOptions& options_;
@@ -195,8 +262,12 @@ class Executor {
   Supervisor supervisor_;
   std::vector<std::unique_ptr<Entry>> entries_;
   std::unordered_map<const TestJob*, Entry*> by_job_;
-  std::deque<Entry*> warm_;    // cold runs waiting for their warm rerun
-  std::deque<Entry*> reruns_;  // failed reduced runs waiting for their reduction rerun
+  std::deque<Entry*> warm_;                 // cold runs waiting for their warm rerun
+  std::deque<Entry*> reruns_;               // failed reduced runs waiting for their reduction rerun
+  std::deque<Entry*> held_;                 // noisy tests waiting to be measured again
+  int remeasure_left_ = 0;                  // how many more may be held (options_.remeasure_noisy)
+  std::optional<double> quiet_wait_start_;  // when the wait for quiet began
+  bool remeasuring_ = false;                // the machine was found quiet: measuring again
   std::vector<FinishedTest> unstarted_;
   std::list<Pending> pending_;  // not started yet, in plan order
   // Kind load: the offline and single_stream rows still to record in this run, the
@@ -219,7 +290,9 @@ absl::Status Executor::Run() {
 
 bool Executor::Turn(double* last_tick) {
   StartNext();
-  const double wait_s = supervisor_.running() == 0 ? 0 : 1.0;
+  StartRemeasure();
+  // Waiting for quiet: poll twice a second (signals still stop the run).
+  const double wait_s = supervisor_.running() > 0 ? 1.0 : OnlyHeldLeft() ? 0.5 : 0;
   if (absl::Status s = supervisor_.DoWork(wait_s); !s.ok()) Stop(s);
   if (supervisor_.interrupt_signal() != 0) Stop(absl::OkStatus());
   std::vector<FinishedTest> finished = supervisor_.TakeFinished();
@@ -236,6 +309,7 @@ bool Executor::Turn(double* last_tick) {
 absl::Status Executor::End() {
   for (Entry* e : warm_) RemoveDir(e->job.compile_cache_dir);  // a stopped run's
   for (Entry* e : reruns_) RemoveDir(e->rerun_job.compile_cache_dir);
+  for (const auto& e : entries_) RemoveDir(e->remeasure_job.compile_cache_dir);
   supervisor_.End();
   if (!stop_status_.ok()) return stop_status_;
   if (int sig = supervisor_.interrupt_signal(); sig != 0) {
@@ -354,9 +428,21 @@ void Executor::OnFinished(FinishedTest finished) {
   if (stopping_) {  // a stopped run reports nothing more; its tests run again on resume
     RemoveDir(entry->job.compile_cache_dir);
     RemoveDir(entry->rerun_job.compile_cache_dir);
+    RemoveDir(entry->remeasure_job.compile_cache_dir);
     return;
   }
   RunResult result = DecideStatus(finished.facts);
+  if (finished.job == &entry->remeasure_job) {
+    RemoveDir(entry->remeasure_job.compile_cache_dir);
+    RunResult merged = *std::move(entry->held);
+    entry->held.reset();
+    MergeRemeasureResult(result, &merged);
+    RunRecord rec =
+        MakeRecord(*entry, std::move(merged), entry->held_started_at, finished.finished_at);
+    if (callbacks_.on_remeasured) callbacks_.on_remeasured(rec);
+    Insert(rec);
+    return;
+  }
   if (finished.job == &entry->rerun_job) {
     RemoveDir(entry->rerun_job.compile_cache_dir);
     RunResult failed = *std::move(entry->failed);
@@ -398,9 +484,18 @@ void Executor::Settle(Entry* entry, RunResult result, const std::string& started
   Commit(*entry, std::move(result), started_at, finished_at);
 }
 
-// Assembles the record of a finished test and stores it.
-void Executor::Commit(const Entry& entry, RunResult result, const std::string& started_at,
+// Assembles the record of a finished test; reports it and stores it, or holds it back to be
+// measured again.
+void Executor::Commit(Entry& entry, RunResult result, const std::string& started_at,
                       const std::string& finished_at) {
+  const RunRecord rec = MakeRecord(entry, std::move(result), started_at, finished_at);
+  if (callbacks_.on_finish) callbacks_.on_finish(rec);
+  if (HoldForRemeasure(entry, rec)) return;
+  Insert(rec);
+}
+
+RunRecord Executor::MakeRecord(const Entry& entry, RunResult result, const std::string& started_at,
+                               const std::string& finished_at) const {
   RunRecord rec;
   rec.run_id = entry.job.run_id;
   rec.sweep_id = options_.sweep_id;
@@ -415,7 +510,7 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }
   if (!rec.result.torch_num_threads.has_value() && !rec.spec.IsHarness()) {
-    rec.result.torch_num_threads = options_.torch_num_threads;
+    rec.result.torch_num_threads = entry.job.torch_num_threads;
   }
   rec.started_at = started_at;
   rec.finished_at = finished_at;
@@ -423,12 +518,81 @@ void Executor::Commit(const Entry& entry, RunResult result, const std::string& s
   rec.cpu_model = options_.cpu_model;
   rec.jobs = options_.jobs;
   rec.compatlab_version = COMPATLAB_VERSION;
-  if (callbacks_.on_finish) callbacks_.on_finish(rec);
+  return rec;
+}
+
+void Executor::Insert(const RunRecord& rec) {
   if (absl::Status s = store_->InsertRun(rec); !s.ok()) {
     Stop(s);
     return;
   }
   NoteLoadGroupRow(rec);
+}
+
+bool Executor::HoldForRemeasure(Entry& entry, const RunRecord& rec) {
+  if (remeasure_left_ <= 0 || rec.result.status != TestStatus::kPass || !AnyNoisy(rec.result) ||
+      rec.spec.IsHarness() || rec.spec.kind == "load") {
+    return false;  // kind load: its group's other rows wait for its figures
+  }
+  --remeasure_left_;
+  entry.held = rec.result;
+  entry.held_started_at = rec.started_at;
+  held_.push_back(&entry);
+  return true;
+}
+
+// The held tests as they are, when the machine stayed busy.
+void Executor::StoreHeldAsBusy(double waited) {
+  Note(absl::StrFormat(
+      "compatlab: the machine stayed busy for %.0f s: %d %s noisy figures (marked %s; "
+      "remeasure_state machine_busy)\n",
+      waited, held_.size(), held_.size() == 1 ? "test keeps its" : "tests keep their", kNoisyMark));
+  for (Entry* e : held_) {
+    RunResult result = *std::move(e->held);
+    e->held.reset();
+    result.remeasure_state = std::string(kRemeasureMachineBusy);
+    Insert(MakeRecord(*e, std::move(result), e->held_started_at, UtcNowIso8601()));
+  }
+  held_.clear();
+}
+
+// Whether the wait for quiet is over with a quiet machine (false: wait on, or it stayed busy
+// and the held tests were stored).
+bool Executor::QuietNow() {
+  const double now = MonotonicSeconds();
+  if (!quiet_wait_start_) {
+    quiet_wait_start_ = now;
+    Note(absl::StrFormat(
+        "compatlab: %d noisy test%s to measure again once the machine is quiet (waiting up "
+        "to %.0f s: --remeasure-wait-s)\n",
+        held_.size(), held_.size() == 1 ? "" : "s", options_.remeasure_wait_s));
+  }
+  const bool quiet = options_.machine_quiet && options_.machine_quiet();
+  const double waited = now - *quiet_wait_start_;
+  if (!quiet && waited < options_.remeasure_wait_s) return false;  // wait on
+  if (callbacks_.on_quiet_wait) callbacks_.on_quiet_wait(waited);
+  if (!quiet) {
+    StoreHeldAsBusy(waited);
+    return false;
+  }
+  Note(absl::StrFormat("compatlab: the machine is quiet after %.0f s: measuring %d test%s again\n",
+                       waited, held_.size(), held_.size() == 1 ? "" : "s"));
+  return true;
+}
+
+void Executor::StartRemeasure() {
+  if (!OnlyHeldLeft()) return;
+  if (!remeasuring_) {
+    remeasuring_ = QuietNow();
+    if (!remeasuring_) return;
+  }
+  // One at a time: two at once would make each other noisy.
+  Entry* entry = held_.front();
+  held_.pop_front();
+  entry->remeasure_job = MakeJob(*entry->test, options_);
+  by_job_[&entry->remeasure_job] = entry;
+  Note(absl::StrCat("compatlab: measuring again: ", TestLabel(entry->job.spec), "\n"));
+  Start(&entry->remeasure_job);
 }
 
 // Stops starting tests and kills the running ones; `status` (if not OK and

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,7 +27,9 @@ namespace compatlab {
 struct ExecuteOptions {
   std::string sweep_id;
   int jobs = 1;
-  int64_t torch_num_threads = 1;  // per child
+  // Per child: its compile threads, and its intra-op threads unless the model is reduced
+  // (PlannedReduced: 1).
+  int64_t torch_num_threads = 1;
   // Each compiled test gets the empty directory <root>/<run_id> as its
   // compile cache, removed when it is reported; the root is emptied first and
   // removed at the end. "" = torch's defaults (no warm rerun then).
@@ -52,7 +55,28 @@ struct ExecuteOptions {
   // at full size, or at the milder reduction when full size does not fit
   // ReductionRerunBudget, before it is recorded (--no-rerun-reduced: false).
   bool rerun_reduced = true;
+  // Noisy tests measured again (--remeasure-noisy, doc/results-schema.md, "Noise"): up to
+  // this many passing tests whose timing was noisy are held back when they finish; once
+  // every other test is done, the sweep waits up to remeasure_wait_s for `machine_quiet`
+  // (polled twice a second) and runs each once more in a new process (a cold compile
+  // cache, no warm rerun); MergeRemeasureResult makes their records. 0: none.
+  int remeasure_noisy = 0;
+  double remeasure_wait_s = 60;
+  std::function<bool()> machine_quiet;  // null: never quiet
 };
+
+// RunResult::remeasure_state besides "" (not measured again).
+inline constexpr std::string_view kRemeasureQuiet = "quiet";
+inline constexpr std::string_view kRemeasureStillNoisy = "still_noisy";
+inline constexpr std::string_view kRemeasureFailedPrefix = "failed: ";
+inline constexpr std::string_view kRemeasureMachineBusy = "machine_busy";
+
+// Folds a noisy test's second measurement into its first: when `again` passed quietly,
+// its result becomes the row's (state quiet; the first's warm rerun kept); when it passed
+// noisy again, the row keeps the one with the lower steady median (state still_noisy,
+// still marked); when it failed, the first stays (state "failed: STATUS"). The other
+// measurement's steady_median_s, prepare_s and noisy_reason go to remeasure_other_*.
+void MergeRemeasureResult(const RunResult& again, RunResult* first);
 
 // Whether `spec` takes the sweep's calibration compile (its seed directory and
 // compiler_startup_s): compile mode with inductor on a target whose device is
@@ -75,6 +99,12 @@ struct ExecuteCallbacks {
   std::function<void(const std::string& run_id, const TestSpec& spec)> on_start;
   std::function<void(const RunRecord& record)> on_finish;  // before it is stored
   std::function<void()> on_tick;                           // about once a second
+  // Noisy tests measured again: a line for people ("waiting for quiet", what became of
+  // them), the seconds waited for quiet once that wait ends, and each record made by
+  // MergeRemeasureResult (its first measurement went to on_finish), before it is stored.
+  std::function<void(const std::string& line)> on_note;
+  std::function<void(double seconds)> on_quiet_wait;
+  std::function<void(const RunRecord& record)> on_remeasured;
 };
 
 // Folds the warm rerun's result into the cold run's: warm_prepare_s,
@@ -104,7 +134,8 @@ void MergeWarmResult(const RunResult& warm, RunResult* cold);
 // single thread; `launcher`, `limiter` and `store` outlive the call, `guardian` may be null.
 // Returns OK when every test was recorded; Cancelled
 // ("interrupted by SIGINT") when a signal stopped the run: the running tests
-// are killed and none of them is recorded (a resume runs them); a store
+// are killed and none of them is recorded (a resume runs them; so are the noisy tests held
+// back to be measured again: options.remeasure_noisy); a store
 // error stops the run the same way and is returned.
 absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOptions& options,
                          TestLauncher* launcher, MemoryLimiter* limiter, Guardian* guardian,

@@ -561,6 +561,133 @@ TEST_F(ExecuteTest, NoRerunWhenReductionRerunsAreOffOrTheTestPassed) {
   EXPECT_EQ(r.result.blame, "model");
 }
 
+// Issue 46, part 3: noisy tests measured again at the end of the sweep.
+ResolvedTest NoisyModel(const std::string& model_type, const std::string& how) {
+  ResolvedTest t = ReducedModel("unused");
+  t.spec.model_id = "hf:" + model_type;
+  t.spec.model_type = model_type;
+  t.spec.kind_params = {{"fake_noisy", how}};
+  return t;
+}
+
+// Issue 46, part 5: a reduced model is timed with one intra-op thread and compiled on the
+// sweep's share of the cores; a full-size one takes the share for both.
+TEST_F(ExecuteTest, AReducedModelIsTimedOnOneThreadAndCompiledOnTheSweepsShare) {
+  ResolvedTest reduced = NoisyModel("bert", "never");
+  ResolvedTest full = NoisyModel("gpt2", "never");
+  full.spec.kind_params["size"] = "full";
+  std::vector<ResolvedTest> plan = {reduced, full};
+  Plan(plan);
+  options_.torch_num_threads = 4;
+  ASSERT_TRUE(Execute(plan).ok());
+  ASSERT_EQ(launcher_.requests().size(), 2u);
+  EXPECT_EQ(launcher_.requests()[0].torch_num_threads, 1);
+  EXPECT_EQ(launcher_.requests()[0].compile_threads, 4);
+  EXPECT_EQ(launcher_.requests()[1].torch_num_threads, 4);
+  EXPECT_EQ(launcher_.requests()[1].compile_threads, 4);
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok() && stored->size() == 2u);
+  for (const RunRecord& r : *stored) {
+    EXPECT_EQ(r.result.torch_num_threads, r.spec.model_type == "bert" ? 1 : 4) << r.spec.model_type;
+  }
+}
+
+TEST_F(ExecuteTest, ANoisyTestIsMeasuredAgainOnceQuietAndTheQuietMeasurementIsTheRows) {
+  std::vector<ResolvedTest> plan = {NoisyModel("bert", "once"), NoisyModel("gpt2", "always"),
+                                    NoisyModel("t5", "always")};
+  Plan(plan);
+  options_.remeasure_noisy = 2;  // t5 is past the limit: stored as measured
+  int polls = 0;
+  options_.machine_quiet = [&polls] { return ++polls >= 3; };  // quiet at the third poll
+  std::vector<std::string> notes, finished, remeasured;
+  double waited = -1;
+  callbacks_.on_note = [&](const std::string& line) { notes.push_back(line); };
+  callbacks_.on_quiet_wait = [&](double s) { waited = s; };
+  callbacks_.on_finish = [&](const RunRecord& r) { finished.push_back(r.spec.model_type); };
+  callbacks_.on_remeasured = [&](const RunRecord& r) { remeasured.push_back(r.spec.model_type); };
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(launcher_.requests().size(), 5u);  // three, then bert and gpt2 again
+  EXPECT_EQ(finished, (std::vector<std::string>{"bert", "gpt2", "t5"}));
+  EXPECT_EQ(remeasured, (std::vector<std::string>{"bert", "gpt2"}));
+  EXPECT_EQ(polls, 3);
+  EXPECT_GE(waited, 0.9);  // two polls half a second apart before the quiet one
+  ASSERT_EQ(notes.size(), 4u);
+  EXPECT_EQ(
+      notes[0].rfind("compatlab: 2 noisy tests to measure again once the machine is quiet", 0), 0u);
+  EXPECT_EQ(notes[2],
+            "compatlab: measuring again: bert forward eager cpu float32 1x32 fake_noisy=once\n");
+  absl::StatusOr<std::vector<RunRecord>> stored = store_->QueryRuns(RunFilter{.sweep_id = "s1"});
+  ASSERT_TRUE(stored.ok() && stored->size() == 3u);
+  std::map<std::string, RunResult> by_type;
+  for (const RunRecord& r : *stored) by_type[r.spec.model_type] = r.result;
+  // bert: quiet the second time: its figures are the row's, the first's kept beside them.
+  EXPECT_EQ(by_type["bert"].remeasure_state, "quiet");
+  EXPECT_EQ(by_type["bert"].noisy, 0);
+  EXPECT_DOUBLE_EQ(*by_type["bert"].steady_median_s, 0.004);
+  EXPECT_DOUBLE_EQ(*by_type["bert"].remeasure_other_steady_median_s, 0.008);
+  EXPECT_EQ(by_type["bert"].remeasure_other_noisy_reason, "fake load");
+  // gpt2: noisy again and no faster: the first stays, still marked.
+  EXPECT_EQ(by_type["gpt2"].remeasure_state, "still_noisy");
+  EXPECT_EQ(by_type["gpt2"].noisy, 1);
+  EXPECT_DOUBLE_EQ(*by_type["gpt2"].remeasure_other_steady_median_s, 0.008);
+  EXPECT_EQ(by_type["t5"].remeasure_state, "");
+  EXPECT_EQ(by_type["t5"].noisy, 1);
+}
+
+TEST_F(ExecuteTest, WhenTheMachineStaysBusyTheNoisyTestsAreStoredAsMeasuredAndSaidSo) {
+  std::vector<ResolvedTest> plan = {NoisyModel("bert", "once")};
+  Plan(plan);
+  options_.remeasure_noisy = 3;
+  options_.remeasure_wait_s = 0;
+  options_.machine_quiet = [] { return false; };
+  std::vector<std::string> notes;
+  callbacks_.on_note = [&](const std::string& line) { notes.push_back(line); };
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_EQ(launcher_.requests().size(), 1u);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[1].rfind(
+                "compatlab: the machine stayed busy for 0 s: 1 test keeps its noisy figures", 0),
+            0u)
+      << notes[1];
+  const RunRecord r = OnlyRecord(store_.get());
+  EXPECT_EQ(r.result.remeasure_state, "machine_busy");
+  EXPECT_EQ(r.result.noisy, 1);
+  // Off (0): stored at once, never waited for.
+  options_.remeasure_noisy = 0;
+  options_.sweep_id = "s2";
+  SweepInfo info;
+  info.sweep_id = "s2";
+  ASSERT_TRUE(store_->CreateResolvedSweep(info, plan).ok());
+  notes.clear();
+  ASSERT_TRUE(Execute(plan).ok());
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(MergeRemeasureResultTest, AFailedSecondMeasurementLeavesTheFirst) {
+  RunResult first;
+  first.status = TestStatus::kPass;
+  first.steady_median_s = 0.01;
+  first.noisy = 1;
+  RunResult again;
+  again.status = TestStatus::kTimeout;
+  MergeRemeasureResult(again, &first);
+  EXPECT_EQ(first.remeasure_state, "failed: timeout");
+  EXPECT_DOUBLE_EQ(*first.steady_median_s, 0.01);
+  // Noisy again but faster: the faster one is the row's, still marked.
+  RunResult faster;
+  faster.status = TestStatus::kPass;
+  faster.steady_median_s = 0.005;
+  faster.noisy = 1;
+  faster.noisy_reason = "load";
+  RunResult row = first;
+  row.warm_state = "warm";
+  MergeRemeasureResult(faster, &row);
+  EXPECT_EQ(row.remeasure_state, "still_noisy");
+  EXPECT_DOUBLE_EQ(*row.steady_median_s, 0.005);
+  EXPECT_DOUBLE_EQ(*row.remeasure_other_steady_median_s, 0.01);
+  EXPECT_EQ(row.warm_state, "warm");  // the first's warm rerun stays with the row
+}
+
 TEST(ReductionRerunBudgetTest, IsTheMemoryLimitOrTheFreeMemoryPerJobWhenSmaller) {
   EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{32} << 30, 2), int64_t{8} << 30);
   EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{8} << 30, 4), int64_t{2} << 30);

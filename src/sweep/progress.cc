@@ -89,6 +89,24 @@ void Progress::NoteNoise(const TestSpec& spec, const RunResult& result) {
   std::fprintf(out_, "%s%s", live_ ? "\r\033[K" : "", line.c_str());
 }
 
+void Progress::Note(const std::string& line) {
+  std::fprintf(out_, "%s%s", live_ ? "\r\033[K" : "", line.c_str());
+  if (live_) Draw();
+  std::fflush(out_);
+}
+
+void Progress::Remeasured(const RunRecord& record) {
+  const RunResult& r = record.result;
+  auto ms = [](std::optional<double> s, bool noisy) {
+    return MarkedFigure(s ? absl::StrFormat("%.3f ms", *s * 1000) : "-", noisy);
+  };
+  // The other measurement was noisy (quiet, still_noisy) or failed (no figure).
+  Note(absl::StrFormat("compatlab: measured again (%s): %s: steady %s, the other measurement %s\n",
+                       r.remeasure_state, TestLabel(record.spec),
+                       ms(r.steady_median_s, SteadyNoisy(r)),
+                       ms(r.remeasure_other_steady_median_s, true)));
+}
+
 void Progress::ResetClock() { start_ = clock_(); }
 
 void Progress::Tick() {

@@ -31,6 +31,12 @@ class Progress {
   void Started(const std::string& run_id, const TestSpec& spec);
   void Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result);
   void Tick();
+  // A line for people between progress lines (the live line is drawn again after it).
+  void Note(const std::string& line);
+  // A noisy test measured again (sweep/execute.h, MergeRemeasureResult): one line with
+  // what became of it: "compatlab: measured again (quiet): LABEL: steady 4.000 ms, the
+  // other measurement ~8.000 ms".
+  void Remeasured(const RunRecord& record);
   // The machine was already busy when the sweep started (BusyMachineLine was
   // printed): that line announced the first busy spell.
   void StartBusy() { busy_ = true; }

@@ -30,15 +30,37 @@ std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planne
                          planned);
 }
 
-std::string BusyMachineLine(std::string_view proc_loadavg, int cores) {
-  const std::string text(proc_loadavg);
+namespace {
+
+// /proc/loadavg's 1-minute load average and the running tasks other than the reader.
+struct LoadAvg {
   double load = 0;
+  long others = 0;
+};
+std::optional<LoadAvg> ParseLoadAvg(std::string_view proc_loadavg) {
+  const std::string text(proc_loadavg);
+  LoadAvg l;
   long running = 0;
   long total = 0;
-  if (cores < 1 || std::sscanf(text.c_str(), "%lf %*f %*f %ld/%ld", &load, &running, &total) != 3) {
-    return "";
+  if (std::sscanf(text.c_str(), "%lf %*f %*f %ld/%ld", &l.load, &running, &total) != 3) {
+    return std::nullopt;
   }
-  const long others = std::max(0L, running - 1);
+  l.others = std::max(0L, running - 1);
+  return l;
+}
+
+}  // namespace
+
+bool MachineQuiet(std::string_view proc_loadavg, int cores) {
+  const std::optional<LoadAvg> l = ParseLoadAvg(proc_loadavg);
+  return cores >= 1 && l && l->load <= cores && l->others == 0;
+}
+
+std::string BusyMachineLine(std::string_view proc_loadavg, int cores) {
+  const std::optional<LoadAvg> l = ParseLoadAvg(proc_loadavg);
+  if (cores < 1 || !l) return "";
+  const double load = l->load;
+  const long others = l->others;
   if (load <= cores && others < cores) return "";
   return absl::StrFormat(
       "compatlab: warning: the machine is busy before the sweep starts (load average %.2f on %d "
@@ -91,6 +113,34 @@ std::string InterruptedLine(const std::string& reason, int64_t done, int64_t pla
 std::string SweepSummaryTable(const std::vector<RunRecord>& records) {
   const std::string load = FormatLoadTable(records);
   return FormatSweepSummary(records) + (load.empty() ? "" : "\n" + load);
+}
+
+std::string SweepTimeLine(const SweepTimes& times, const std::vector<RunRecord>& records) {
+  double build = 0, compile = 0, first = 0, steady = 0, reference = 0, warm = 0, walls = 0;
+  for (const RunRecord& run : records) {
+    const RunResult& r = run.result;
+    build += r.build_s.value_or(0);
+    (run.spec.mode == "eager" ? first : compile) += r.prepare_s.value_or(0);
+    steady += r.steady_wall_s.value_or(0);
+    reference += r.reference_s.value_or(0);
+    warm += r.warm_prepare_s.value_or(0);
+    walls += r.wall_s;
+  }
+  const double rest = std::max(0.0, walls - build - compile - first - steady - reference - warm);
+  std::string zygote = "no zygote";
+  if (times.zygote_s) {
+    zygote = absl::StrFormat("zygote start %.1f s", *times.zygote_s);
+    if (times.compiler_startup_s) {
+      absl::StrAppend(
+          &zygote, absl::StrFormat(" (compiler start-up %.1f s of it)", *times.compiler_startup_s));
+    }
+  }
+  return absl::StrFormat(
+      "compatlab: time: %s in all: %s, waiting for quiet %.1f s; in the tests (%d, summed): "
+      "build %.1f s, compile %.1f s, first calls %.1f s, steady %.1f s, references %.1f s, warm "
+      "reruns %.1f s, the rest %.1f s\n",
+      HumanDuration(times.wall_s), zygote, times.quiet_wait_s, records.size(), build, compile,
+      first, steady, reference, warm, rest);
 }
 
 std::string SweepFinishedLine(const std::string& sweep_id, size_t results, double wall_s,

@@ -34,6 +34,12 @@ std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planne
 //    to be marked noisy\n"
 std::string BusyMachineLine(std::string_view proc_loadavg, int cores);
 
+// Whether /proc/loadavg's text says the machine is quiet enough to measure on (the
+// wait before noisy tests are measured again, ExecuteOptions::machine_quiet): the
+// 1-minute load average at most `cores` and no running task but the reader. False when
+// the text does not parse.
+bool MachineQuiet(std::string_view proc_loadavg, int cores);
+
 // The line printed once per busy spell during a sweep, when a finished test's
 // timing was noisy (doc/results-schema.md, "Noise") after quiet ones or at the
 // start: `reason` the test's NoisyReasonText, `noisy_tests` the labels of every
@@ -60,6 +66,24 @@ std::string InterruptedLine(const std::string& reason, int64_t done, int64_t pla
 // The end of a sweep: the summary table of its records (then, when it ran kind
 // load, FormatLoadTable of them), for stdout.
 std::string SweepSummaryTable(const std::vector<RunRecord>& records);
+
+// Where a sweep's wall time went (issue 46): the zygote's start (the compiler's start-up,
+// the calibration compile, is part of it), the wait for quiet before noisy tests were
+// measured again, and the tests' own phases summed over `records` (build_s; prepare_s of
+// compile and export mode: compile; of eager mode: first calls; steady_wall_s;
+// reference_s; warm reruns' warm_prepare_s; the rest of their wall_s: process start,
+// imports, audit, memory), with --jobs above 1 summed over tests that overlapped:
+//   "compatlab: time: 5 min 2 s in all: zygote start 12.0 s (compiler start-up 9.8 s of
+//    it), waiting for quiet 0.0 s; in the tests (32, summed): build 3.2 s, compile
+//    80.1 s, first calls 1.0 s, steady 40.2 s, references 10.0 s, warm reruns 0.0 s,
+//    the rest 30.0 s\n"
+struct SweepTimes {
+  double wall_s = 0;
+  std::optional<double> zygote_s;            // unset: no zygote started (nothing to run)
+  std::optional<double> compiler_startup_s;  // the calibration compile, when it ran
+  double quiet_wait_s = 0;
+};
+std::string SweepTimeLine(const SweepTimes& times, const std::vector<RunRecord>& records);
 
 // "compatlab: sweep ID finished: R results in 2.0 s (T this run, 12.3 ms per
 // test)[; zygote restarted Kx]\n"

@@ -37,6 +37,42 @@ TEST(SummaryTest, TableCountsStatuses) {
   EXPECT_NE(table.find("crash"), std::string::npos);
 }
 
+TEST(MachineQuietTest, NeedsTheLoadWithinTheCoresAndNoOtherRunningTask) {
+  EXPECT_TRUE(MachineQuiet("0.50 0.40 0.30 1/456 12345\n", 2));
+  EXPECT_TRUE(MachineQuiet("2.00 0.40 0.30 1/456 12345\n", 2));
+  EXPECT_FALSE(MachineQuiet("2.10 0.40 0.30 1/456 12345\n", 2));  // the load still decaying
+  EXPECT_FALSE(MachineQuiet("0.10 0.10 0.10 2/456 12345\n", 2));  // one other task running
+  EXPECT_FALSE(MachineQuiet("garbage", 2));
+}
+
+// Issue 46, part 4: where the sweep's wall time went.
+TEST(SweepTimeLineTest, SplitsTheWallTimeIntoTheZygoteTheWaitAndTheTestsPhases) {
+  RunRecord eager;
+  eager.spec.mode = "eager";
+  eager.result.build_s = 0.5;
+  eager.result.prepare_s = 0.25;
+  eager.result.steady_wall_s = 1.0;
+  eager.result.reference_s = 0.5;
+  eager.result.wall_s = 3.0;
+  RunRecord compiled = eager;
+  compiled.spec.mode = "compile";
+  compiled.result.prepare_s = 10.0;
+  compiled.result.warm_prepare_s = 2.0;
+  compiled.result.wall_s = 15.0;
+  SweepTimes times;
+  times.wall_s = 30;
+  times.zygote_s = 12.0;
+  times.compiler_startup_s = 9.75;
+  times.quiet_wait_s = 4.0;
+  EXPECT_EQ(SweepTimeLine(times, {eager, compiled}),
+            "compatlab: time: 30.0 s in all: zygote start 12.0 s (compiler start-up 9.8 s of it), "
+            "waiting for quiet 4.0 s; in the tests (2, summed): build 1.0 s, compile 10.0 s, "
+            "first calls 0.2 s, steady 2.0 s, references 1.0 s, warm reruns 2.0 s, the rest "
+            "1.8 s\n");
+  EXPECT_NE(SweepTimeLine(SweepTimes{}, {}).find("no zygote, waiting for quiet 0.0 s"),
+            std::string::npos);
+}
+
 TEST(BusySpellLineTest, NamesTheReasonAndAtMostFiveTests) {
   EXPECT_EQ(BusySpellLine("steady: cpu/wall 0.31 < 0.5", {"llama forward"}),
             "compatlab: warning: the machine turned busy during the sweep (steady: cpu/wall 0.31 "

@@ -87,6 +87,12 @@ absl::Status CheckRanges(const SweepOptions& o) {
   if (grace.has_value()) {
     if (absl::Status s = CheckDuration(*grace, "--grace", true); !s.ok()) return s;
   }
+  if (o.remeasure_noisy < 0 || o.remeasure_noisy > 1000) {
+    return absl::InvalidArgumentError("--remeasure-noisy must be from 0 to 1000");
+  }
+  if (!(o.remeasure_wait_s >= 0 && o.remeasure_wait_s <= 3600)) {
+    return absl::InvalidArgumentError("--remeasure-wait-s: expected seconds from 0 to 3600");
+  }
   if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < kMinMemLimitBytes) {
     return absl::InvalidArgumentError("--mem-limit must be at least 64M");
   }
@@ -380,13 +386,20 @@ absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Pr
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;
   eo.rerun_reduced = o.rerun_reduced;
+  eo.remeasure_noisy = o.remeasure_noisy;
+  eo.remeasure_wait_s = o.remeasure_wait_s;
+  eo.machine_quiet = [] {
+    absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg");
+    return loadavg.ok() && MachineQuiet(*loadavg, UsableCores());
+  };
   eo.host = HostName();
   eo.cpu_model = CpuModel();
   return eo;
 }
 
-// Callbacks that report each start, finish and tick to `progress`.
-ExecuteCallbacks ProgressCallbacks(Progress* progress) {
+// Callbacks that report each start, finish and tick to `progress`, and add the wait for
+// quiet to `times`.
+ExecuteCallbacks ProgressCallbacks(Progress* progress, SweepTimes* times) {
   ExecuteCallbacks callbacks;
   callbacks.on_start = [progress](const std::string& id, const TestSpec& s) {
     progress->Started(id, s);
@@ -395,15 +408,21 @@ ExecuteCallbacks ProgressCallbacks(Progress* progress) {
     progress->Finished(r.run_id, r.spec, r.result);
   };
   callbacks.on_tick = [progress]() { progress->Tick(); };
+  callbacks.on_note = [progress](const std::string& line) { progress->Note(line); };
+  callbacks.on_remeasured = [progress](const RunRecord& r) { progress->Remeasured(r); };
+  callbacks.on_quiet_wait = [times](double s) { times->quiet_wait_s += s; };
   return callbacks;
 }
 
 // Starts the zygote of `launcher` and prints its ready line and, when it compiles, the
-// compiler's start-up line; the launcher's error when it does not start.
-absl::Status StartZygote(ZygoteLauncher& launcher, const ZygoteOptions& zopts) {
+// compiler's start-up line; the launcher's error when it does not start. Its seconds and
+// the compiler's start-up go to `times`.
+absl::Status StartZygote(ZygoteLauncher& launcher, const ZygoteOptions& zopts, SweepTimes* times) {
   double zygote_start = MonotonicSeconds();  // started here so no test's wall time includes it
   if (absl::Status s = launcher.Start(); !s.ok()) return s;
-  std::cerr << ZygoteReadyLine(MonotonicSeconds() - zygote_start, zopts.preload.size(),
+  times->zygote_s = MonotonicSeconds() - zygote_start;
+  times->compiler_startup_s = launcher.compiler_startup_s();
+  std::cerr << ZygoteReadyLine(*times->zygote_s, zopts.preload.size(),
                                launcher.import_failures().size());
   if (!zopts.compile_seed_dir.empty()) {
     std::cerr << CompilerStartupLine(launcher.compiler_startup_s(),
@@ -425,7 +444,8 @@ void RemoveZygoteFiles(const ZygoteOptions& zopts, bool keep_log) {
 }
 
 // Runs the pending tests through a zygote; returns what ExecutePlan did.
-SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int* restarts) {
+SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int* restarts,
+                     SweepTimes* times) {
   auto limiter = MakeMemoryLimiter(p.pending.front().execution->mem_limit_method);
   if (!limiter.ok()) return BadInput(limiter.status());
   absl::StatusOr<Guardian> guardian = Guardian::Start();
@@ -434,11 +454,11 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
   if (!zygote_options.ok()) return BadInput(zygote_options.status());
   const ZygoteOptions& zopts = *zygote_options;
   ZygoteLauncher launcher(zopts, &*guardian);
-  if (absl::Status s = StartZygote(launcher, zopts); !s.ok()) return Failed(s);
+  if (absl::Status s = StartZygote(launcher, zopts, times); !s.ok()) return Failed(s);
   absl::StatusOr<ExecuteOptions> execute_options = ExecuteOptionsFor(o, p, launcher, zopts);
   if (!execute_options.ok()) return BadInput(execute_options.status());
   const ExecuteOptions& eo = *execute_options;
-  const ExecuteCallbacks callbacks = ProgressCallbacks(&progress);
+  const ExecuteCallbacks callbacks = ProgressCallbacks(&progress, times);
   progress.ResetClock();  // elapsed and ETA count tests, not the zygote's start
   absl::Status run =
       ExecutePlan(p.pending, eo, &launcher, limiter->get(), &*guardian, p.store.get(), callbacks);
@@ -464,13 +484,14 @@ SweepOutcome Sweep(const SweepOptions& o) {
                     p.planned - static_cast<int64_t>(p.pending.size()));
   double start = MonotonicSeconds();
   int restarts = 0;
+  SweepTimes times;
   if (!p.pending.empty()) {
     if (absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg"); loadavg.ok()) {
       const std::string busy = BusyMachineLine(*loadavg, UsableCores());
       std::cerr << busy;
       if (!busy.empty()) progress.StartBusy();  // that line announced the first busy spell
     }
-    SweepOutcome run = Execute(o, p, progress, &restarts);
+    SweepOutcome run = Execute(o, p, progress, &restarts, &times);
     if (run.end == SweepEnd::kInterrupted) {
       std::cerr << InterruptedLine(std::string(run.status.message()), progress.done(), p.planned,
                                    o.db, p.sweep_id);
@@ -488,6 +509,8 @@ SweepOutcome Sweep(const SweepOptions& o) {
   auto records = p.store->QueryRuns(filter);
   if (!records.ok()) return Failed(records.status());
   std::cout << SweepSummaryTable(*records);
+  times.wall_s = wall;
+  std::cerr << SweepTimeLine(times, *records);
   std::cerr << SweepFinishedLine(p.sweep_id, records->size(), wall, p.pending.size(), restarts);
   return {};
 }

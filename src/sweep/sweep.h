@@ -45,6 +45,10 @@ struct SweepOptions {
   // A reduced model's failure reruns once at full size or a milder reduction
   // (ExecuteOptions::rerun_reduced; an execution policy, given again on resume).
   bool rerun_reduced = true;
+  // Noisy tests measured again at the end (ExecuteOptions::remeasure_noisy and
+  // remeasure_wait_s; --remeasure-noisy, --remeasure-wait-s: execution policy).
+  int remeasure_noisy = 3;
+  double remeasure_wait_s = 60;
   std::string command_line;
 };
 

@@ -149,6 +149,7 @@ class ModelTest:
         mode: dynamo's counters then cover prepare and steady, so recompiles and breaks show."""
         with recorded(self.result, "steady", "fail_to_run"), MachineState() as state:
             yield
+        self.result.metrics["steady_wall_s"] = state.wall_s  # where the sweep's time went
         self._record_noise(state, "steady")
         if self._stats is not None:
             self.result.metrics.update(self._stats.delta())
@@ -193,8 +194,12 @@ class ModelTest:
         """The CPU reference. When it raises, the verdict is unknown: MemoryError is oom at
         compare, anything else leaves the test's own result standing (pass, with the reason
         in status_detail and acc_rule null); either way the kind ends there."""
-        with recorded(self.result, "compare", handle=self._reference_failed):
-            yield
+        start = time.perf_counter()
+        try:
+            with recorded(self.result, "compare", handle=self._reference_failed):
+                yield
+        finally:
+            self.result.metrics["reference_s"] = time.perf_counter() - start
 
     def _reference_failed(self, exc: Exception) -> None:
         self.result.metrics.update(acc_ref_dtype=None, acc_rule=None, acc_not_measured="reference_failed")

@@ -191,6 +191,7 @@ class TestRequest:
     memory_limit: MemoryLimit = field(default_factory=MemoryLimit)
     timeout_s: float = 0.0
     torch_num_threads: int = 0  # 0: torch's default
+    compile_threads: int = 0  # inductor's compile threads; 0: torch_num_threads
     supervisor_pid: int = 0     # 0: none given
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
     load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
@@ -410,6 +411,7 @@ def parse_request(raw: Any) -> TestRequest:
                                 cache_dir=f.string("compile_cache_dir", ""), cache_phase=f.string("cache_phase", "")),
         measure=_measure(f.value("measure")), memory_limit=_memory_limit(f.value("memory_limit")),
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
+        compile_threads=f.integer("compile_threads", 0, 0),
         supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
         load_slo=_load_slo(f.value("load_slo")))
 

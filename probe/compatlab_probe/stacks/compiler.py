@@ -88,9 +88,11 @@ def configure_cache(request: TestRequest) -> str:
 
 
 def child_compile_threads(request: TestRequest) -> int:
-    """A test child's compile threads: its torch_num_threads (the sweep's cores / --jobs),
-    else 1 (a request without a thread count shares the machine with unknown others)."""
-    return max(1, request.torch_num_threads)
+    """A test child's compile threads: its compile_threads, else its torch_num_threads (the
+    sweep's cores / --jobs; a reduced model is timed with one intra-op thread but compiled
+    with its share of the cores), else 1 (a request without a thread count shares the
+    machine with unknown others)."""
+    return max(1, request.compile_threads or request.torch_num_threads)
 
 
 def set_compile_threads(threads: int) -> None:
