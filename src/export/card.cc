@@ -46,8 +46,10 @@ constexpr StatusMeaning kStatusMeanings[] = {
     {TestStatus::kSkipped, "The test was not run; `status_detail` is the reason."},
     {TestStatus::kHarnessError,
      "compatlab itself failed, not the model: a fork failed, the child exited without a valid "
-     "result, a protocol error, or a compile-mode test in which dynamo captured nothing (stage "
-     "compile)."},
+     "result, a protocol error, a compile-mode test in which dynamo captured nothing (stage "
+     "compile), a forward argument compatlab builds no input for (stage build), or a first call "
+     "that failed on an input compatlab builds but left out or made too small (stage prepare, "
+     "the argument named)."},
 };
 
 constexpr std::string_view kPassRule =
