@@ -220,3 +220,12 @@ def test_a_model_refusing_a_call_without_an_input_compatlab_builds_is_the_harnes
     exc = _raised(lambda: model(inputs=torch.ones(1), **given))
     assert "NoneType" in str(exc) and unbuilt_input_reason(model, given, set(), exc) == ""
     assert unbuilt_input_reason(model, given, set(), ValueError("You have to specify flattened_patches")) == ""
+
+
+def test_a_list_of_main_inputs_is_read_as_the_model_s_main_inputs():
+    # OneFormer declares main_input_name ["pixel_values", "task_inputs"]; compatlab's own factory once
+    # raised "unhashable type: 'list'" on it, stored as the model's fail_to_load.
+    result = forward("oneformer", seq_len=32)
+    assert (result["status"], result["stage"]) == ("harness_error", "build"), result["error_message"]
+    assert result["status_detail"] == ("compatlab builds no input for OneFormerModel.forward's required "
+                                       "argument(s) 'task_inputs'")

@@ -138,7 +138,7 @@ def _argument_left_none(model: Any, inputs: dict[str, Any], exc: BaseException, 
     the model's code (below torch's own) holds as None and uses in the expression that raised
     `exc` (and that `named_in` names, when not empty), or ""."""
     params = inspect.signature(model.forward).parameters
-    buildable = set(BUILT_BY_NAME) | {getattr(model, "main_input_name", "") or "input_ids"}
+    buildable = set(BUILT_BY_NAME) | set(_main_inputs(model, params))
     torch_dir = os.path.dirname(torch.__file__) + os.sep
     innermost, tb = None, exc.__traceback__
     while tb is not None:
@@ -174,9 +174,10 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     params = inspect.signature(model.forward).parameters
     required = [name for name, p in params.items()
                 if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    main = hints.pop("main_input", None) or _main_input(model, params)
+    hinted_main = hints.pop("main_input", None)
+    main, *more_main = [hinted_main] if hinted_main else _main_inputs(model, params)
     b, s = batch_size, seq_len
-    wanted = _wanted(main, required, params, config, head_kind)
+    wanted = _wanted(main, required, params, config, head_kind) | set(more_main)
     inputs = {}
     for name in params:  # in the signature's order: the generator's draws follow it
         if name in wanted:
@@ -194,13 +195,15 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     return inputs
 
 
-def _main_input(model: Any, params: Any) -> str:
-    """The model's main input (main_input_name); input_ids where the forward does not take the
-    main input its class declares (a text tower declaring its vision sibling's pixel_values)."""
-    main = getattr(model, "main_input_name", "input_ids") or "input_ids"
-    if main not in params and "input_ids" in params:
-        return "input_ids"
-    return main
+def _main_inputs(model: Any, params: Any) -> list[str]:
+    """The model's main inputs (main_input_name: a name, or a list of names: OneFormer's
+    pixel_values and task_inputs); input_ids where the forward takes none of those its class
+    declares (a text tower declaring its vision sibling's pixel_values)."""
+    main = getattr(model, "main_input_name", None) or "input_ids"
+    names = [main] if isinstance(main, str) else [str(name) for name in main]
+    if not any(name in params for name in names) and "input_ids" in params:
+        return ["input_ids"]
+    return names
 
 
 def _wanted(main: str, required: list[str], params: Any, config: Any, head_kind: str) -> set[str]:
