@@ -1,16 +1,24 @@
-"""Test Hub models without a network: a Hub cache in huggingface_hub's own layout, and a
-stand-in Hub API on 127.0.0.1 (point HF_ENDPOINT at `StandInHub.url`).
+"""Test Hub models and datasets without a network: a Hub cache in huggingface_hub's own
+layout, and a stand-in Hub API on 127.0.0.1 (point HF_ENDPOINT at `StandInHub.url`).
 
-Both make huggingface_hub's real download and cache code run: the cache is what
+Both make huggingface_hub's real download, upload and cache code run: the cache is what
 `hf_hub_download` reads offline (models--ORG--NAME/{blobs,refs,snapshots}); the server
 answers its HEAD/GET /ORG/NAME/resolve/REV/FILE (X-Repo-Commit, ETag, Content-Length,
 X-Error-Code RepoNotFound, GatedRepo, EntryNotFound, RevisionNotFound) and GET /api/models.
+Dataset repos (`StandInHub.datasets`: {repo_id: {branch: {path: bytes}}}) take what
+`create_repo`, `create_branch` and `upload_folder` without hf_xet ask (POST /api/repos/create,
+/api/validate-yaml, /api/datasets/R/branch/B, /api/datasets/R/preupload/REV answering every
+file "regular", /api/datasets/R/commit/REV with the NDJSON payload) and what
+`snapshot_download` reads (GET /api/datasets/R/revision/REV, /api/datasets/R/tree/REV,
+HEAD/GET /datasets/R/resolve/REV/FILE). Run uploads with HF_HUB_DISABLE_XET=1: with hf_xet
+installed, upload_folder goes through the Xet storage protocol, which this server does not speak.
 The shared test repos (`REPOS`) are tiny configs of real features: a GQA decoder with
 llama3-style rope scaling and a sliding window, a mixture of experts, an encoder.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.server
 import json
@@ -86,6 +94,9 @@ class StandInHub:
         self.gated = set(gated)
         self.listing = listing or []
         self.requests = []
+        self.datasets: dict[str, dict[str, dict[str, bytes]]] = {}
+        self.dataset_commits: dict[str, tuple[str, dict[str, bytes]]] = {}  # commit: (repo, files)
+        self.lock = threading.Lock()
         hub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -97,6 +108,11 @@ class StandInHub:
 
             def do_GET(self):
                 hub._answer(self, body=True)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                with hub.lock:
+                    hub._post(self, self.rfile.read(length))
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -110,10 +126,106 @@ class StandInHub:
     def commit(self, repo_id: str) -> str:
         return self.repos[repo_id][0]
 
+    def dataset_commit(self, repo_id: str, branch: str = "main") -> str:
+        return commit_of(f"{repo_id}@{branch}", self.datasets[repo_id][branch])
+
+    def _json(self, h, code, value, body=True):
+        return self._send(h, code, json.dumps(value).encode(), body, {"Content-Type": "application/json"})
+
+    def _post(self, h, data):
+        path = urllib.parse.unquote(urllib.parse.urlsplit(h.path).path)
+        self.requests.append(("POST", path))
+        if path == "/api/repos/create":
+            req = json.loads(data)
+            repo_id = f"{req['organization']}/{req['name']}"
+            url = f"{self.url}/datasets/{repo_id}"
+            if req.get("type") != "dataset":
+                return self._json(h, 400, {"error": "only dataset repos here"})
+            if repo_id in self.datasets:
+                return self._json(h, 409, {"error": "You already created this dataset repo", "url": url})
+            self.datasets[repo_id] = {"main": {}}
+            self.dataset_commits[self.dataset_commit(repo_id)] = (repo_id, {})
+            return self._json(h, 200, {"url": url})
+        if path == "/api/validate-yaml":
+            return self._json(h, 200, {"errors": [], "warnings": []})
+        parts = path.split("/")  # "", "api", "datasets", ORG, NAME, ACTION, REV...
+        if len(parts) < 7 or parts[:3] != ["", "api", "datasets"]:
+            return self._json(h, 404, {"error": "not found"})
+        repo_id, action, revision = f"{parts[3]}/{parts[4]}", parts[5], "/".join(parts[6:])
+        branches = self.datasets.get(repo_id)
+        if branches is None:
+            return self._send(h, 404, b"no repo", True, {"X-Error-Code": "RepoNotFound"})
+        if action == "branch":
+            if revision in branches:
+                return self._json(h, 409, {"error": "branch exists"})
+            branches[revision] = dict(branches["main"])
+            return self._json(h, 200, {})
+        if revision not in branches:
+            return self._send(h, 404, b"no revision", True, {"X-Error-Code": "RevisionNotFound"})
+        if action == "preupload":
+            files = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                     for f in json.loads(data)["files"]]
+            return self._json(h, 200, {"files": files})
+        if action == "commit":
+            files = dict(branches[revision])
+            for line in data.splitlines():
+                op = json.loads(line)
+                if op["key"] == "file":
+                    files[op["value"]["path"]] = base64.b64decode(op["value"]["content"])
+                elif op["key"] == "deletedFile":
+                    files.pop(op["value"]["path"], None)
+            branches[revision] = files
+            commit = self.dataset_commit(repo_id, revision)
+            self.dataset_commits[commit] = (repo_id, files)
+            return self._json(h, 200, {"commitUrl": f"{self.url}/datasets/{repo_id}/commit/{commit}",
+                                       "commitOid": commit})
+        return self._json(h, 404, {"error": "not found"})
+
+    def _dataset_files(self, repo_id, revision):
+        """(commit, files) of a dataset repo at a branch or commit, or None."""
+        branches = self.datasets.get(repo_id, {})
+        if revision in branches:
+            return self.dataset_commit(repo_id, revision), branches[revision]
+        found = self.dataset_commits.get(revision)
+        return (revision, found[1]) if found and found[0] == repo_id else None
+
+    def _answer_dataset(self, h, path, body):
+        parts = path.split("/")
+        api = parts[1] == "api"
+        if api:
+            parts = parts[1:]  # "", "datasets", ORG, NAME, ACTION, REV...
+        repo_id, action, rest = f"{parts[2]}/{parts[3]}", parts[4] if len(parts) > 4 else "", parts[5:]
+        if repo_id not in self.datasets:
+            return self._send(h, 404, b"no repo", body, {"X-Error-Code": "RepoNotFound"})
+        revision = urllib.parse.unquote(rest[0]) if rest else "main"
+        found = self._dataset_files(repo_id, revision)
+        if found is None:
+            return self._send(h, 404, b"no revision", body, {"X-Error-Code": "RevisionNotFound"})
+        commit, files = found
+        if api and action in ("revision", ""):  # dataset_info, at a revision or main
+            siblings = [{"rfilename": name, "size": len(data)} for name, data in sorted(files.items())]
+            return self._json(h, 200, {"id": repo_id, "sha": commit, "private": False, "siblings": siblings}, body)
+        if api and action == "tree":
+            entries = [{"type": "file", "path": name, "size": len(data),
+                        "oid": hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()}
+                       for name, data in sorted(files.items())]
+            return self._json(h, 200, entries, body)
+        if not api and action == "resolve" and len(rest) > 1:
+            filename = "/".join(rest[1:])
+            if filename not in files:
+                return self._send(h, 404, b"no entry", body, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit})
+            data = files[filename]
+            return self._send(h, 200, data, body, {"X-Repo-Commit": commit,
+                                                   "ETag": f'"{hashlib.sha256(data).hexdigest()}"'})
+        return self._send(h, 404, b"not found", body, {})
+
     def _answer(self, h, body):
         parsed = urllib.parse.urlsplit(h.path)
         path = urllib.parse.unquote(parsed.path)
         self.requests.append((h.command, path))
+        if path.startswith(("/datasets/", "/api/datasets/")):
+            with self.lock:
+                return self._answer_dataset(h, path, body)
         if path == "/api/models":
             query = urllib.parse.parse_qs(parsed.query)
             rows = [m for m in self.listing if not query.get("pipeline_tag")

@@ -124,7 +124,8 @@ fs::path StackFilePath(const std::string& torch_version, const std::string& tran
 }
 
 absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord>& runs,
-                                                     const fs::path& dir) {
+                                                     const fs::path& dir,
+                                                     const std::vector<ExtraExportFile>& extra) {
   std::map<fs::path, std::vector<RunRecord>> by_file;
   for (const RunRecord& run : runs) {
     by_file[StackFilePath(run.result.torch_version, run.result.transformers_version,
@@ -142,6 +143,7 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord
     contents.emplace_back(dir / relative, *std::move(bytes));
     written.push_back({dir / relative, count});
   }
+  for (const ExtraExportFile& file : extra) contents.emplace_back(dir / file.path, file.bytes);
   if (absl::Status s = WriteExportFiles(dir, contents); !s.ok()) return s;
   return written;
 }

@@ -42,13 +42,21 @@ struct ExportedFile {
 // InvalidArgument naming `dir` otherwise (a regular file there or on the way).
 absl::Status CheckExportDir(const std::filesystem::path& dir);
 
+// A file written with an export beside its Parquet files (the dataset card).
+struct ExtraExportFile {
+  std::filesystem::path path;  // relative to the export directory
+  std::string bytes;
+};
+
 // Writes `runs` under `dir` (created if missing; CheckExportDir first), one file per stack
-// (StackFilePath of each run's torch_version and transformers_version), each
-// written atomically (a temporary file, then rename): a reader never sees a
-// half-written file. A file already there is replaced; files of stacks not in
-// `runs` are left alone. Returns the files written, sorted by path.
-absl::StatusOr<std::vector<ExportedFile>> ExportRuns(const std::vector<RunRecord>& runs,
-                                                     const std::filesystem::path& dir);
+// (StackFilePath of each run's torch_version and transformers_version), and
+// `extra` beside them, each written atomically (a temporary file, then
+// rename): a reader never sees a half-written file. A file already there is
+// replaced; files of stacks not in `runs` are left alone. Returns the Parquet
+// files written, sorted by path.
+absl::StatusOr<std::vector<ExportedFile>> ExportRuns(
+    const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
+    const std::vector<ExtraExportFile>& extra = {});
 
 // The files named by `paths`: a file as given, a directory as every
 // "*.parquet" file under it (recursively); sorted and without duplicates.

@@ -18,16 +18,24 @@ struct ExportOptions {
   std::filesystem::path db;
   RunFilter filter;
   std::filesystem::path dir;  // the dataset's directory (created if missing)
+  // `export --publish`: the dataset card (README.md) beside the files, the
+  // directory new or empty, every run scrubbed (scrub.h) unless keep_private.
+  bool publish = false;
+  bool keep_private = false;
+  std::string license = "cc-by-4.0";  // the card's license
 };
 
 struct ExportSummary {
   int64_t runs = 0;                 // runs matched and written; 0 = nothing written
   std::vector<ExportedFile> files;  // sorted by path
+  int64_t scrubbed_runs = 0;        // publish: runs whose text the scrubber changed
 };
 
-// The runs options.filter selects, written under options.dir (ExportRuns).
+// The runs options.filter selects, written under options.dir (ExportRuns);
+// with options.publish scrubbed and with their dataset card.
 // Errors: InvalidArgument when options.dir cannot be a directory
-// (CheckExportDir, before the store is opened); FailedPrecondition when the
+// (CheckExportDir, before the store is opened) or, to publish, is not empty;
+// FailedPrecondition when the
 // store cannot be opened; Internal when it cannot be read or a file cannot
 // be written.
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options);
@@ -57,6 +65,26 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options);
 // a source or the target cannot be opened; Internal when a source cannot be
 // read; the merge's error as for ImportIntoStore.
 absl::StatusOr<MergeStats> ImportStoresIntoStore(const ImportOptions& options);
+
+struct MergeOptions {
+  std::filesystem::path out;                  // created if missing
+  std::vector<std::filesystem::path> inputs;  // shard stores
+  bool allow_mixed = false;                   // stores of different plans may be merged
+  std::string args;                           // recorded as the args of sweeps made from runs
+};
+
+// `compatlab merge OUT IN...`: the shard stores `inputs` joined into `out`
+// (doc/scale-out.md, "Merging"), each source read as `import --from-store`
+// reads one (immutable, bounded, staged before `out` is opened), with every
+// sweep's record (plan id, shard) and whole plan, so that `compatlab sweeps`
+// tells what a shard did not store. Idempotent: a run already in `out` (or
+// in an earlier source) is kept once when its content is the same, and
+// refused (InvalidArgument: "run id R ... different content") when not; two
+// runs of one test in different sweeps (a shard retried from scratch) are
+// both kept, the newer the current one (query/current.h). InvalidArgument
+// when the sweeps of the sources and of `out` are of more than one plan
+// (sweeps.plan_id) and not `allow_mixed`. Other errors as ImportStoresIntoStore.
+absl::StatusOr<MergeStats> MergeStores(const MergeOptions& options);
 
 }  // namespace compatlab
 
