@@ -187,3 +187,45 @@ def test_the_input_factory_gives_issue_47s_models_the_inputs_they_read():
         assert result["status"] == "pass", (model_type, result["error_message"])
     result = forward("clvp", seq_len=32)
     assert (result["status"], result["error_type"]) == ("fail_to_run", "IndexError"), result["error_message"]
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the test wants the exception and its frames
+        return exc
+    raise AssertionError("no exception")
+
+
+def test_a_model_refusing_a_call_without_an_input_compatlab_builds_is_the_harness_s_not_the_model_s():
+    import torch
+
+    from compatlab_probe.models.inputs import unbuilt_input_reason
+
+    class Speech(torch.nn.Module):  # speech-encoder-decoder's check, as transformers words it
+        main_input_name = "inputs"
+
+        def forward(self, inputs=None, input_values=None, input_ids=None, mask=None):
+            if inputs is None and input_values is None:
+                raise ValueError("You have to specify either input_values or input_features")
+            return torch.nn.functional.linear(mask, torch.ones(2, 2))
+
+    model, given = Speech(), {"input_ids": torch.ones(1, 2)}
+    exc = _raised(lambda: model(**given))
+    assert unbuilt_input_reason(model, given, set(), exc) == (
+        "compatlab gave Speech.forward no 'input_values' (an input it builds) and the model refused the call "
+        "without it")
+    # A refusal that names no input compatlab builds, and None for an argument it does not build by
+    # name (a mask), stay the model's.
+    exc = _raised(lambda: model(inputs=torch.ones(1), **given))
+    assert "NoneType" in str(exc) and unbuilt_input_reason(model, given, set(), exc) == ""
+    assert unbuilt_input_reason(model, given, set(), ValueError("You have to specify flattened_patches")) == ""
+
+
+def test_a_list_of_main_inputs_is_read_as_the_model_s_main_inputs():
+    # OneFormer declares main_input_name ["pixel_values", "task_inputs"]; compatlab's own factory once
+    # raised "unhashable type: 'list'" on it, stored as the model's fail_to_load.
+    result = forward("oneformer", seq_len=32)
+    assert (result["status"], result["stage"]) == ("harness_error", "build"), result["error_message"]
+    assert result["status_detail"] == ("compatlab builds no input for OneFormerModel.forward's required "
+                                       "argument(s) 'task_inputs'")

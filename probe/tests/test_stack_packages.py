@@ -26,6 +26,7 @@ def test_every_pin_of_the_lock_is_installed_at_its_version():
             name, version = line.split("==")
             pins[_canonical(name)] = version
     assert {"onnxruntime", "onnxscript", "onnx", "openvino", "executorch", "torchao"} <= set(pins)
+    assert {"pillow", "librosa", "soundfile"} <= set(pins)  # transformers' optional packages (doc/dependencies.md)
     wrong = {}
     for name, version in pins.items():
         try:
@@ -35,3 +36,17 @@ def test_every_pin_of_the_lock_is_installed_at_its_version():
         if installed != version:
             wrong[name] = (version, installed)
     assert not wrong, f"pinned vs installed: {wrong}"
+
+
+def test_transformers_optional_packages_load_beside_the_cpu_torch():
+    # What transformers' models need beyond torch and that has a build for it (doc/dependencies.md).
+    import librosa
+    import numpy
+    from PIL import Image
+    from transformers.utils import is_librosa_available, is_vision_available
+
+    assert is_vision_available() and is_librosa_available()
+    assert Image.fromarray(numpy.zeros((4, 6, 3), dtype=numpy.uint8)).size == (6, 4)
+    mel = librosa.feature.melspectrogram(y=numpy.zeros(4000, dtype=numpy.float32), sr=16000, n_fft=512, n_mels=8)
+    assert mel.shape[0] == 8
+    assert torch.__version__ == "2.13.0+cpu"

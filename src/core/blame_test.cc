@@ -155,6 +155,7 @@ TEST(BlameFixtureTest, RealFailureMessagesAreBlamedAsTheyShouldBe) {
   ASSERT_TRUE(in) << "no fixture";
   const nlohmann::json fixture = nlohmann::json::parse(in);
   int environment = 0;
+  int harness = 0;
   int model = 0;
   for (const nlohmann::json& c : fixture.at("cases")) {
     RunResult r;
@@ -168,10 +169,12 @@ TEST(BlameFixtureTest, RealFailureMessagesAreBlamedAsTheyShouldBe) {
     EXPECT_EQ(Blame(r), want) << c.at("model") << ": " << r.error_message;
     EXPECT_EQ(MissingPackagesText(r), c.at("missing_packages").get<std::string>()) << c.at("model");
     environment += want == kBlameEnvironment;
+    harness += want == kBlameHarness;
     model += want == kBlameModel;
   }
-  EXPECT_GE(environment, 7);
-  EXPECT_GE(model, 8);
+  EXPECT_GE(environment, 8);
+  EXPECT_GE(harness, 6);  // inputs compatlab did not build (issue 47 item 3)
+  EXPECT_GE(model, 20);
 }
 
 TEST(BlameTest, OlderRowsWithoutABlameCountAsTheModels) {

@@ -22,6 +22,7 @@ doc/model-factory.md.
 from __future__ import annotations
 
 import inspect
+import linecache
 import os
 import re
 from typing import Any
@@ -102,20 +103,25 @@ def uncallable_reason(model: Any, inputs: dict[str, Any]) -> str:
 def unbuilt_input_reason(model: Any, inputs: dict[str, Any], hinted: set[str], exc: BaseException) -> str:
     """Why a forward call that raised `exc` failed on an input compatlab did not build (or built
     too small), from the call's own facts, or "" when it is the model's failure:
-      - a tensor argument reached an op as None (a TypeError or AttributeError naming NoneType)
-        and the innermost frame of the model's code (below torch's own) holds None in an
-        argument of `model.forward` compatlab left out though it builds it by name
-        (BUILT_BY_NAME, or the model's main input): the argument is named;
+      - a tensor argument reached an op as None (a TypeError or AttributeError naming NoneType),
+        or the model refused the call naming an argument (a ValueError: "You have to specify
+        either input_values or input_features"), and the innermost frame of the model's code
+        (below torch's own) holds None in an argument of `model.forward` compatlab left out
+        though it builds it by name (BUILT_BY_NAME, or the model's main input) and uses it in
+        the expression that raised (and the ValueError's message names it): the argument is
+        named;
       - an op refused an input as smaller than its window (_TOO_SMALL) and the images were
         sized by compatlab itself (the configuration names no image size, no overrides hint in
         `hinted`): the argument and its size are named.
     Such a failure is compatlab's (harness_error), never the model's."""
-    cls = type(model).__name__
-    if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc):
-        name = _argument_left_none(model, inputs, exc)
+    cls, message = type(model).__name__, str(exc)
+    read_none = isinstance(exc, (TypeError, AttributeError)) and "NoneType" in message
+    if read_none or isinstance(exc, ValueError):
+        name = _argument_left_none(model, inputs, exc, "" if read_none else message)
         if name:
-            return (f"compatlab gave {cls}.forward no {name!r} (an input it builds) and the model read it as None")
-    if _TOO_SMALL.search(str(exc)):
+            return (f"compatlab gave {cls}.forward no {name!r} (an input it builds) and the model "
+                    f"{'read it as None' if read_none else 'refused the call without it'}")
+    if _TOO_SMALL.search(message):
         for name in ("pixel_values", "pixel_values_videos"):
             value = inputs.get(name)
             config = getattr(model, "config", None)
@@ -127,23 +133,37 @@ def unbuilt_input_reason(model: Any, inputs: dict[str, Any], hinted: set[str], e
     return ""
 
 
-def _argument_left_none(model: Any, inputs: dict[str, Any], exc: BaseException) -> str:
-    """The forward argument compatlab builds by name but left out whose None value the
-    innermost frame of the model's code holds when `exc` was raised, or ""."""
-    import torch
-
+def _argument_left_none(model: Any, inputs: dict[str, Any], exc: BaseException, named_in: str) -> str:
+    """The forward argument compatlab builds by name but left out that the innermost frame of
+    the model's code (below torch's own) holds as None and uses in the expression that raised
+    `exc` (and that `named_in` names, when not empty), or ""."""
     params = inspect.signature(model.forward).parameters
-    buildable = set(BUILT_BY_NAME) | {getattr(model, "main_input_name", "") or "input_ids"}
-    left_out = [n for n in params if n in buildable and n not in inputs]
+    buildable = set(BUILT_BY_NAME) | set(_main_inputs(model, params))
     torch_dir = os.path.dirname(torch.__file__) + os.sep
-    frame, tb = None, exc.__traceback__
+    innermost, tb = None, exc.__traceback__
     while tb is not None:
         if not tb.tb_frame.f_code.co_filename.startswith(torch_dir):
-            frame = tb.tb_frame
+            innermost = tb
         tb = tb.tb_next
-    if frame is None:
+    if innermost is None:
         return ""
-    return next((n for n in left_out if n in frame.f_locals and frame.f_locals[n] is None), "")
+    held, source = innermost.tb_frame.f_locals, _failing_source(innermost)
+    for name in params:
+        if name in buildable and name not in inputs and name in held and held[name] is None \
+                and re.search(rf"\b{name}\b", source) and (not named_in or re.search(rf"\b{name}\b", named_in)):
+            return name
+    return ""
+
+
+def _failing_source(tb: Any) -> str:
+    """The source lines of the expression a traceback entry was executing."""
+    code = tb.tb_frame.f_code
+    first = last = tb.tb_lineno
+    positions = list(code.co_positions())
+    at = tb.tb_lasti // 2
+    if 0 <= at < len(positions) and positions[at][0] is not None:
+        first, last = positions[at][0], positions[at][1] or positions[at][0]
+    return "".join(linecache.getline(code.co_filename, n) for n in range(first, last + 1))
 
 
 def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_len: int, seed: int = 0,
@@ -154,9 +174,10 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     params = inspect.signature(model.forward).parameters
     required = [name for name, p in params.items()
                 if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    main = hints.pop("main_input", None) or _main_input(model, params)
+    hinted_main = hints.pop("main_input", None)
+    main, *more_main = [hinted_main] if hinted_main else _main_inputs(model, params)
     b, s = batch_size, seq_len
-    wanted = _wanted(main, required, params, config, head_kind)
+    wanted = _wanted(main, required, params, config, head_kind) | set(more_main)
     inputs = {}
     for name in params:  # in the signature's order: the generator's draws follow it
         if name in wanted:
@@ -174,13 +195,15 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     return inputs
 
 
-def _main_input(model: Any, params: Any) -> str:
-    """The model's main input (main_input_name); input_ids where the forward does not take the
-    main input its class declares (a text tower declaring its vision sibling's pixel_values)."""
-    main = getattr(model, "main_input_name", "input_ids") or "input_ids"
-    if main not in params and "input_ids" in params:
-        return "input_ids"
-    return main
+def _main_inputs(model: Any, params: Any) -> list[str]:
+    """The model's main inputs (main_input_name: a name, or a list of names: OneFormer's
+    pixel_values and task_inputs); input_ids where the forward takes none of those its class
+    declares (a text tower declaring its vision sibling's pixel_values)."""
+    main = getattr(model, "main_input_name", None) or "input_ids"
+    names = [main] if isinstance(main, str) else [str(name) for name in main]
+    if not any(name in params for name in names) and "input_ids" in params:
+        return ["input_ids"]
+    return names
 
 
 def _wanted(main: str, required: list[str], params: Any, config: Any, head_kind: str) -> set[str]:
