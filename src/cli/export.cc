@@ -5,6 +5,7 @@
 #include "cli/common.h"
 #include "export/transfer.h"
 #include "fmt/format.h"
+#include "store/artifacts.h"
 
 namespace compatlab {
 
@@ -13,6 +14,9 @@ CLI::App* AddExportCommand(CLI::App& app, ExportFlags& flags) {
       "export", "Write stored results as Parquet, one file per torch/transformers version pair");
   cmd->add_option("--parquet", flags.parquet_dir, "output directory")->required();
   cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  cmd->add_flag("--traces", flags.traces,
+                "carry the runs' profile traces (sweep --profile) in profile_traces/ beside "
+                "the Parquet files; without it they are left out");
   AddRunFilterOptions(*cmd, flags.filter);
   return cmd;
 }
@@ -24,6 +28,7 @@ int RunExport(const ExportFlags& flags) {
   options.db = flags.db;
   options.filter = *std::move(filter);
   options.dir = flags.parquet_dir;
+  options.traces = flags.traces;
   absl::StatusOr<ExportSummary> exported = ExportStore(options);
   if (!exported.ok()) return Fail(ExitCodeOf(exported.status()), exported.status());
   if (exported->runs == 0) {
@@ -33,8 +38,10 @@ int RunExport(const ExportFlags& flags) {
   for (const ExportedFile& file : exported->files) {
     std::cout << fmt::format("{}\t{} runs\n", file.path.string(), file.runs);
   }
-  std::cerr << fmt::format("compatlab: exported {} runs to {} files under {}\n", exported->runs,
-                           exported->files.size(), flags.parquet_dir);
+  std::cerr << fmt::format(
+      "compatlab: exported {} runs to {} files under {}{}\n", exported->runs,
+      exported->files.size(), flags.parquet_dir,
+      flags.traces ? fmt::format(" with {} profile traces", exported->traces) : "");
   return kExitOk;
 }
 
@@ -80,6 +87,10 @@ int RunImport(const ImportFlags& flags) {
       "imported {} runs from {} files into {} ({} already present; {} sweeps created)\n",
       imported->merged.inserted, imported->files, flags.db, imported->merged.already_present,
       imported->merged.sweeps_created);
+  if (imported->traces > 0) {
+    std::cout << fmt::format("with {} profile traces into {}\n", imported->traces,
+                             ArtifactDir(flags.db).string());
+  }
   return kExitOk;
 }
 

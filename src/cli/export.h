@@ -14,6 +14,7 @@ namespace compatlab {
 struct ExportFlags {
   std::string db = "compatlab.db";
   std::string parquet_dir;
+  bool traces = false;  // --traces
   RunFilterFlags filter;
 };
 

@@ -304,6 +304,21 @@ struct RunResult {
 
   // --- Schema version 19: blame environment (doc/results-schema.md, "Blame"). ---
   std::string missing_packages;  // packages the error names as missing, ", "-joined
+
+  // --- Schema version 20: where the time goes (--profile; doc/probe.md, "Profile"). ---
+  std::string profile;  // steady, prepare, "MODE (note)" or "unavailable: why"; "" not profiled
+  std::optional<int64_t> profile_calls;     // calls in the profiled window
+  std::optional<double> profile_median_s;   // median call under the profiler
+  std::optional<double> profile_compute_s;  // per call, by category
+  std::optional<double> profile_copy_s;
+  std::optional<double> profile_fallback_s;
+  std::optional<double> profile_framework_s;
+  std::optional<double> profile_idle_s;
+  std::string profile_top_ops;                 // JSON array of {name, shapes, calls, self_s, share}
+  std::string profile_top_lines;               // JSON array of {line, self_s, share}
+  std::string profile_fallback_ops;            // JSON object: fallback op name -> calls per call
+  std::string profile_trace_sha256;            // the artifact's digest ("" none kept)
+  std::optional<int64_t> profile_trace_bytes;  // its size
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -63,6 +63,10 @@ struct LaunchRequest {
   // Kind load, an offline or server row whose group's single_stream row passed: its
   // objectives, sent as "load_slo"; unset otherwise (the child then calibrates its own).
   std::optional<LoadSlo> load_slo;
+  // The profiler's window ("" none, "steady", "prepare"; TestExecution::profile)
+  // and the file its gzip trace goes to ("" none), sent as "profile".
+  std::string profile;
+  std::string profile_trace_path;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

@@ -102,7 +102,9 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                           job.compile_cache_dir,
                           job.cache_phase,
                           job.load_base,
-                          job.load_slo};
+                          job.load_slo,
+                          job.profile,
+                          job.profile_trace_path};
     pid = ctx.launcher->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
     ClosePipes(pipes, false);
   }

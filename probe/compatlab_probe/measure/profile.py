@@ -181,6 +181,23 @@ def _inside(event: Any, names: set[str]) -> bool:
     return not _outermost(event, names)
 
 
+def _host_op_kind(event: Any, fallback: set[str], copies: set[str], boxed: set[str], device: bool) -> str:
+    """The category a host event's time goes to ("" none): an outermost fallback op, an
+    outermost copy (no device activities), an op or kernel call outside both (compute)."""
+    if _on_device(event):
+        return ""
+    op = _op_event(event)
+    if op and event.name in fallback and _outermost(event, boxed):
+        return "fallback"
+    if device:
+        return ""
+    if op and event.name in copies and _outermost(event, boxed):
+        return "copy"
+    if (op or _kernel_call(event)) and not _inside(event, boxed):
+        return "compute"
+    return ""
+
+
 def split_time(events: list[Any], fallback: set[str], is_cpu: bool, wall_s: float,
                thread_cpu_s: float) -> tuple[dict[str, float], collections.Counter]:
     """The window's seconds by category (module docstring) and the outermost fallback ops' calls."""
@@ -191,15 +208,12 @@ def split_time(events: list[Any], fallback: set[str], is_cpu: bool, wall_s: floa
     fallback_calls: collections.Counter = collections.Counter()
     seconds = dict.fromkeys(CATEGORIES, 0.0)
     for e in events:
-        if _on_device(e):
-            continue
-        if _op_event(e) and e.name in fallback and _outermost(e, boxed):
-            seconds["fallback"] += e.cpu_time_total * us
+        kind = _host_op_kind(e, fallback, copies, boxed, bool(device))
+        if kind == "fallback":
             fallback_calls[e.name] += 1
-        elif not device and _op_event(e) and e.name in copies and _outermost(e, boxed):
-            seconds["copy"] += e.cpu_time_total * us
-        elif not device and (_op_event(e) or _kernel_call(e)) and not _inside(e, boxed):
-            seconds["compute"] += (e.cpu_time_total if _kernel_call(e) else e.self_cpu_time_total) * us
+        if kind:
+            own = kind == "compute" and not _kernel_call(e)
+            seconds[kind] += (e.self_cpu_time_total if own else e.cpu_time_total) * us
     if device:
         for e in device:
             kind = "copy" if e.name.startswith(("Memcpy", "Memset")) else "compute"
