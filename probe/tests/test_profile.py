@@ -87,3 +87,6 @@ def test_the_source_line_is_the_models_own_frame():
              "transformers/models/gpt2/modeling_gpt2.py(312): forward", "compatlab_probe/kinds/forward.py(70): call"]
     assert profile.source_line(stack) == "transformers/models/gpt2/modeling_gpt2.py(312): forward"
     assert profile.source_line(stack[:2]) == "(framework)"
+    compiled = ["/tmp/cache-1/c4/cc4xt.py(12): call", *stack]
+    assert profile.source_line(compiled, "/tmp/cache-1") == profile.COMPILED_CODE
+    assert profile.source_line(compiled) == compiled[0]

@@ -163,7 +163,7 @@ class ModelTest:
                 return
             fallback = json.loads(metrics.get("fallback_ops") or "{}") if metrics.get("fallback_audit") == "audited" \
                 else {}
-            metrics.update(tracker.metrics(fallback))
+            metrics.update(tracker.metrics(fallback, self.request.compile.cache_dir))
             note = tracker.write_trace(settings.trace_path, settings.trace_max_bytes) if settings.trace_path else ""
             metrics["profile"] = f"{settings.mode} ({note})" if note else settings.mode
         except Exception as exc:  # noqa: BLE001 - the profiler never fails the test

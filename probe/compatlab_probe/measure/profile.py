@@ -119,9 +119,10 @@ class ProfileTracker:
         self.times.append(wall_s)
         self.thread_cpu_s += thread_cpu_s
 
-    def metrics(self, fallback_names: Iterable[str]) -> dict[str, Any]:
+    def metrics(self, fallback_names: Iterable[str], generated_dir: str = "") -> dict[str, Any]:
         """profile_calls, profile_median_s, profile_<category>_s, profile_top_ops,
-        profile_top_lines, profile_fallback_ops (the metrics of doc/worker-protocol.md)."""
+        profile_top_lines, profile_fallback_ops (the metrics of doc/worker-protocol.md);
+        `generated_dir`: the compile cache, whose files are COMPILED_CODE in the lines."""
         calls = len(self.times)
         if not calls:
             raise RuntimeError("no profiled call")
@@ -133,7 +134,7 @@ class ProfileTracker:
         metrics: dict[str, Any] = {"profile_calls": calls, "profile_median_s": statistics.median(self.times)}
         metrics.update({f"profile_{name}_s": categories[name] / calls for name in CATEGORIES})
         metrics["profile_top_ops"] = json.dumps(top_ops(self._prof, calls, wall))
-        metrics["profile_top_lines"] = json.dumps(top_lines(self._prof, calls, wall))
+        metrics["profile_top_lines"] = json.dumps(top_lines(self._prof, calls, wall, generated_dir))
         metrics["profile_fallback_ops"] = json.dumps(
             {name: n / calls for name, n in sorted(fallback_calls.items())}, sort_keys=True)
         return metrics
@@ -255,22 +256,29 @@ def top_ops(prof: Any, calls: int, wall_s: float) -> list[dict[str, Any]]:
             for a in rows[:TOP_OPS]]
 
 
-def source_line(stack: list[str]) -> str:
+COMPILED_CODE = "(compiled code)"
+
+
+def source_line(stack: list[str], generated_dir: str = "") -> str:
     """The first frame of an op's stack (innermost first) that is the model's own, not the
     framework's (_FRAMEWORK_FRAMES): a source line "file(line): function" (the function's
-    first line) or a module "nn.Module: NAME_INDEX"; "(framework)" when none is."""
+    first line) or a module "nn.Module: NAME_INDEX"; COMPILED_CODE for a file of the
+    compiler's output under `generated_dir` (the test's compile cache); "(framework)" when
+    no frame is the model's."""
     for frame in stack:
+        if generated_dir and frame.startswith(generated_dir.rstrip("/") + "/"):
+            return COMPILED_CODE
         if not frame.startswith(_FRAMEWORK_FRAMES) and "/torch/" not in frame:
             return frame[:SHAPES_CHARS]
     return "(framework)"
 
 
-def top_lines(prof: Any, calls: int, wall_s: float) -> list[dict[str, Any]]:
+def top_lines(prof: Any, calls: int, wall_s: float, generated_dir: str = "") -> list[dict[str, Any]]:
     """The TOP_LINES source lines (source_line of key_averages(group_by_stack_n=STACK_DEPTH))
     with the most op self time below them: line, self_s per profiled call, share of the wall."""
     by_line: collections.Counter = collections.Counter()
     for avg in prof.key_averages(group_by_stack_n=STACK_DEPTH):
         if "::" in avg.key:
-            by_line[source_line(list(avg.stack or []))] += _self_us(avg) * 1e-6
+            by_line[source_line(list(avg.stack or []), generated_dir)] += _self_us(avg) * 1e-6
     return [{"line": line, "self_s": s / calls, "share": round(s / wall_s, 4) if wall_s > 0 else 0.0}
             for line, s in by_line.most_common(TOP_LINES)]
