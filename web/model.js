@@ -261,6 +261,62 @@ async function curvesSection(runs) {
   await Promise.all([curveSelect("train-run", train, trainCurves), curveSelect("gen-run", generate, generateCurves)]);
 }
 
+// Where the time goes (--profile; doc/results-schema.md, "Profile"): each profiled result's
+// time per call by category as a stacked bar, then the chosen result's top ops and source
+// lines (JSON text in /api/run, read defensively: stored text is data) and its trace.
+const PROFILE_CATEGORIES = ["compute", "copy", "fallback", "framework", "idle"];
+
+function profileRows(value) {
+  try {
+    const rows = JSON.parse(value || "[]");
+    return Array.isArray(rows) ? rows.slice(0, 50) : [];
+  } catch {
+    return [];
+  }
+}
+
+async function profileRun(runId) {
+  const { run } = await api("/api/run", { run_id: runId });
+  const ratio = run.profile_median_s > 0 && run.steady_median_s > 0
+    ? ` (profiler overhead ×${number(run.profile_median_s / run.steady_median_s)})` : "";
+  document.getElementById("profile-overhead").textContent =
+    `${text(run.profile)}: ${text(run.profile_calls)} calls, median ${seconds(run.profile_median_s)} under the `
+    + `profiler, ${seconds(run.steady_median_s)} without${ratio}`;
+  const trace = document.getElementById("profile-trace");
+  trace.replaceChildren(run.profile_trace_sha256
+    ? el("span", {}, el("a", { href: `/api/trace?run_id=${encodeURIComponent(run.run_id)}`, download: "", id: "profile-download" },
+      `download the trace (${Number(run.profile_trace_bytes).toLocaleString("en")} bytes, gzip Chrome trace JSON)`),
+    " · open it in Perfetto (ui.perfetto.dev, \"Open trace file\") or chrome://tracing; the file stays on your machine")
+    : "no trace kept for this result");
+  const share = (v) => (typeof v === "number" ? `${(v * 100).toFixed(1)}%` : DASH);
+  document.getElementById("profile-ops").tBodies[0].replaceChildren(...profileRows(run.profile_top_ops).map((op) =>
+    el("tr", {}, el("td", {}, text(op.name)), el("td", { class: "note" }, text(op.shapes)), el("td", {}, number(op.calls)),
+      el("td", {}, seconds(op.self_s)), el("td", {}, share(op.share)))));
+  document.getElementById("profile-lines").tBodies[0].replaceChildren(...profileRows(run.profile_top_lines).map((row) =>
+    el("tr", {}, el("td", {}, text(row.line)), el("td", {}, seconds(row.self_s)), el("td", {}, share(row.share)))));
+}
+
+async function profileSection(runs) {
+  const newest = (a, b) => (b.started_at || "").localeCompare(a.started_at || "");
+  const profiled = runs.filter((r) => r.profile_calls > 0).sort(newest).slice(0, 20);
+  if (!profiled.length) return;
+  document.getElementById("profile-section").hidden = false;
+  document.getElementById("profile-note").textContent =
+    `${profiled.length} profiled results, newest first: where each call's time went`;
+  draw("profile-breakdown", {
+    type: "bar",
+    data: {
+      labels: profiled.map((r) => `${r.target} ${r.mode} ${r.kind} ${(r.started_at || "").slice(5, 16)}`),
+      datasets: PROFILE_CATEGORIES.map((c) => ({ label: c, data: profiled.map((r) => (r[`profile_${c}_s`] ?? 0) * 1e3) })),
+    },
+    options: { animation: false, indexAxis: "y", scales: { x: { stacked: true, title: { display: true, text: "ms per call" } }, y: { stacked: true } } },
+  });
+  const select = document.getElementById("profile-run");
+  select.replaceChildren(...profiled.map((r) => el("option", { value: r.run_id }, runLabel(r))));
+  select.onchange = () => profileRun(select.value).catch((e) => showError(document.getElementById("profile-note"), e));
+  await profileRun(profiled[0].run_id);
+}
+
 // The compare section (/api/compare, doc/compare.md): this model against another selector,
 // as head (the variant) or as base; one row per paired test, diff's changes in the last column.
 // "2.00x [1.64–2.44]": the ratio and the range its figures' intervals allow (doc/compare.md).
@@ -353,7 +409,8 @@ api("/api/model", { model_id: modelId }).then((m) => {
   other.value = asked || (m.model_type && !modelId.startsWith("hf:") ? `hf:${m.model_type}` : "");
   if (asked) compare(asked, false);
   return Promise.all([loadSection(runs), curvesSection(runs).catch(
-    (e) => showError(document.getElementById("curves-note"), e))]);
+    (e) => showError(document.getElementById("curves-note"), e)), profileSection(runs).catch(
+    (e) => showError(document.getElementById("profile-note"), e))]);
 }, (e) => showError(document.getElementById("summary"), e));
 
 const stack = new URLSearchParams(location.search).get("stack") || "";

@@ -18,6 +18,10 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareFlags& flags) {
       ->required();
   cmd->add_option("--head", flags.head, "the same, for the variant")->required();
   cmd->add_option("--format", flags.format, "table or json")->capture_default_str();
+  cmd->add_flag("--profile", flags.profile,
+                "also each test profiled on both sides (sweep --profile): the time by "
+                "category and the ops whose time changed most, aligned by op name and input "
+                "shapes");
   AddDiffThresholds(*cmd, flags.thresholds, "as diff's: ");
   return cmd;
 }
@@ -31,6 +35,7 @@ int RunCompareCommand(const CompareFlags& flags) {
   options.base = flags.base;
   options.head = flags.head;
   options.json = flags.format == "json";
+  options.profile = flags.profile;
   options.thresholds = flags.thresholds;
   absl::StatusOr<std::string> text = RunVariantCompare(options);
   if (!text.ok()) return Fail(ExitCodeOf(text.status()), text.status());

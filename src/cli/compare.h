@@ -14,6 +14,7 @@ struct CompareFlags {
   std::string base;
   std::string head;
   std::string format = "table";  // table or json
+  bool profile = false;          // --profile
   DiffThresholds thresholds;
 };
 

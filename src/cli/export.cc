@@ -6,6 +6,7 @@
 #include "export/hub_dataset.h"
 #include "export/transfer.h"
 #include "fmt/format.h"
+#include "store/artifacts.h"
 
 namespace compatlab {
 
@@ -26,6 +27,9 @@ CLI::App* AddExportCommand(CLI::App& app, ExportFlags& flags) {
       ->capture_default_str()
       ->needs(publish);
   cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
+  cmd->add_flag("--traces", flags.traces,
+                "carry the runs' profile traces (sweep --profile) in profile_traces/ beside "
+                "the Parquet files; without it they are left out");
   AddRunFilterOptions(*cmd, flags.filter);
   return cmd;
 }
@@ -43,6 +47,7 @@ int RunExport(const ExportFlags& flags) {
   options.dir = options.publish ? flags.publish_dir : flags.parquet_dir;
   options.keep_private = flags.keep_private;
   options.license = flags.license;
+  options.traces = flags.traces;
   absl::StatusOr<ExportSummary> exported = ExportStore(options);
   if (!exported.ok()) return Fail(ExitCodeOf(exported.status()), exported.status());
   if (exported->runs == 0) {
@@ -52,8 +57,10 @@ int RunExport(const ExportFlags& flags) {
   for (const ExportedFile& file : exported->files) {
     std::cout << fmt::format("{}\t{} runs\n", file.path.string(), file.runs);
   }
-  std::cerr << fmt::format("compatlab: exported {} runs to {} files under {}\n", exported->runs,
-                           exported->files.size(), options.dir.string());
+  std::cerr << fmt::format(
+      "compatlab: exported {} runs to {} files under {}{}\n", exported->runs,
+      exported->files.size(), options.dir.string(),
+      flags.traces ? fmt::format(" with {} profile traces", exported->traces) : "");
   if (options.publish) {
     std::cerr << fmt::format(
         "compatlab: dataset card {}; {}\n", (options.dir / "README.md").string(),
@@ -125,6 +132,10 @@ int RunImport(const ImportFlags& flags) {
       "imported {} runs from {} files into {} ({} already present; {} sweeps created)\n",
       imported->merged.inserted, imported->files, flags.db, imported->merged.already_present,
       imported->merged.sweeps_created);
+  if (imported->traces > 0) {
+    std::cout << fmt::format("with {} profile traces into {}\n", imported->traces,
+                             ArtifactDir(flags.db).string());
+  }
   return kExitOk;
 }
 

@@ -17,6 +17,7 @@ struct ExportFlags {
   std::string publish_dir;    // --publish: the files, the card, scrubbed
   bool keep_private = false;  // --keep-private: with --publish, nothing scrubbed
   std::string license = "cc-by-4.0";
+  bool traces = false;  // --traces
   RunFilterFlags filter;
 };
 

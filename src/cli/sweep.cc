@@ -39,6 +39,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;
   r.base.warm = f.warm;
+  r.base.profile = f.profile;
   r.base.measure.max_time_s = f.max_measure_s.value_or(kDefaultMaxMeasureS);
   r.base.grace_s = flags.grace_s.value_or(2.0);
   r.base.mem_limit_bytes = mem_limit_bytes;
@@ -115,6 +116,13 @@ void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy)
                  "steady calls repeat until the median's interval is tight, and none "
                  "starts once it is spent and one ran (default 2; 0: the minimums only; "
                  "doc/probe.md)");
+  cmd.add_option("--profile", flags.plan.profile,
+                 "torch.profiler over a window of each test: steady (the default: calls "
+                 "after the measured ones) or prepare (the first call); a summary in the "
+                 "row, the trace beside the store (doc/probe.md, \"Profile\")")
+      ->expected(0, 1)
+      ->default_str(std::string(kProfileSteady))
+      ->check(CLI::IsMember({std::string(kProfileSteady), std::string(kProfilePrepare)}));
   cmd.add_option("--mem-limit", flags.mem_limit,
                  "per-test memory limit (e.g. 8G, 512M; default 8G)");
   cmd.add_option("--mem-limit-method", flags.plan.mem_limit_method,

@@ -1038,6 +1038,59 @@ std::vector<FieldDef> MakeResultFields() {
   add(Member("remeasure_other_noisy_reason", "",
              "noisy_reason of the measurement that is not the row's.",
              COMPATLAB_MEMBER(result.remeasure_other_noisy_reason)));
+  // Version 23, where the time goes: --profile's window (doc/probe.md, "Profile"). The lists
+  // of named rows are JSON text as fallback_ops is (a ListKind holds numbers only).
+  version = 23;
+  add(Metric(Member("profile", "",
+                    "--profile: steady (a window of steady calls after the measured ones) or "
+                    "prepare (the first call), with a note in parentheses when the trace was not "
+                    "kept; unavailable: REASON when the profiler failed; empty when not profiled.",
+                    COMPATLAB_MEMBER(result.profile))));
+  add(Metric(Member("profile_calls", "", "--profile: the calls the profiled window holds.",
+                    COMPATLAB_MEMBER(result.profile_calls))));
+  add(Metric(Member("profile_median_s", kSeconds,
+                    "--profile: the median call under the profiler (steady_median_s is the "
+                    "median without it: their ratio is the profiler's overhead).",
+                    COMPATLAB_MEMBER(result.profile_median_s))));
+  add(Metric(Member("profile_compute_s", kSeconds,
+                    "--profile: per call, the ops' own compute (self time; with device "
+                    "activities the device's kernel time).",
+                    COMPATLAB_MEMBER(result.profile_compute_s))));
+  add(Metric(Member("profile_copy_s", kSeconds,
+                    "--profile: per call, copies outside fallback ops on a target other than "
+                    "the cpu (host-device and on the device); 0 on the cpu target.",
+                    COMPATLAB_MEMBER(result.profile_copy_s))));
+  add(Metric(Member("profile_fallback_s", kSeconds,
+                    "--profile: per call, the ops the fallback audit names as CPU fallback, "
+                    "their whole time.",
+                    COMPATLAB_MEMBER(result.profile_fallback_s))));
+  add(Metric(Member("profile_framework_s", kSeconds,
+                    "--profile: per call, Python, modules and dispatch around the ops.",
+                    COMPATLAB_MEMBER(result.profile_framework_s))));
+  add(Metric(Member("profile_idle_s", kSeconds,
+                    "--profile: per call, wall time the calling thread spent off the CPU.",
+                    COMPATLAB_MEMBER(result.profile_idle_s))));
+  add(Metric(Member("profile_top_ops", "",
+                    "--profile: the ops (by name and input shapes) with the most self time, a "
+                    "JSON array of {name, shapes, calls, self_s, share} (calls and self_s per "
+                    "call, share of the window's wall time), at most 10.",
+                    COMPATLAB_MEMBER(result.profile_top_ops))));
+  add(Metric(Member("profile_top_lines", "",
+                    "--profile: the model's source lines (an op's first frame outside the "
+                    "framework) with the most op self time below them, a JSON array of {line, "
+                    "self_s, share}, at most 10.",
+                    COMPATLAB_MEMBER(result.profile_top_lines))));
+  add(Metric(Member("profile_fallback_ops", "",
+                    "--profile: the fallback category's ops as a JSON object of op name to calls "
+                    "per call (outermost calls; compare fallback_ops).",
+                    COMPATLAB_MEMBER(result.profile_fallback_ops))));
+  add(Member("profile_trace_sha256", "",
+             "--profile: SHA-256 of the gzip Chrome trace kept in the store's artifact "
+             "directory as <digest>.json.gz (doc/results-schema.md, \"Profile traces\"); empty "
+             "when none was kept.",
+             COMPATLAB_MEMBER(result.profile_trace_sha256)));
+  add(Member("profile_trace_bytes", kBytes, "--profile: the kept trace's size.",
+             COMPATLAB_MEMBER(result.profile_trace_bytes)));
   return fields;
 }
 

@@ -305,7 +305,7 @@ struct RunResult {
   // --- Schema version 19: blame environment (doc/results-schema.md, "Blame"). ---
   std::string missing_packages;  // packages the error names as missing, ", "-joined
 
-  // --- Schema version 20: where a sweep's time went; noisy tests measured again (issue 46). ---
+  // --- Schema version 22: where a sweep's time went; noisy tests measured again (issue 46). ---
   std::optional<double> steady_wall_s;  // the steady phase's wall seconds
   std::optional<double> reference_s;    // the CPU reference's wall seconds (stage compare)
   // "" (not measured again), quiet, still_noisy, failed: STATUS, machine_busy (RemeasureState).
@@ -314,6 +314,20 @@ struct RunResult {
   std::optional<double> remeasure_other_steady_median_s;
   std::optional<double> remeasure_other_prepare_s;
   std::string remeasure_other_noisy_reason;
+  // --- Schema version 23: where the time goes (--profile; doc/probe.md, "Profile"). ---
+  std::string profile;  // steady, prepare, "MODE (note)" or "unavailable: why"; "" not profiled
+  std::optional<int64_t> profile_calls;     // calls in the profiled window
+  std::optional<double> profile_median_s;   // median call under the profiler
+  std::optional<double> profile_compute_s;  // per call, by category
+  std::optional<double> profile_copy_s;
+  std::optional<double> profile_fallback_s;
+  std::optional<double> profile_framework_s;
+  std::optional<double> profile_idle_s;
+  std::string profile_top_ops;                 // JSON array of {name, shapes, calls, self_s, share}
+  std::string profile_top_lines;               // JSON array of {line, self_s, share}
+  std::string profile_fallback_ops;            // JSON object: fallback op name -> calls per call
+  std::string profile_trace_sha256;            // the artifact's digest ("" none kept)
+  std::optional<int64_t> profile_trace_bytes;  // its size
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/records.h"
 
@@ -33,6 +34,10 @@ struct MeasureOptions {
   bool operator==(const MeasureOptions&) const = default;
 };
 
+// The profiler's windows (TestExecution::profile; doc/probe.md, "Profile").
+inline constexpr std::string_view kProfileSteady = "steady";
+inline constexpr std::string_view kProfilePrepare = "prepare";
+
 // How a test is executed, beyond its identity. The deadline is the spec's
 // timeout_s. grace_s and mem_limit_bytes are what the plan chose; a resume
 // may override them (and the timeout) for the tests still to run.
@@ -50,6 +55,10 @@ struct TestExecution {
   double grace_s = 2.0;   // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;
   std::string mem_limit_method;  // "" = the best available
+  // torch.profiler's window (--profile, or the target profile's `profile`):
+  // "" none, "steady" (after the measured steady calls) or "prepare" (the
+  // first call); doc/probe.md, "Profile".
+  std::string profile;
 
   bool operator==(const TestExecution&) const = default;
 };

@@ -71,6 +71,7 @@ struct ImportResult {
   int64_t files = 0;      // files read
   int64_t runs_read = 0;  // runs in them
   MergeStats merged;      // what the store did with them
+  int64_t traces = 0;     // profile traces brought into the store's artifact directory
 };
 
 // Imports `files` into `store`. Every file is read batch by batch

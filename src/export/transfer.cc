@@ -4,7 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/limits.h"
@@ -13,6 +15,8 @@
 #include "export/staging.h"
 #include "fmt/format.h"
 #include "store/record_json.h"
+#include "store/artifacts.h"
+#include "util/fs.h"
 #include "util/hash.h"
 #include "util/status.h"
 
@@ -255,6 +259,78 @@ absl::Status CheckPublishDir(const std::filesystem::path& dir) {
 
 }  // namespace
 
+namespace {
+
+// The traces of `runs` found in the store's artifact directory `artifacts`, copied into
+// <dir>/kDatasetTraceDir (a digest whose file is missing is skipped); how many.
+absl::StatusOr<int64_t> ExportTraces(const std::vector<RunRecord>& runs,
+                                     const std::filesystem::path& artifacts,
+                                     const std::filesystem::path& dir) {
+  std::set<std::string> done;
+  for (const RunRecord& run : runs) {
+    const std::string& digest = run.result.profile_trace_sha256;
+    if (digest.empty() || done.contains(digest)) continue;
+    absl::StatusOr<std::filesystem::path> path = ArtifactPath(artifacts, digest);
+    std::error_code ec;
+    if (!path.ok() || !std::filesystem::exists(*path, ec)) continue;
+    if (std::filesystem::file_size(*path, ec) > static_cast<uintmax_t>(kMaxProfileTraceBytes)) {
+      continue;
+    }
+    absl::StatusOr<std::string> data = ReadFile(*path);
+    if (!data.ok()) return data.status();
+    absl::StatusOr<KeptArtifact> kept =
+        StoreArtifact(dir / kDatasetTraceDir, *data, kMaxProfileTraceBytes);
+    if (!kept.ok()) return kept.status();
+    done.insert(digest);
+  }
+  return static_cast<int64_t>(done.size());
+}
+
+// One dataset trace file, read and checked (CheckDatasetTraces).
+absl::StatusOr<std::string> ReadDatasetTrace(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  const std::string digest = name.substr(0, name.find('.'));
+  auto bad = [&file](std::string_view why) {
+    return absl::InvalidArgumentError(fmt::format("profile trace {}: {}", file.string(), why));
+  };
+  if (!ArtifactPath(".", digest).ok() || name != digest + ".json.gz") {
+    return bad("not named <sha256>.json.gz");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec) ||
+      std::filesystem::file_size(file, ec) > static_cast<uintmax_t>(kMaxProfileTraceBytes)) {
+    return bad(
+        fmt::format("not a file of at most {} bytes (doc/limits.md)", kMaxProfileTraceBytes));
+  }
+  absl::StatusOr<std::string> data = ReadFile(file);
+  if (!data.ok()) return data.status();
+  if (Sha256Hex(*data) != digest) return bad("its content does not hash to its name");
+  if (!data->starts_with("\x1f\x8b")) return bad("not gzip");
+  return data;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
+    const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::filesystem::path> traces;
+  for (const std::filesystem::path& path : paths) {
+    const std::filesystem::path dir = path / kDatasetTraceDir;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) continue;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (traces.size() >= static_cast<size_t>(kMaxImportRuns)) {
+        return absl::InvalidArgumentError("more profile traces than an import takes");
+      }
+      absl::StatusOr<std::string> data = ReadDatasetTrace(entry.path());
+      if (!data.ok()) return data.status();
+      traces.push_back(entry.path());
+    }
+    if (ec) return absl::InternalError(fmt::format("{}: {}", dir.string(), ec.message()));
+  }
+  return traces;
+}
+
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   if (options.publish) {  // first: its message names --publish
     if (absl::Status s = CheckLicenseId(options.license); !s.ok()) return s;
@@ -283,6 +359,11 @@ absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   if (!files.ok()) return Recode(files.status(), absl::StatusCode::kInternal);
   summary.runs = static_cast<int64_t>(runs->size());
   summary.files = *std::move(files);
+  if (options.traces) {
+    absl::StatusOr<int64_t> traces = ExportTraces(*runs, ArtifactDir(options.db), options.dir);
+    if (!traces.ok()) return Recode(traces.status(), absl::StatusCode::kInternal);
+    summary.traces = *traces;
+  }
   return summary;
 }
 
@@ -290,6 +371,8 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
   absl::StatusOr<std::vector<std::filesystem::path>> files = CollectParquetFiles(options.paths);
   if (!files.ok()) return files.status();
   if (files->empty()) return absl::InvalidArgumentError("no .parquet files under the given paths");
+  absl::StatusOr<std::vector<std::filesystem::path>> traces = CheckDatasetTraces(options.paths);
+  if (!traces.ok()) return traces.status();
   ImportTarget target(options.db);
   bool opened = false;
   auto open_store = [&target, &opened]() -> absl::StatusOr<Store*> {
@@ -302,6 +385,14 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
   if (!result.ok() && opened) return MergeFailed(result.status());
   if (result.ok() && result->rejected.empty()) {
     if (absl::Status s = target.Commit(); !s.ok()) return s;
+    for (const std::filesystem::path& trace : *traces) {  // checked above
+      absl::StatusOr<std::string> data = ReadDatasetTrace(trace);
+      if (!data.ok()) return data.status();
+      absl::StatusOr<KeptArtifact> kept =
+          StoreArtifact(ArtifactDir(options.db), *data, kMaxProfileTraceBytes);
+      if (!kept.ok()) return kept.status();
+      ++result->traces;
+    }
   }
   return result;
 }

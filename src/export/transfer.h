@@ -14,6 +14,9 @@
 
 namespace compatlab {
 
+// Where a dataset carries its runs' profile traces: <dir>/profile_traces/<sha256>.json.gz.
+inline constexpr std::string_view kDatasetTraceDir = "profile_traces";
+
 struct ExportOptions {
   std::filesystem::path db;
   RunFilter filter;
@@ -23,12 +26,16 @@ struct ExportOptions {
   bool publish = false;
   bool keep_private = false;
   std::string license = "cc-by-4.0";  // the card's license
+  // export --traces: the runs' profile traces go with the dataset (kDatasetTraceDir);
+  // without it they are left out (the rows keep their digests).
+  bool traces = false;
 };
 
 struct ExportSummary {
   int64_t runs = 0;                 // runs matched and written; 0 = nothing written
   std::vector<ExportedFile> files;  // sorted by path
   int64_t scrubbed_runs = 0;        // publish: runs whose text the scrubber changed
+  int64_t traces = 0;               // profile traces written (--traces)
 };
 
 // The runs options.filter selects, written under options.dir (ExportRuns);
@@ -45,6 +52,13 @@ struct ImportOptions {
   std::vector<std::filesystem::path> paths;  // Parquet files, or directories of them
   std::string args;                          // recorded as the args of the sweeps it creates
 };
+
+// The profile traces a Parquet import brings (kDatasetTraceDir of each directory given),
+// each checked before anything is imported: named <64 hex>.json.gz, at most
+// kMaxProfileTraceBytes, gzip, hashing to its name. InvalidArgument naming the first that
+// is not; the paths of the traces otherwise.
+absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
+    const std::vector<std::filesystem::path>& paths);
 
 // Every file under options.paths read and checked before the store is even
 // opened: with a rejected file (result.rejected not empty) nothing is

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/records.h"
+#include "core/resolved_test.h"
 #include "nlohmann/json.hpp"
 #include "plan/strict_json.h"
 #include "util/fs.h"
@@ -188,6 +189,15 @@ std::optional<ProfileProblem> ProfileLoweringKey(const std::string& key, const j
   return std::nullopt;
 }
 
+// The profiler's window: "", "steady" or "prepare" (doc/probe.md, "Profile").
+std::optional<ProfileProblem> ProfileWindow(const std::string& key, const json& value) {
+  const std::string& v = ProfileString(value);
+  if (v != "" && v != kProfileSteady && v != kProfilePrepare) {
+    return ProfileError(key, "must be \"\", \"steady\" or \"prepare\" (doc/targets.md)");
+  }
+  return std::nullopt;
+}
+
 // True for "eager", "compile" or "export".
 bool IsProfileMode(const json& v) {
   return v.is_string() && (ProfileString(v) == kModeEager || ProfileString(v) == kModeCompile ||
@@ -272,6 +282,8 @@ std::span<const ProfileField> ProfileFields() {
        [](const json& v, TargetProfile* p) { p->lowering = ProfileString(v); }},
       {"modes", kList, "must be a list of modes", kOptional, ProfileModes,
        [](const json& v, TargetProfile* p) { p->modes = v.get<std::vector<std::string>>(); }},
+      {"profile", kString, "must be a string", kOptional, ProfileWindow,
+       [](const json& v, TargetProfile* p) { p->profile = ProfileString(v); }},
   };
   return kFields;
 }

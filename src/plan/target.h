@@ -27,6 +27,8 @@ struct TargetProfile {
   std::string compile_options_json;     // compile.options as canonical JSON object text
   std::vector<std::string> pythonpath;  // entries the child puts first on sys.path (relative: to
                                         // the repository root)
+  std::string profile;                  // the profiler's window without --profile: "", "steady"
+                                        // or "prepare" (doc/probe.md, "Profile")
   std::string json;                     // the whole profile as canonical JSON object text
 };
 

@@ -96,8 +96,8 @@ std::string WithKey(const std::string& member) {
 TEST(TargetTableTest, AnUnknownKeyListsTheKnownOnesSorted) {
   EXPECT_EQ(ProfileError(WithKey(R"("colour":"red")")),
             "t.json: 'colour' is not a known key (available, compile, description, device, "
-            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, pythonpath, "
-            "reset_fallback_counts, setup, synchronize, verified; see doc/targets.md)");
+            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, profile, "
+            "pythonpath, reset_fallback_counts, setup, synchronize, verified; see doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":"m",
                                               "x":1})")),
             "t.json: 'memory.x' is not a known key (reset_peak, peak, method)");
@@ -135,12 +135,22 @@ TEST(TargetTableTest, AMissingRequiredKeyIsNamedInTheTablesOrder) {
             "t.json: 'verified' must be true or false");
 }
 
+TEST(TargetTest, AProfileMayAskForTheProfilersWindow) {
+  auto p = ParseTargetProfile(
+      R"({"name":"c","device":"cpu","compile":{"backend":"inductor"},"profile":"prepare"})",
+      "c.json");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->profile, "prepare");
+}
+
 TEST(TargetTableTest, AFailedCheckNamesTheKeyAndTheRule) {
   EXPECT_EQ(ProfileError(WithKey(R"("setup":"rm -rf /")")),
             "t.json: 'setup' must be \"module:function\", a dotted path, or \"\"");
   EXPECT_EQ(ProfileError(WithKey(R"("lowering":"os.system")")),
             "t.json: 'lowering' must be a lowering key of lower-case letters (doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("modes":[])")), "t.json: 'modes' must be a list of modes");
+  EXPECT_EQ(ProfileError(WithKey(R"("profile":"always")")),
+            "t.json: 'profile' must be \"\", \"steady\" or \"prepare\" (doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("modes":["eager","jit"])")),
             "t.json: 'modes' must list modes from eager, compile, export");
   EXPECT_EQ(ProfileError(WithKey(R"("pythonpath":["a",""])")),
@@ -159,7 +169,7 @@ TEST(TargetTableTest, EveryKeyIsDocumentedInTheFieldsTable) {
   const std::string fields = doc->substr(doc->find("## Fields"));
   const std::string table = fields.substr(0, fields.find("\n## "));
   std::vector<std::string> keys = TargetProfileKeys();
-  EXPECT_EQ(keys.size(), 16u);
+  EXPECT_EQ(keys.size(), 17u);
   for (const std::string& key : keys) {
     EXPECT_NE(table.find(absl::StrCat("`", key, "`")), std::string::npos) << key;
   }

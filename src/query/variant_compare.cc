@@ -6,6 +6,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "query/noise_mark.h"
+#include "query/profile_compare.h"
 #include "query/text_table.h"
 #include "store/store.h"
 #include "util/status.h"
@@ -391,6 +392,41 @@ std::string VariantReportJson(const VariantReport& report) {
          "\n";
 }
 
+std::string FormatProfileComparisons(const VariantReport& report) {
+  std::string out = "\nprofiles (--profile: time per call, head against base):\n";
+  int64_t shown = 0;
+  for (const ComparedTest& t : report.tests) {
+    if (!HasProfile(t.base.result) || !HasProfile(t.head.result)) continue;
+    const TestSpec& s = t.head.spec;
+    out += fmt::format("  {} {} {} {} {}\n", s.target, s.mode, s.kind, s.dtype, VcShape(s));
+    out += FormatProfileComparison(CompareProfiles(t.base.result, t.head.result));
+    ++shown;
+  }
+  if (shown == 0) out += "  no paired test was profiled on both sides (sweep --profile)\n";
+  return out;
+}
+
+nlohmann::ordered_json ProfileComparisonsJson(const VariantReport& report) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ComparedTest& t : report.tests) {
+    if (!HasProfile(t.base.result) || !HasProfile(t.head.result)) continue;
+    const TestSpec& s = t.head.spec;
+    nlohmann::ordered_json item = {{"target", s.target},
+                                   {"mode", s.mode},
+                                   {"kind", s.kind},
+                                   {"dtype", s.dtype},
+                                   {"shape", VcShape(s)},
+                                   {"base_run_id", t.base.run_id},
+                                   {"head_run_id", t.head.run_id}};
+    const ordered_json comparison =
+        ProfileComparisonJson(CompareProfiles(t.base.result, t.head.result));
+    item["categories"] = comparison["categories"];
+    item["ops"] = comparison["ops"];
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> RunVariantCompare(const VariantCompareOptions& options) {
   absl::StatusOr<CompareSide> base = ParseCompareSide(options.base);
   if (!base.ok()) {
@@ -415,7 +451,14 @@ absl::StatusOr<std::string> RunVariantCompare(const VariantCompareOptions& optio
       CompareVariant(*std::move(base_runs), *std::move(head_runs), cross_model, options.thresholds);
   report.base_name = base->Describe();
   report.head_name = head->Describe();
-  return options.json ? VariantReportJson(report) : FormatVariantReport(report);
+  if (options.json) {
+    nlohmann::ordered_json out = VariantReportToJson(report);
+    if (options.profile) out["profiles"] = ProfileComparisonsJson(report);
+    return out.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+  }
+  std::string text = FormatVariantReport(report);
+  if (options.profile) text += FormatProfileComparisons(report);
+  return text;
 }
 
 }  // namespace compatlab

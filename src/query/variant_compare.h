@@ -98,7 +98,17 @@ struct VariantCompareOptions {
   std::string head;
   bool json = false;
   DiffThresholds thresholds;
+  // --profile: after the report, each paired test profiled on both sides with its
+  // categories and the ops whose time changed most (query/profile_compare.h); JSON: the
+  // report's "profiles" array.
+  bool profile = false;
 };
+
+// The profile comparisons of `report`'s paired tests profiled on both sides: text (one
+// block per test after a heading line) or, with `json`, the array of {target, mode, kind,
+// dtype, shape, base_run_id, head_run_id, categories, ops}.
+std::string FormatProfileComparisons(const VariantReport& report);
+nlohmann::ordered_json ProfileComparisonsJson(const VariantReport& report);
 
 // Reads both sides from the store and reports. Errors: InvalidArgument for a bad
 // selector, an unknown sweep or a side without runs; FailedPrecondition when the store

@@ -73,7 +73,7 @@ TEST(RunVariantCompareTest, ABareWordIsASweepOfThatIdElseAModelType) {
   const std::filesystem::path db = dir.path() / "store.db";
   test::WriteRuns(db, "s1",
                   {Measured("hf:llama", "eager", 0.01, 1), Measured("code:a@0", "eager", 0.01, 1)});
-  VariantCompareOptions options{db, "llama", "code:a@0", true, {}};
+  VariantCompareOptions options{db, "llama", "code:a@0", true, {}, false};
   absl::StatusOr<std::string> by_type = RunVariantCompare(options);
   ASSERT_TRUE(by_type.ok()) << by_type.status();
   const nlohmann::json report = nlohmann::json::parse(*by_type);

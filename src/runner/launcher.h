@@ -65,6 +65,10 @@ struct LaunchRequest {
   std::optional<LoadSlo> load_slo;
   // inductor's compile threads in the child, sent as "compile_threads"; 0: torch_num_threads.
   int64_t compile_threads = 0;
+  // The profiler's window ("" none, "steady", "prepare"; TestExecution::profile)
+  // and the file its gzip trace goes to ("" none), sent as "profile".
+  std::string profile;
+  std::string profile_trace_path;
 };
 
 // Software stack of the launcher's interpreter, as it reported it.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/fields.h"
+#include "core/limits.h"
 #include "nlohmann/json.hpp"
 
 namespace compatlab {
@@ -44,6 +45,11 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
               {"min_iters", r.measure.min_iters},
               {"min_time_s", r.measure.min_time_s},
               {"max_time_s", r.measure.max_time_s}}}};
+  if (!r.profile.empty()) {
+    j["profile"] = {{"mode", r.profile},
+                    {"trace_path", r.profile_trace_path},
+                    {"trace_max_bytes", kMaxProfileTraceBytes}};
+  }
   if (r.load_base) {
     j["load_base"] = {{"offline_requests_per_s", r.load_base->offline_requests_per_s},
                       {"run_id", r.load_base->run_id}};

@@ -103,7 +103,10 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                           job.cache_phase,
                           job.load_base,
                           job.load_slo,
-                          job.compile_threads};
+                          job.compile_threads,
+
+                          job.profile,
+                          job.profile_trace_path};
     pid = ctx.launcher->Launch(request, pipes[0].write_fd, pipes[1].write_fd, pipes[2].write_fd);
     ClosePipes(pipes, false);
   }

@@ -34,6 +34,8 @@ struct TestJob {
   std::string cache_phase;            // see LaunchRequest
   std::optional<LoadBase> load_base;  // see LaunchRequest
   std::optional<LoadSlo> load_slo;    // see LaunchRequest
+  std::string profile;                // see LaunchRequest
+  std::string profile_trace_path;     // see LaunchRequest; the caller owns the file
   MeasureOptions measure;
   double grace_s = 2.0;  // SIGTERM to SIGKILL
   int64_t mem_limit_bytes = int64_t{8} << 30;

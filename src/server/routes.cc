@@ -14,9 +14,12 @@
 #include "query/search_hint.h"
 #include "query/variant_compare.h"
 #include "repro/repro.h"
+#include "store/artifacts.h"
 #include "store/record_json.h"
 #include "store/schema.h"
 #include "store/store.h"
+#include "util/fs.h"
+#include "util/hash.h"
 
 namespace compatlab {
 namespace {
@@ -146,6 +149,7 @@ void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   Route(http, "/api/search", Allowed({"limit", "cursor"}), &ApiRoutes::Search);
   Route(http, "/api/model", {"model_id"}, &ApiRoutes::Model);
   Route(http, "/api/run", {"run_id"}, &ApiRoutes::Run);
+  Route(http, "/api/trace", {"run_id"}, &ApiRoutes::Trace);
   Route(http, "/api/errors", filters, &ApiRoutes::Errors);
   Route(http, "/api/diff", Allowed({"base", "head"}), &ApiRoutes::Diff);
   Route(http, "/api/compare", {"base", "head"}, &ApiRoutes::CompareEndpoint);
@@ -391,6 +395,30 @@ std::optional<HttpError> ApiRoutes::Run(const Params& params, HttpResponse& res)
            {{"run", RunJson(*run, true)},
             {"signature", run->result.error_signature},
             {"known_error", KnownErrorJson(known_.Find(run->result))}});
+  return std::nullopt;
+}
+
+std::optional<HttpError> ApiRoutes::Trace(const Params& params, HttpResponse& res) {
+  absl::StatusOr<RunRecord> run = RunById(params.Get("run_id"));
+  if (!run.ok()) return FromStatus(run.status());
+  const std::string& digest = run->result.profile_trace_sha256;
+  if (digest.empty()) return FromStatus(absl::NotFoundError("the run has no profile trace"));
+  absl::StatusOr<std::filesystem::path> path = ArtifactPath(ArtifactDir(options_.db), digest);
+  if (!path.ok()) return FromStatus(path.status());
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(*path, ec);
+  if (ec || size > static_cast<uintmax_t>(kMaxProfileTraceBytes)) {
+    return FromStatus(absl::NotFoundError(
+        "the run's profile trace is not in the store's artifact directory (or over its bound)"));
+  }
+  absl::StatusOr<std::string> data = ReadFile(*path);
+  if (!data.ok() || Sha256Hex(*data) != digest) {
+    return FromStatus(absl::NotFoundError("the run's profile trace does not match its digest"));
+  }
+  res.set_content(*std::move(data), "application/gzip");
+  res.set_header(
+      "Content-Disposition",
+      fmt::format("attachment; filename=\"compatlab-trace-{}.json.gz\"", digest.substr(0, 16)));
   return std::nullopt;
 }
 

@@ -48,6 +48,9 @@ class ApiRoutes {
   std::optional<HttpError> Search(const Params& params, HttpResponse& res);
   std::optional<HttpError> Model(const Params& params, HttpResponse& res);
   std::optional<HttpError> Run(const Params& params, HttpResponse& res);
+  // /api/trace?run_id=ID: the run's gzip profile trace from the store's artifact directory
+  // (store/artifacts.h), checked against its stored digest; 404 when it has none.
+  std::optional<HttpError> Trace(const Params& params, HttpResponse& res);
   std::optional<HttpError> Errors(const Params& params, HttpResponse& res);
   std::optional<HttpError> Diff(const Params& params, HttpResponse& res);
   // /api/compare?base=SEL&head=SEL: `compatlab compare`'s JSON (doc/compare.md); a bare

@@ -127,7 +127,8 @@ nlohmann::ordered_json ExecutionObject(const TestExecution& e) {
           {"probe_dir", e.probe_dir},
           {"grace_s", e.grace_s},
           {"mem_limit_bytes", e.mem_limit_bytes},
-          {"mem_limit_method", e.mem_limit_method}};
+          {"mem_limit_method", e.mem_limit_method},
+          {"profile", e.profile}};
 }
 
 absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
@@ -147,6 +148,7 @@ absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
     e.grace_s = json.at("grace_s").get<double>();
     e.mem_limit_bytes = json.at("mem_limit_bytes").get<int64_t>();
     e.mem_limit_method = json.at("mem_limit_method").get<std::string>();
+    e.profile = json.value("profile", "");  // a plan stored before --profile: none
     return e;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(fmt::format("test spec: bad 'execution': {}", e.what()));

@@ -225,6 +225,21 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.remeasure_other_steady_median_s = 0.0125;
   r.remeasure_other_prepare_s = 2.5;
   r.remeasure_other_noisy_reason = "load average 3.00 > 2 cores";
+  r.profile = "steady";
+  r.profile_calls = 5;
+  r.profile_median_s = 0.0142;
+  r.profile_compute_s = 0.0081;
+  r.profile_copy_s = 0.0004;
+  r.profile_fallback_s = 0.0021;
+  r.profile_framework_s = 0.0030;
+  r.profile_idle_s = 0.0002;
+  r.profile_top_ops =
+      R"([{"name":"aten::mm","shapes":"[[32, 64], [64, 64]]","calls":12.0,"self_s":0.003,"share":0.21}])";
+  r.profile_top_lines =
+      R"([{"line":"transformers/models/llama/modeling_llama.py(275): forward","self_s":0.004,"share":0.28}])";
+  r.profile_fallback_ops = R"({"aten::tanh":3.0})";
+  r.profile_trace_sha256 = std::string(64, 'a');
+  r.profile_trace_bytes = 48213;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

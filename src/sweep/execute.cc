@@ -13,12 +13,14 @@
 #include "absl/strings/str_format.h"
 #include "core/blame.h"
 #include "core/error_signature.h"
+#include "core/limits.h"
 #include "plan/plan.h"
 #include "plan/target.h"
 #include "query/noise_mark.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
 #include "sweep/progress.h"
+#include "store/artifacts.h"
 #include "util/hash.h"
 #include "util/time.h"
 
@@ -132,6 +134,23 @@ struct Entry {
   std::string held_started_at;
 };
 
+// Where the child of run `run_id` writes its profile trace: <artifact_dir>/tmp/<run_id>.json.gz.
+fs::path ProfileTracePath(const std::string& artifact_dir, const std::string& run_id) {
+  return fs::path(artifact_dir) / "tmp" / (run_id + ".json.gz");
+}
+
+// The trace `job`'s child wrote, kept in `artifact_dir` by its digest (profile_trace_sha256
+// and profile_trace_bytes); a trace that is missing, over kMaxProfileTraceBytes or not gzip
+// is not kept, and its temporary file is removed either way.
+void KeepProfileTrace(const TestJob& job, const std::string& artifact_dir, RunResult* result) {
+  if (job.profile_trace_path.empty()) return;
+  absl::StatusOr<KeptArtifact> kept =
+      KeepArtifactFile(artifact_dir, job.profile_trace_path, kMaxProfileTraceBytes);
+  if (!kept.ok()) return;
+  result->profile_trace_sha256 = kept->sha256;
+  result->profile_trace_bytes = kept->bytes;
+}
+
 // The supervisor's job for `test` as stored: its request, deadline, grace and memory limit.
 TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   const TestExecution& e = *test.execution;
@@ -154,6 +173,10 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
     job.cache_phase = kCachePhaseCold;
   }
+  job.profile = e.profile;
+  if (!e.profile.empty() && !options.artifact_dir.empty()) {
+    job.profile_trace_path = ProfileTracePath(options.artifact_dir, job.run_id).string();
+  }
   return job;
 }
 
@@ -161,6 +184,8 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
 // reduction where full size does not fit `fit_bytes`), its own cache directory.
 TestJob MakeRerunJob(const Entry& entry, const ExecuteOptions& options, int64_t fit_bytes) {
   TestJob job = MakeJob(*entry.test, options);
+  job.profile.clear();  // the failed run's profile is the record's
+  job.profile_trace_path.clear();
   job.spec.kind_params["size"] = "full";
   job.spec.kind_params["fit_bytes"] = std::to_string(std::max<int64_t>(1, fit_bytes));
   return job;
@@ -376,6 +401,8 @@ void Executor::StartNext() {
       Entry* entry = warm_.front();
       warm_.pop_front();
       entry->job.cache_phase = kCachePhaseWarm;
+      entry->job.profile.clear();  // the cold run's profile is the record's
+      entry->job.profile_trace_path.clear();
       Start(&entry->job);
       continue;
     }
@@ -429,6 +456,7 @@ void Executor::OnFinished(FinishedTest finished) {
     RemoveDir(entry->job.compile_cache_dir);
     RemoveDir(entry->rerun_job.compile_cache_dir);
     RemoveDir(entry->remeasure_job.compile_cache_dir);
+    RemoveDir(entry->job.profile_trace_path);
     return;
   }
   RunResult result = DecideStatus(finished.facts);
@@ -506,6 +534,7 @@ RunRecord Executor::MakeRecord(const Entry& entry, RunResult result, const std::
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
   rec.result.missing_packages = MissingPackagesText(rec.result);  // from error_message
   rec.result.blame = Blame(rec.result);                           // whose failure (core/blame.h)
+  KeepProfileTrace(entry.job, options_.artifact_dir, &rec.result);
   if (TakesCalibration(rec.spec, entry.job.target_profile_json)) {
     rec.result.compiler_startup_s = options_.compiler_startup_s;
   }
@@ -616,10 +645,18 @@ absl::Status ExecutePlan(const std::vector<ResolvedTest>& tests, const ExecuteOp
   }
   std::error_code ec;
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
+  // Profile traces are written under <artifact_dir>/tmp (other sweeps of the store may share it).
+  const fs::path trace_tmp = ProfileTracePath(options.artifact_dir, "x").parent_path();
+  const bool traces = !options.artifact_dir.empty() &&
+                      std::any_of(tests.begin(), tests.end(), [](const ResolvedTest& t) {
+                        return !t.execution->profile.empty();
+                      });
+  if (traces) fs::create_directories(trace_tmp, ec);
   Executor executor(tests, options, launcher, limiter, guardian, store, callbacks);
   absl::Status status = executor.ReadStoredLoadGroupRows();
   if (status.ok()) status = executor.Run();
   if (!options.compile_cache_root.empty()) fs::remove_all(options.compile_cache_root, ec);
+  if (traces) fs::remove(trace_tmp, ec);  // only when empty
   return status;
 }
 

@@ -42,6 +42,9 @@ struct ExecuteOptions {
   // The calibration compile's seconds, stored as compiler_startup_s in every
   // record that TakesCalibration (nullopt: none ran, or it failed).
   std::optional<double> compiler_startup_s;
+  // The store's artifact directory (Store::ArtifactDir): a profiled test's trace
+  // is written under its tmp/ and kept as <digest>.json.gz. "" = no traces.
+  std::string artifact_dir;
   // Given with --resume: replace the stored values for every test run here.
   std::optional<double> timeout_s;
   std::optional<double> grace_s;

@@ -424,8 +424,10 @@ absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides
   plan.tests.reserve(specs->size());
   for (TestSpec& spec : *specs) {
     TestExecution execution = base;
+    if (spec.IsHarness()) execution.profile.clear();  // a harness kind runs no model
     if (auto it = profiles.find(spec.target); it != profiles.end() && !spec.IsHarness()) {
       execution.target_profile_json = it->second.json;
+      if (execution.profile.empty()) execution.profile = it->second.profile;
       if (spec.IsCompiled()) {
         execution.compile_options_json = static_shapes
                                              ? WithStaticShapes(it->second.compile_options_json)
@@ -557,6 +559,13 @@ absl::Status CheckResumeFlags(const PlanFlags& flags, const std::string& suite,
                          t.execution->measure.max_time_s, ")"));
       }
     }
+  }
+  if (!flags.profile.empty() && !std::all_of(plan.begin(), plan.end(), [&](const ResolvedTest& t) {
+        return t.spec.IsHarness() || t.execution->profile == flags.profile;
+      })) {
+    return absl::InvalidArgumentError(
+        "--resume: --profile differs from the stored plan (give the resume no --profile: the "
+        "stored tests keep their own)");
   }
   if (flags.warm && !std::all_of(plan.begin(), plan.end(),
                                  [](const ResolvedTest& t) { return t.execution->warm; })) {

@@ -86,6 +86,7 @@ struct PlanFlags {
   std::vector<std::string> heads;  // --heads rule|all|CLASS,..., as given
   bool weights = false;            // --weights
   bool warm = false;
+  std::string profile;  // --profile: "steady" or "prepare"; "" not given
   std::string python;
   std::string mem_limit_method;
   // --max-measure-s: the measurement's budget (MeasureOptions::max_time_s).

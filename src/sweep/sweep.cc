@@ -16,6 +16,7 @@
 #include "runner/guardian.h"
 #include "runner/memlimit.h"
 #include "runner/zygote.h"
+#include "store/artifacts.h"
 #include "store/store.h"
 #include "sweep/execute.h"
 #include "sweep/progress.h"
@@ -382,6 +383,7 @@ absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Pr
   absl::StatusOr<fs::path> cache_root = SweepTempPath("compatlab-cache-", p.sweep_id);
   if (!cache_root.ok()) return cache_root.status();
   eo.compile_cache_root = cache_root->string();
+  eo.artifact_dir = ArtifactDir(o.db).string();
   eo.timeout_s = o.timeout_s;
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;

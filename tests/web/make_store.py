@@ -1,6 +1,9 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves|profile]  -> prints the store's path.
+
+With `profile`: a store of its own for the model page's profile section: a tiny gpt2's
+forward, eager, on the cpu under `--profile` (its trace beside the store).
 
 With `blame`: a store of its own for the runs compatlab could not test: llama passes; bert
 and gpt2 are test-only models (tests/e2e/reduction_model.py) that fail when reduced, bert
@@ -82,6 +85,13 @@ def curves_store(binary, work):
     return imported
 
 
+def profile_store(binary, work):
+    db = work / "profile.db"
+    run(binary, "sweep", "--db", db, "--models", "gpt2", "--kinds", "forward", "--modes", "eager",
+        "--seq-lens", "8", "--max-measure-s", "0.3", "--profile")
+    return db
+
+
 def hub_store(binary, work):
     import os
 
@@ -131,6 +141,9 @@ def main():
         return
     if sys.argv[3:] == ["curves"]:
         print(curves_store(binary, work))
+        return
+    if sys.argv[3:] == ["profile"]:
+        print(profile_store(binary, work))
         return
     if sys.argv[3:] == ["hub"]:
         print(hub_store(binary, work))

@@ -30,8 +30,8 @@ architecture cannot take, a seq_len other than 32 for inputs without a sequence.
 
 Order in one child (doc/probe.md): build; eager first call; [compile mode:
 first compiled call = prepare]; steady (eager mode: eager calls; compile mode:
-compiled and eager calls in alternating blocks); one un-timed audited eager call; the
-reference on the CPU. Device peak memory and host peak RSS are read before the
+compiled and eager calls in alternating blocks); one un-timed audited eager call;
+[--profile steady: the profiler's window of the steady call]; the reference on the CPU. Device peak memory and host peak RSS are read before the
 audit and the reference, so neither distorts them.
 """
 
@@ -82,9 +82,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
             return model(**inputs)
 
     report = lowering.compile_report(backend)
+    steady_call = eager_call
     if test.compiling:
         with report:
-            outputs, eager_outputs = _compiled_phases(test, model, inputs, eager_call)
+            outputs, eager_outputs, steady_call = _compiled_phases(test, model, inputs, eager_call)
     else:
         with test.first_call():
             outputs = _synced(eager_call, target)
@@ -96,6 +97,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     test.read_memory()
 
     test.audit(eager_call)
+    test.profile(steady_call)
     _note_partitioner(result, report.fallback_ops())
     # A model that draws random numbers in its forward (random masking: ViTMAE) cannot be
     # compared with a reference: two eager calls on the same inputs tell.
@@ -115,10 +117,11 @@ def _synced(fn: Any, target: Any) -> Any:
     return value
 
 
-def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_call: Any) -> tuple[Any, Any]:
+def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any],
+                     eager_call: Any) -> tuple[Any, Any, Any]:
     """Compile mode: eager first call, compiled first call (prepare), steady in alternating blocks.
 
-    Returns (compiled outputs, eager outputs) as CPU float64 vectors.
+    Returns (compiled outputs, eager outputs) as CPU float64 vectors and the compiled call.
     """
     result, target = test.result, test.target
     with recorded(result, "prepare", handle=test.eager_call_failed):
@@ -135,7 +138,7 @@ def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_
     outputs = accuracy.as_vector(outputs)
     with test.steady():
         result.metrics.update(alternating_steady(compiled_call, eager_call, test.request.measure, target.sync))
-    return outputs, eager_outputs
+    return outputs, eager_outputs, compiled_call
 
 
 def _export(test: ModelTest, built: Built) -> None:
@@ -190,6 +193,7 @@ def _export(test: ModelTest, built: Built) -> None:
     result.metrics["tokens_per_s"] = per_second(built.tokens_per_call, result.metrics.get("steady_median_s"))
     test.read_memory()
     test.audit(eager_call)
+    test.profile(stack_call)
     _note_partitioner(result, lowered.fallback_ops)
     again = stage(result, "steady", "fail_to_run", lambda: accuracy.as_vector(eager_call()))
     if not accuracy.repeatable(eager_outputs, again, built.dtype, "forward"):

@@ -149,6 +149,7 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     gc_audit = copy.deepcopy(gc_eager)
     gc_audit.max_new_tokens = gc_audit.min_new_tokens = min(new_tokens, AUDIT_TOKENS)
     test.audit(lambda: generate(gc_audit))
+    test.profile(lambda: generate(gc_audit))  # the audit's short generation: a bounded window
 
     with test.reference():
         ref = _reference(model, inputs, gc, int(tokens.shape[1]), test)

@@ -9,6 +9,7 @@
         ...the kind's steady calls...
     test.read_memory()                  # host and device peaks of the measured phases
     test.audit(call)                    # one un-timed call under the fallback audit
+    test.profile(call)                  # --profile: the profiler's window (measure/profile.py)
     with test.reference():              # the CPU reference: when it fails the verdict is unknown
         ref = accuracy.reference_with_fallback(run_at, bad_count, test.reference_is_target)
     if test.use_reference(ref):         # acc_ref_dtype, acc_ref_fallback; else "not measured"
@@ -27,6 +28,7 @@ is reset right after the build and covers the measured phases.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,6 +67,7 @@ class ModelTest:
         self.peak = PeakRss()
         self._stats = None  # compile mode: dynamo's counters from the first call on
         self.built: Built | None = None  # once build() returned
+        self._tracker = None  # --profile prepare: the first call's profile
         result.metrics["torch_num_threads"] = torch.get_num_threads()
 
     def skip(self, reason: str) -> None:
@@ -101,7 +104,8 @@ class ModelTest:
         stats = DynamoStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
         start = time.perf_counter()
-        with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state:
+        with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state, \
+                self._profiling_prepare():
             yield
         self.result.metrics["prepare_s"] = time.perf_counter() - start
         self._record_noise(state, "prepare")
@@ -115,6 +119,59 @@ class ModelTest:
             self.result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "
                                                     "captured_calls 0); the test would measure eager code", "compile")
             raise StageFailed()
+
+    @contextmanager
+    def _profiling_prepare(self) -> Iterator[None]:
+        """--profile prepare: the first call under the profiler (prepare_s then includes the
+        profiler's own cost). A profiler that cannot start leaves the call unprofiled."""
+        from ..measure.profile import ProfileTracker
+
+        if self.request.profile.mode != "prepare":
+            yield
+            return
+        tracker = ProfileTracker(self.target)
+        try:
+            tracker.__enter__()
+        except Exception as exc:  # noqa: BLE001 - the profiler never fails the test
+            self.result.metrics["profile"] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+            yield
+            return
+        cpu, start = time.thread_time(), time.perf_counter()
+        try:
+            yield
+        finally:
+            try:
+                tracker.__exit__(None, None, None)
+                tracker.record(time.perf_counter() - start, time.thread_time() - cpu)
+                self._tracker = tracker
+            except Exception as exc:  # noqa: BLE001 - the profiler never fails the test
+                self.result.metrics["profile"] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
+
+    def profile(self, call: Callable[[], Any]) -> None:
+        """--profile steady: PROFILE_CALLS calls of `call` under the profiler after PROFILE_WARMUP
+        (after the steady phase and the audit); either mode: the summary metrics, the fallback
+        category named by the audit's fallback_ops, and the trace. Never fails the test: a
+        profiler failure is profile "unavailable: <why>"."""
+        from ..measure.profile import PROFILE_CALLS, PROFILE_WARMUP, ProfileTracker
+
+        settings, metrics = self.request.profile, self.result.metrics
+        if not settings.mode or "profile" in metrics:
+            return
+        try:
+            tracker = self._tracker
+            if settings.mode == "steady":
+                with ProfileTracker(self.target, warmup=PROFILE_WARMUP) as tracker:
+                    for _ in range(PROFILE_WARMUP + PROFILE_CALLS):
+                        tracker.call(call)
+            if tracker is None:
+                return
+            fallback = json.loads(metrics.get("fallback_ops") or "{}") if metrics.get("fallback_audit") == "audited" \
+                else {}
+            metrics.update(tracker.metrics(fallback, self.request.compile.cache_dir))
+            note = tracker.write_trace(settings.trace_path, settings.trace_max_bytes) if settings.trace_path else ""
+            metrics["profile"] = f"{settings.mode} ({note})" if note else settings.mode
+        except Exception as exc:  # noqa: BLE001 - the profiler never fails the test
+            metrics["profile"] = f"unavailable: {type(exc).__name__}: {exc}"[:300]
 
     def _first_call_failed(self, exc: Exception) -> None:
         from ..stacks.compiler import is_compile_error

@@ -329,6 +329,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     result.metrics["train_loss"] = curve_json(trainer.losses)
     result.metrics["train_grad_norm"] = curve_json(trainer.grad_norm_curve())
     test.audit(lambda: _Trainer(initial_copy(initial, target), trainer.batch, lr=lr).step())
+    # Steps of a fresh copy: the trained model's own state and losses stay as measured.
+    profiled = _Trainer(initial_copy(initial, target), trainer.batch, lr=lr) \
+        if request.profile.mode == "steady" else None
+    test.profile(lambda: profiled.step())
     _compare(test, trainer, initial, cpu_batch, steps, dtype, lr, learning)
 
 

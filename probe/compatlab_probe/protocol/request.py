@@ -63,6 +63,21 @@ class MeasureSettings:
         return replace(self, **{k: min(getattr(self, k), v) for k, v in most.items()})
 
 
+PROFILE_MODES = ("", "steady", "prepare")
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """`profile` (doc/worker-protocol.md; doc/probe.md, "Profile"): mode "" (none), "steady"
+    (torch.profiler over a window of steady calls after the measured ones) or "prepare" (the
+    first call); the gzip Chrome trace goes to trace_path ("" keeps none), at most
+    trace_max_bytes of it (a larger one is not kept)."""
+
+    mode: str = ""
+    trace_path: str = ""
+    trace_max_bytes: int = 0
+
+
 @dataclass(frozen=True)
 class MemoryLimit:
     """`memory_limit`: method "" (none), cgroup_v1/cgroup_v2 (join cgroup_procs) or rlimit (RLIMIT_AS bytes)."""
@@ -195,6 +210,7 @@ class TestRequest:
     supervisor_pid: int = 0     # 0: none given
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
     load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
+    profile: ProfileSettings = field(default_factory=ProfileSettings)
 
     @property
     def compiling(self) -> bool:
@@ -288,6 +304,15 @@ def _measure(raw: Any) -> MeasureSettings:
     return MeasureSettings(warmup=f.integer("warmup", d.warmup, 0), min_iters=f.integer("min_iters", d.min_iters, 0),
                            min_time_s=f.number("min_time_s", d.min_time_s),
                            max_time_s=f.number("max_time_s", d.max_time_s))
+
+
+def _profile(raw: Any) -> ProfileSettings:
+    f, d = _Fields(raw, "profile."), ProfileSettings()
+    mode = f.string("mode", d.mode)
+    if mode not in PROFILE_MODES:
+        raise f.bad("mode", f"not one of {list(PROFILE_MODES)}")
+    return ProfileSettings(mode=mode, trace_path=f.string("trace_path", d.trace_path),
+                           trace_max_bytes=f.integer("trace_max_bytes", d.trace_max_bytes, 0))
 
 
 def _load_base(raw: Any) -> LoadBase | None:
@@ -413,7 +438,7 @@ def parse_request(raw: Any) -> TestRequest:
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
         compile_threads=f.integer("compile_threads", 0, 0),
         supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
-        load_slo=_load_slo(f.value("load_slo")))
+        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")))
 
 
 def supervisor_pid_of(raw: Any) -> int:
