@@ -54,6 +54,27 @@ export function seconds(v) {
   return `${v.toFixed(v < 10 ? 2 : 1)} s`;
 }
 
+// A timing figure as shown (doc/results-schema.md, "Noise"): one timed while the
+// machine was busy carries the mark "~" and its reason on hover, as compatlab's
+// tables do (src/query/noise_mark.h). `noisy` true, `reason` the stored words.
+export function markedFigure(figure, noisy, reason) {
+  if (!noisy || figure === DASH) return figure;
+  return el("span", { class: "noisy", title: `noisy: ${reason || "the machine was busy"} (timed while the machine was busy: likely slower than the stack is)` }, `~${figure}`);
+}
+
+// A run's (or a matrix cell's) steady median, marked when its steady phase was noisy.
+export function steadyFigure(run) {
+  return markedFigure(seconds(run.steady_median_s), run.noisy === 1 || run.noisy === true, run.noisy_reason);
+}
+
+// Its first call's time, marked by the first call's verdict (a row before schema 13: the
+// steady phase's).
+export function prepareFigure(run) {
+  const noisy = run.prepare_noisy == null ? run.noisy : run.prepare_noisy;
+  const reason = run.prepare_noisy == null ? run.noisy_reason : run.prepare_noisy_reason;
+  return markedFigure(seconds(run.prepare_s), noisy === 1 || noisy === true, reason);
+}
+
 export function bytes(v) {
   if (!isNum(v)) return DASH;
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -272,7 +293,8 @@ export function matrixCell(cell, modelId) {
   const parts = [badge];
   if (cell.verdict === "pass") {
     const fb = cell.fallback_ops > 0 ? `, ${cell.fallback_ops} op${cell.fallback_ops > 1 ? "s" : ""} fell back` : "";
-    parts.push(el("div", { class: "figures", title: "prepare (first call, compilation included) / steady (median)" }, `${seconds(cell.prepare_s)} / ${seconds(cell.steady_median_s)}${fb}`));
+    parts.push(el("div", { class: "figures", title: "prepare (first call, compilation included) / steady (median)" },
+      prepareFigure(cell), " / ", steadyFigure(cell), fb));
   } else if (cell.error_message) {
     parts.push(errorText(cell.error_message,
       cell.error_truncated ? el("a", { href: runHref(modelId, cell.run_id) }, "whole message") : null));

@@ -1,6 +1,6 @@
 import {
   api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, statusBadge, showError, copyButton, DASH,
-  matrixCell, columnName, currentMark, number,
+  matrixCell, columnName, currentMark, number, prepareFigure, steadyFigure, markedFigure,
 } from "/common.js";
 
 const modelId = new URLSearchParams(location.search).get("model_id") || "";
@@ -83,8 +83,8 @@ function history(runs) {
     el("td", {}, r.target), el("td", {}, r.mode), el("td", {}, r.kind),
     el("td", {}, `${r.batch_size}×${r.seq_len} ${r.dtype}`),
     el("td", { title: r.error_message || "" }, statusBadge(r)),
-    el("td", { class: "num" }, seconds(r.wall_s)), el("td", { class: "num" }, seconds(r.prepare_s)),
-    el("td", { class: "num" }, seconds(r.steady_median_s)), el("td", { class: "num" }, memory(r)),
+    el("td", { class: "num" }, seconds(r.wall_s)), el("td", { class: "num" }, prepareFigure(r)),
+    el("td", { class: "num" }, steadyFigure(r)), el("td", { class: "num" }, memory(r)),
     el("td", {}, accuracy(r)), el("td", { class: "fallbacks" }, fallbacksText(r)), el("td", { class: "num" }, text(r.graph_breaks)),
     el("td", { title: r.started_at }, (r.started_at || "").replace("T", " ").slice(0, 16)), el("td", {}, currentMark(r)),
     el("td", {},
@@ -270,6 +270,12 @@ function ratio(v, range) {
   return `${number(v, 3)}x${spread}`;
 }
 
+// Which side of a compared test was noisy in `flag`'s phase, with its reason.
+function noisySide(t, flag) {
+  return ["base", "head"].filter((side) => t[side][flag] === 1)
+    .map((side) => `${side}: ${t[side][`${flag}_reason`] || "noisy"}`).join("; ");
+}
+
 function pairText(base, head, format = (v) => text(v)) {
   const b = format(base);
   const h = format(head);
@@ -296,8 +302,10 @@ async function compare(other, asBase) {
       el("td", {}, `${t.batch_size}x${t.seq_len}`), el("td", {}, t.base.status), el("td", {}, t.head.status),
       el("td", { class: "num" }, accText(t.head.acc_max_abs_err, t.head.acc_cosine)),
       el("td", { class: "num" }, accText(t.head.baseline_max_abs_err, t.head.baseline_cosine)),
-      el("td", { class: "num" }, ratio(t.prepare_ratio, t.prepare_ratio_interval)),
-      el("td", { class: "num" }, ratio(t.steady_ratio, t.steady_ratio_interval)),
+      el("td", { class: "num" }, markedFigure(ratio(t.prepare_ratio, t.prepare_ratio_interval),
+        t.base.prepare_noisy === 1 || t.head.prepare_noisy === 1, noisySide(t, "prepare_noisy"))),
+      el("td", { class: "num" }, markedFigure(ratio(t.steady_ratio, t.steady_ratio_interval),
+        t.base.noisy === 1 || t.head.noisy === 1, noisySide(t, "noisy"))),
       el("td", { class: "num" }, pairText(t.base.tokens_per_s, t.head.tokens_per_s, (v) => number(v, 4))),
       el("td", { class: "num" }, pairText(t.base.graph_breaks, t.head.graph_breaks)),
       el("td", { class: "num" }, pairText(t.base.fallback_op_count, t.head.fallback_op_count)),

@@ -1,6 +1,6 @@
 import {
   api, runsOf, el, seconds, text, memory, accuracy, fallbacksText, devices, statusBadge, modelLink,
-  readFilters, startListPage, showError, currentMark, errorText, runHref,
+  readFilters, startListPage, showError, currentMark, errorText, runHref, prepareFigure, steadyFigure,
 } from "/common.js";
 
 const body = document.querySelector("#results tbody");
@@ -18,8 +18,8 @@ function row(run) {
     el("td", {}, statusBadge(run)),
     el("td", {}, devices(run)),
     el("td", { class: "num" }, seconds(run.wall_s)),
-    el("td", { class: "num" }, seconds(run.prepare_s)),
-    el("td", { class: "num" }, seconds(run.steady_median_s)),
+    el("td", { class: "num" }, prepareFigure(run)),
+    el("td", { class: "num" }, steadyFigure(run)),
     el("td", { class: "num" }, memory(run)),
     el("td", {}, accuracy(run)),
     el("td", { class: "fallbacks" }, fallbacksText(run)),

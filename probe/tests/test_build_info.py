@@ -1,4 +1,4 @@
-"""The torch build's facts beyond its version (host/runtime.py, build_info): schema 20."""
+"""The torch build's facts beyond its version (host/runtime.py, build_info): schema 22."""
 
 import json
 import os

@@ -150,3 +150,41 @@ def test_a_class_without_a_forward_of_its_own_is_a_harness_error_not_the_models_
     result = forward("bark")
     assert result["status"] == "harness_error" and result["stage"] == "build", result["status_detail"]
     assert result["status_detail"].startswith("BarkModel has no forward of its own")
+
+
+def _without_overrides(monkeypatch, *model_types):
+    """overrides.json as if it had no entry for `model_types` (their inputs as the generic rules make them)."""
+    real = factory.model_overrides
+    monkeypatch.setattr(factory, "model_overrides", lambda t: {} if t in model_types else real(t))
+
+
+def test_inputs_compatlab_did_not_build_are_its_harness_error_naming_the_argument(monkeypatch):
+    # Real failures of issue 47's hf-all sweep, once blamed on the models: ClvpModelForConditionalGeneration
+    # without the spectrogram it declares optional, a PP-OCRv5 recogniser on compatlab's 64x64 default image.
+    _without_overrides(monkeypatch, "clvp", "pp_ocrv5_mobile_rec", "voxtral_realtime_text")
+    result = forward("clvp", seq_len=32)
+    assert (result["status"], result["stage"], result["error_type"]) == ("harness_error", "prepare", "TypeError")
+    assert result["error_message"].startswith(
+        "compatlab gave ClvpModelForConditionalGeneration.forward no 'input_features' (an input it builds) "
+        "and the model read it as None: conv1d() received an invalid combination of arguments - got (NoneType")
+    result = forward("pp_ocrv5_mobile_rec", seq_len=32)
+    assert (result["status"], result["stage"]) == ("harness_error", "prepare")
+    assert result["error_message"].startswith(
+        "the 64x64 image compatlab made for 'pixel_values' (the configuration names no image size; compatlab's "
+        "default side is 64) is below PPOCRV5MobileRecModel's minimum input size: Given input size: (384x2x2)")
+    # None for an argument compatlab does not build by name (the time conditioning the full model
+    # passes its text model through **kwargs) stays the model's own failure.
+    result = forward("voxtral_realtime_text", seq_len=32)
+    assert (result["status"], result["error_type"]) == ("fail_to_run", "TypeError"), result["error_message"]
+    assert result["error_message"].startswith("linear(): argument 'input'")
+
+
+def test_the_input_factory_gives_issue_47s_models_the_inputs_they_read():
+    # A text tower declaring its vision sibling's main input (pixel_values) gets input_ids; the others
+    # take their overrides.json inputs. clvp then fails on its own default configuration: the decoder's
+    # speech tokens (vocabulary 8194) index the speech encoder's embedding (vocabulary 256).
+    for model_type in ("sam3_lite_text_text_model", "voxtral_realtime_text", "pp_ocrv5_mobile_rec"):
+        result = forward(model_type, seq_len=32)
+        assert result["status"] == "pass", (model_type, result["error_message"])
+    result = forward("clvp", seq_len=32)
+    assert (result["status"], result["error_type"]) == ("fail_to_run", "IndexError"), result["error_message"]

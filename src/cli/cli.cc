@@ -14,13 +14,17 @@
 #include "cli/hub_list.h"
 #include "cli/matrix.h"
 #include "cli/migrate.h"
+#include "cli/plan.h"
 #include "cli/query.h"
 #include "cli/repro.h"
+#include "cli/scale_out.h"
 #include "cli/suites.h"
 #include "cli/sweep.h"
+#include "cli/sweeps.h"
 #include "cli/targets.h"
 #ifndef COMPATLAB_PORTABLE
 #include "cli/export.h"
+#include "cli/merge.h"
 #include "cli/serve.h"
 #endif
 
@@ -30,6 +34,7 @@ namespace {
 // Every subcommand's flags, filled by the parse.
 struct CliFlags {
   SweepFlags sweep;
+  PlanCommandFlags plan;
   TargetsFlags targets;
   HubListFlags hub_list;
   SuitesFlags suites;
@@ -38,7 +43,11 @@ struct CliFlags {
 #ifndef COMPATLAB_PORTABLE
   ExportFlags export_flags;
   ImportFlags import_flags;
+  MergeFlags merge;
 #endif
+  SweepsFlags sweeps;
+  SlurmFlags slurm;
+  K8sFlags k8s;
   DiffFlags diff;
   CompareFlags compare;
   ErrorsFlags errors;
@@ -77,6 +86,7 @@ std::string JoinArgs(int argc, char** argv) {
 std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
   return {
       Declare(app, f.sweep, AddSweepCommand, RunSweep),
+      Declare(app, f.plan, AddPlanCommand, RunPlanCommand),
       Declare(app, f.targets, AddTargetsCommand, RunTargets),
       Declare(app, f.hub_list, AddHubListCommand, RunHubList),
       Declare(app, f.suites, AddSuitesCommand, RunSuites),
@@ -85,7 +95,11 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
 #ifndef COMPATLAB_PORTABLE  // the portable build (doc/targets.md) has no Arrow
       Declare(app, f.export_flags, AddExportCommand, RunExport),
       Declare(app, f.import_flags, AddImportCommand, RunImport),
+      Declare(app, f.merge, AddMergeCommand, RunMerge),
 #endif
+      Declare(app, f.sweeps, AddSweepsCommand, RunSweeps),
+      Declare(app, f.slurm, AddSlurmCommand, RunSlurm),
+      Declare(app, f.k8s, AddK8sCommand, RunK8s),
       Declare(app, f.diff, AddDiffCommand, RunDiff),
       Declare(app, f.compare, AddCompareCommand, RunCompareCommand),
       Declare(app, f.errors, AddErrorsCommand, RunErrors),
@@ -125,6 +139,7 @@ int RunCli(int argc, char** argv) {
   flags.sweep.command_line = JoinArgs(argc, argv);
 #ifndef COMPATLAB_PORTABLE
   flags.import_flags.command_line = flags.sweep.command_line;
+  flags.merge.command_line = flags.sweep.command_line;
 #endif
   const std::vector<Command> commands = DeclareCommands(app, flags);
   if (std::optional<int> code = Parse(app, argc, argv)) return *code;

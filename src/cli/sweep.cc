@@ -106,8 +106,9 @@ void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
                "compile cache and record warm preparation");
 }
 
-// How each test runs: deadlines, budgets, limits, parallelism, interpreter.
-void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags) {
+// How each test runs: deadlines, budgets, limits, parallelism (`execution_policy`),
+// interpreter.
+void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy) {
   cmd.add_option("--timeout", flags.timeout_s, "per-test deadline in seconds");
   cmd.add_option("--max-measure-s", flags.plan.max_measure_s,
                  "measurement budget per test in seconds, from the first warm-up call: "
@@ -118,31 +119,56 @@ void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags) {
                  "per-test memory limit (e.g. 8G, 512M; default 8G)");
   cmd.add_option("--mem-limit-method", flags.plan.mem_limit_method,
                  "cgroup_v2, cgroup_v1 or rlimit (default: best available)");
-  cmd.add_option("--jobs,-j", flags.jobs, "tests run at once (default 1)");
+  if (execution_policy) cmd.add_option("--jobs,-j", flags.jobs, "tests run at once (default 1)");
   cmd.add_option("--grace", flags.grace_s, "seconds between SIGTERM and SIGKILL (default 2)");
-  cmd.add_flag("--no-rerun-reduced", flags.no_rerun_reduced,
-               "do not rerun a reduced model's failure at full size (or the milder "
-               "reduction) to prove it is the reduction's (doc/results-schema.md, "
-               "\"Blame\"); such failures then stay the model's");
+  if (execution_policy) {
+    cmd.add_flag("--no-rerun-reduced", flags.no_rerun_reduced,
+                 "do not rerun a reduced model's failure at full size (or the milder "
+                 "reduction) to prove it is the reduction's (doc/results-schema.md, "
+                 "\"Blame\"); such failures then stay the model's");
+  }
   cmd.add_option("--python", flags.plan.python, "interpreter that runs the probe");
 }
 
 }  // namespace
 
+void AddPlanOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy) {
+  cmd.add_option("--suite", flags.plan.suite, "suite name or JSON file (default: smoke)");
+  AddSweepModelOptions(cmd, flags.plan);
+  AddSweepAxisOptions(cmd, flags.plan);
+  AddSweepRunOptions(cmd, flags, execution_policy);
+  cmd.add_flag("--allow-profile-paths", flags.allow_profile_paths,
+               "let the suite file name target profiles by path (a profile runs Python "
+               "in every test: trust the file first)");
+}
+
+absl::StatusOr<PlanRequest> PlanRequestOf(const SweepFlags& flags) {
+  absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit.value_or("8G"));
+  if (!mem_limit.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--mem-limit: ", mem_limit.status().message()));
+  }
+  if (flags.plan.max_measure_s.has_value() &&
+      !(*flags.plan.max_measure_s >= 0 && *flags.plan.max_measure_s <= 86400)) {
+    return absl::InvalidArgumentError("--max-measure-s: expected seconds from 0 to 86400");
+  }
+  return ToPlanRequest(flags, *mem_limit);
+}
+
 CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags) {
   CLI::App* cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
   cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
-  cmd->add_option("--suite", flags.plan.suite, "suite name or JSON file (default: smoke)");
-  AddSweepModelOptions(*cmd, flags.plan);
-  AddSweepAxisOptions(*cmd, flags.plan);
-  AddSweepRunOptions(*cmd, flags);
-  cmd->add_flag("--allow-profile-paths", flags.allow_profile_paths,
-                "let the suite file name target profiles by path (a profile runs Python "
-                "in every test: trust the file first)");
+  AddPlanOptions(*cmd, flags, /*execution_policy=*/true);
   cmd->add_flag("--allow-stored-code", flags.allow_stored_code,
-                "with --resume: run the interpreter, probe, profiles and code the stored "
-                "plan names even where they are not this installation's own (trust the "
-                "store first; doc/suites.md)");
+                "with --resume or --plan: run the interpreter, probe, profiles and code the "
+                "stored plan (or plan file) names even where they are not this "
+                "installation's own (trust the store or file first; doc/suites.md)");
+  cmd->add_option("--plan", flags.plan_file,
+                  "run shard --shard of this plan file (compatlab plan --out) without "
+                  "planning; run again, it resumes that shard's sweep in --db "
+                  "(doc/plan-file.md)");
+  cmd->add_option("--shard", flags.shard,
+                  "I/N: run only shard I (from 0) of N: of the --plan file, else of the plan "
+                  "resolved here, by a stable hash of the test ids");
   CLI::Option* resume = cmd->add_option("--resume", flags.resume_id,
                                         "continue a sweep (default: the latest unfinished)")
                             ->expected(0, 1);
@@ -150,38 +176,61 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags) {
   return cmd;
 }
 
+namespace {
+
+// The refusal of flags that do not go together, or "".
+std::string ShardFlagsConflict(const SweepFlags& flags) {
+  const bool plan = !flags.plan_file.empty();
+  if (flags.allow_stored_code && !flags.resume && !plan) {
+    return "--allow-stored-code applies to --resume and --plan (a new sweep runs only this "
+           "installation's own code)";
+  }
+  if (flags.resume && (plan || !flags.shard.empty())) {
+    return "--resume takes no --plan or --shard (a shard of a plan file resumes when its "
+           "sweep command runs again)";
+  }
+  if (plan && flags.shard.empty()) return "--plan needs --shard I/N (the shard of the plan to run)";
+  return "";
+}
+
+// The options of a sweep that replays a plan (--resume, --plan): what the command line
+// gives, checked against the stored plan or the plan file.
+void SetReplayOptions(const SweepFlags& flags, int64_t mem_limit, SweepOptions& options) {
+  options.resume = flags.resume;
+  options.resume_id = flags.resume_id;
+  options.plan_file = flags.plan_file;
+  options.given = flags.plan;
+  options.probe = ResolveProbeEnv(flags.plan.python);
+  options.allow_stored_code = flags.allow_stored_code;
+  if (!flags.plan.python.empty()) options.given.python = options.probe.python;
+  options.timeout_s = flags.timeout_s;
+  options.grace_s = flags.grace_s;
+  if (flags.mem_limit.has_value()) options.mem_limit_bytes = mem_limit;
+}
+
+}  // namespace
+
 int RunSweep(const SweepFlags& flags) {
-  absl::StatusOr<int64_t> mem_limit = ParseByteSize(flags.mem_limit.value_or("8G"));
-  if (!mem_limit.ok()) {
-    return Fail(kExitBadInput, absl::StrCat("--mem-limit: ", mem_limit.status().message()));
-  }
-  if (flags.plan.max_measure_s.has_value() &&
-      !(*flags.plan.max_measure_s >= 0 && *flags.plan.max_measure_s <= 86400)) {
-    return Fail(kExitBadInput, "--max-measure-s: expected seconds from 0 to 86400");
-  }
-  if (flags.allow_stored_code && !flags.resume) {
-    return Fail(kExitBadInput,
-                "--allow-stored-code applies to --resume (a new sweep runs only this "
-                "installation's own code)");
+  absl::StatusOr<PlanRequest> request = PlanRequestOf(flags);
+  if (!request.ok()) return Fail(kExitBadInput, request.status());
+  if (std::string conflict = ShardFlagsConflict(flags); !conflict.empty()) {
+    return Fail(kExitBadInput, conflict);
   }
   SweepOptions options;
+  if (!flags.shard.empty()) {
+    absl::StatusOr<ShardSpec> shard = ParseShardSpec(flags.shard);
+    if (!shard.ok()) return Fail(kExitBadInput, shard.status());
+    options.shard = *shard;
+  }
   options.db = flags.db;
   options.home = ProjectHome();
   options.jobs = flags.jobs;
   options.command_line = flags.command_line;
   options.rerun_reduced = !flags.no_rerun_reduced;
-  options.resume = flags.resume;
-  if (flags.resume) {
-    options.resume_id = flags.resume_id;
-    options.given = flags.plan;
-    options.probe = ResolveProbeEnv(flags.plan.python);
-    options.allow_stored_code = flags.allow_stored_code;
-    if (!flags.plan.python.empty()) options.given.python = options.probe.python;
-    options.timeout_s = flags.timeout_s;
-    options.grace_s = flags.grace_s;
-    if (flags.mem_limit.has_value()) options.mem_limit_bytes = *mem_limit;
+  if (flags.resume || !flags.plan_file.empty()) {
+    SetReplayOptions(flags, request->base.mem_limit_bytes, options);
   } else {
-    options.request = ToPlanRequest(flags, *mem_limit);
+    options.request = *std::move(request);
   }
   SweepOutcome outcome = Sweep(options);
   switch (outcome.end) {

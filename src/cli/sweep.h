@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "sweep/resolve.h"
 
 namespace compatlab {
@@ -26,10 +27,23 @@ struct SweepFlags {
   bool allow_profile_paths = false;  // a suite may name target profiles by path
   bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
   bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
+  std::string plan_file;             // --plan FILE: run a shard of a plan file
+  std::string shard;                 // --shard I/N, as given
 };
 
 // Adds the `sweep` subcommand to `app`; its options fill `flags`.
 CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags);
+
+// The options that say what to plan, shared by `sweep` and `plan`, in their
+// --help order: --suite, the model options, the axis options and the run
+// options that are part of the plan (deadline, measurement budget, memory
+// limit, grace, interpreter); `sweep` adds --jobs and --no-rerun-reduced
+// among them (`execution_policy`).
+void AddPlanOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy);
+
+// The plan request of `flags` (the suite, default smoke; the overrides; the
+// probe), or the one-line error of a bad --mem-limit or --max-measure-s.
+absl::StatusOr<PlanRequest> PlanRequestOf(const SweepFlags& flags);
 
 // Runs a sweep; returns the process exit code (0 done, 1 harness failure,
 // 2 bad input, 130 interrupted).

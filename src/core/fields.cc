@@ -1010,9 +1010,9 @@ std::vector<FieldDef> MakeResultFields() {
              "imported (core/blame.h, MissingPackages), empty otherwise. Not empty: blame is "
              "environment (unless harness).",
              COMPATLAB_MEMBER(result.missing_packages)));
-  // Version 20, builds: what the torch build is made of beyond its version, so that a diff
+  // Version 22, builds: what the torch build is made of beyond its version, so that a diff
   // between two stacks says when it compares builds and not only releases.
-  version = 20;
+  version = 22;
   add(Child(ChildSection::kStack,
             Member("torch_build", "",
                    "What the torch build was made for: cpu, cuda and its version (\"cuda 13.0\") "

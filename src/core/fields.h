@@ -44,13 +44,20 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 20;
+inline constexpr int kSchemaVersion = 22;
 // The schema versions that add no field: from kTypedListsVersion on Parquet
 // files hold the curves as typed list columns, from kTypedLoadDistsVersion on
 // also kind load's latency distributions (doc/dataset.md, "List columns");
 // older files hold them as JSON text. FieldDef::list_typed_since says which.
+// From kKeyValueListsVersion on they hold kind_params as a list of key/value
+// structs, which every reader takes (`datasets` takes no map column); older
+// files as map<string, string>.
 inline constexpr int kTypedListsVersion = 15;
 inline constexpr int kTypedLoadDistsVersion = 18;
+inline constexpr int kKeyValueListsVersion = 20;
+// The schema version from which a sweep records its plan's id, its shard and
+// the shard count (sweeps.plan_id, shard, shards; doc/results-schema.md).
+inline constexpr int kShardedSweepsVersion = 21;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };

@@ -304,7 +304,7 @@ struct RunResult {
 
   // --- Schema version 19: blame environment (doc/results-schema.md, "Blame"). ---
   std::string missing_packages;  // packages the error names as missing, ", "-joined
-  // Schema 20: the torch build beyond its version (probe: host/runtime.py, build_info).
+  // Schema 22: the torch build beyond its version (probe: host/runtime.py, build_info).
   std::string torch_build;   // cpu, "cuda 13.0", "rocm 6.4"
   std::string blas;          // "mkl 2024.2"
   std::string openmp;        // "OpenMP 201511 libgomp"

@@ -39,8 +39,6 @@ namespace {
 
 constexpr std::string_view kTimestampUnit = "UTC ISO 8601";
 constexpr std::string_view kKindParams = "kind_params";
-// Rows per row group: an export of one stack is one row group unless huge.
-constexpr int64_t kRowGroupRows = int64_t{1} << 20;
 constexpr int kZstdLevel = 3;
 
 bool IsTimestamp(const FieldDef& field) { return field.unit == kTimestampUnit; }
@@ -64,6 +62,12 @@ std::shared_ptr<arrow::DataType> ListElementType(ListKind kind) {
   return arrow::float64();
 }
 
+// One kind_params entry: the element of its list column (kKeyValueListsVersion).
+std::shared_ptr<arrow::DataType> KeyValueType() {
+  return arrow::struct_(
+      {arrow::field("key", arrow::utf8(), false), arrow::field("value", arrow::utf8(), false)});
+}
+
 std::shared_ptr<arrow::DataType> ArrowType(const FieldDef& field) {
   if (IsList(field)) {
     // Reals may be null (not finite when measured); a point never is.
@@ -71,7 +75,7 @@ std::shared_ptr<arrow::DataType> ArrowType(const FieldDef& field) {
         arrow::field("element", ListElementType(field.list), field.list == ListKind::kReals));
   }
   if (IsTimestamp(field)) return arrow::timestamp(arrow::TimeUnit::MILLI, "UTC");
-  if (IsKindParams(field)) return arrow::map(arrow::utf8(), arrow::utf8());
+  if (IsKindParams(field)) return arrow::list(arrow::field("element", KeyValueType(), false));
   switch (field.type) {
     case FieldType::kInteger:
       return arrow::int64();
@@ -177,11 +181,14 @@ Column MakeColumn(const FieldDef& field, arrow::MemoryPool* pool) {
   if (IsKindParams(field)) {
     auto keys = std::make_shared<arrow::StringBuilder>(pool);
     auto items = std::make_shared<arrow::StringBuilder>(pool);
-    auto map = std::make_shared<arrow::MapBuilder>(pool, keys, items, ArrowType(field));
-    column.builder = map;
-    column.append = [map, keys, items](const RunRecord& r) -> arrow::Status {
-      ARROW_RETURN_NOT_OK(map->Append());
+    auto entries = std::make_shared<arrow::StructBuilder>(
+        KeyValueType(), pool, std::vector<std::shared_ptr<arrow::ArrayBuilder>>{keys, items});
+    auto list = std::make_shared<arrow::ListBuilder>(pool, entries, ArrowType(field));
+    column.builder = list;
+    column.append = [list, entries, keys, items](const RunRecord& r) -> arrow::Status {
+      ARROW_RETURN_NOT_OK(list->Append());
       for (const auto& [key, value] : r.spec.kind_params) {
+        ARROW_RETURN_NOT_OK(entries->Append());
         ARROW_RETURN_NOT_OK(keys->Append(ToValidUtf8(key)));
         ARROW_RETURN_NOT_OK(items->Append(ToValidUtf8(value)));
       }
@@ -245,11 +252,24 @@ std::shared_ptr<parquet::WriterProperties> WriterProperties() {
       ->data_page_version(parquet::ParquetDataPageVersion::V1)
       ->compression(parquet::Compression::ZSTD)
       ->compression_level(kZstdLevel)
-      ->max_row_group_length(kRowGroupRows)
+      ->max_row_group_length(kRowGroupMaxRows)
       ->enable_dictionary()
       ->enable_statistics()
+      ->enable_write_page_index()
       ->created_by(parquet::DEFAULT_CREATED_BY);
   return builder.build();
+}
+
+// The bytes `run` takes in the columns before compression: its text and
+// 8 bytes per other value (a list's text stands for its elements).
+int64_t RowBytes(const RunRecord& run) {
+  int64_t bytes = 0;
+  for (const FieldDef& field : ResultFields()) {
+    const FieldValue value = field.get(run);
+    const auto* text = std::get_if<std::string>(&value);
+    bytes += text != nullptr ? static_cast<int64_t>(text->size()) : 8;
+  }
+  return bytes;
 }
 
 absl::StatusOr<std::string> WriteTable(const std::vector<RunRecord>& runs) {
@@ -280,13 +300,22 @@ absl::StatusOr<std::string> WriteTable(const std::vector<RunRecord>& runs) {
   if (!sink.ok()) return FromArrow(sink.status(), "writing Parquet");
   parquet::ArrowWriterProperties::Builder arrow_properties;
   arrow_properties.store_schema();  // exact Arrow types (the timestamps' "UTC") for readers
-  if (absl::Status s =
-          FromArrow(parquet::arrow::WriteTable(*table, pool, *sink, kRowGroupRows,
-                                               WriterProperties(), arrow_properties.build()),
-                    "writing Parquet");
-      !s.ok()) {
-    return s;
+  auto writer = parquet::arrow::FileWriter::Open(*RunsArrowSchema(), pool, *sink,
+                                                 WriterProperties(), arrow_properties.build());
+  if (!writer.ok()) return FromArrow(writer.status(), "writing Parquet");
+  std::vector<int64_t> groups = RowGroupLengths(runs, kRowGroupMaxBytes, kRowGroupMaxRows);
+  if (groups.empty()) groups.push_back(0);  // a file of no runs has one empty row group
+  int64_t offset = 0;
+  for (const int64_t rows : groups) {  // each WriteTable call writes one row group
+
+    if (absl::Status s =
+            FromArrow((*writer)->WriteTable(*table->Slice(offset, rows), rows), "writing Parquet");
+        !s.ok()) {
+      return s;
+    }
+    offset += rows;
   }
+  if (absl::Status s = FromArrow((*writer)->Close(), "writing Parquet"); !s.ok()) return s;
   auto buffer = (*sink)->Finish();
   if (!buffer.ok()) return FromArrow(buffer.status(), "writing Parquet");
   return (*buffer)->ToString();
@@ -319,6 +348,23 @@ bool IsListColumnType(const FieldDef& field, const arrow::DataType& type) {
   return element.Equals(*ListElementType(field.list), /*check_metadata=*/false);
 }
 
+// Whether `type` is kind_params's column: a list of structs of exactly the
+// string fields key and value (nullable or not: a null is refused per row).
+bool IsKeyValueListType(const arrow::DataType& type) {
+  if (type.id() != arrow::Type::LIST) return false;
+  const arrow::DataType& element = *static_cast<const arrow::ListType&>(type).value_type();
+  if (element.id() != arrow::Type::STRUCT || element.num_fields() != 2) return false;
+  return element.field(0)->name() == "key" && IsStringType(*element.field(0)->type()) &&
+         element.field(1)->name() == "value" && IsStringType(*element.field(1)->type());
+}
+
+// Whether `type` is kind_params's column of a file older than schema version 20.
+bool IsStringMapType(const arrow::DataType& type) {
+  if (type.id() != arrow::Type::MAP) return false;
+  const auto& map = static_cast<const arrow::MapType&>(type);
+  return IsStringType(*map.key_type()) && IsStringType(*map.item_type());
+}
+
 // Why the column `type` cannot hold `field`, or "" when it can. A file older
 // than the field's list_typed_since holds the list as JSON text.
 std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type, int file_version) {
@@ -334,10 +380,8 @@ std::string TypeMismatch(const FieldDef& field, const arrow::DataType& type, int
            (ts.timezone() == "UTC" || ts.timezone() == "+00:00");
     }
   } else if (IsKindParams(field)) {
-    if (type.id() == arrow::Type::MAP) {
-      const auto& map = static_cast<const arrow::MapType&>(type);
-      ok = IsStringType(*map.key_type()) && IsStringType(*map.item_type());
-    }
+    ok =
+        IsKeyValueListType(type) || (file_version < kKeyValueListsVersion && IsStringMapType(type));
   } else if (field.type == FieldType::kInteger) {
     ok = type.id() == arrow::Type::INT64;
   } else if (field.type == FieldType::kReal) {
@@ -423,6 +467,43 @@ absl::StatusOr<FieldValue> ListValueAt(const FieldDef& field, const arrow::Array
   return FieldValue(ListText(field, value));
 }
 
+// Row `i` of kind_params's column (a list of key/value structs, or a map in
+// a file older than schema version 20) as the store's canonical JSON text.
+// InvalidArgument for a null entry, key or value, or a key twice.
+absl::StatusOr<FieldValue> KindParamsAt(const arrow::Array& array, int64_t i) {
+  const auto& list = static_cast<const arrow::ListArray&>(array);  // a MapArray is one too
+  const arrow::Array* entries = nullptr;  // the structs; a map's entries are never null
+  std::shared_ptr<arrow::Array> keys;
+  std::shared_ptr<arrow::Array> items;
+  if (array.type_id() == arrow::Type::MAP) {
+    keys = static_cast<const arrow::MapArray&>(array).keys();
+    items = static_cast<const arrow::MapArray&>(array).items();
+  } else {
+    const auto& structs = static_cast<const arrow::StructArray&>(*list.values());
+    entries = &structs;
+    keys = structs.field(0);
+    items = structs.field(1);
+  }
+  const int64_t begin = list.value_offset(i);
+  const int64_t end = begin + list.value_length(i);
+  std::map<std::string, std::string> params;
+  for (int64_t j = begin; j < end; ++j) {
+    if ((entries != nullptr && entries->IsNull(j)) || keys->IsNull(j)) {
+      return absl::InvalidArgumentError(fmt::format("kind_params: NULL entry {}", j - begin));
+    }
+    if (items->IsNull(j)) {
+      return absl::InvalidArgumentError(
+          fmt::format("kind_params: NULL value of key '{}'", StringAt(*keys, j)));
+    }
+    auto [it, inserted] =
+        params.emplace(std::string(StringAt(*keys, j)), std::string(StringAt(*items, j)));
+    if (!inserted) {
+      return absl::InvalidArgumentError(fmt::format("kind_params: key '{}' twice", it->first));
+    }
+  }
+  return FieldValue(KindParamsToJson(params));
+}
+
 // The value of row `i` of `array` (holding `field`) as the store holds it.
 absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& array, int64_t i) {
   if (IsList(field)) return ListValueAt(field, array, i);
@@ -431,24 +512,7 @@ absl::StatusOr<FieldValue> ValueAt(const FieldDef& field, const arrow::Array& ar
     return FieldValue(
         FormatTimestampMillis(static_cast<const arrow::TimestampArray&>(array).Value(i)));
   }
-  if (IsKindParams(field)) {
-    const auto& map = static_cast<const arrow::MapArray&>(array);
-    const int64_t begin = map.value_offset(i);
-    const int64_t end = begin + map.value_length(i);
-    std::map<std::string, std::string> params;
-    for (int64_t j = begin; j < end; ++j) {
-      if (map.items()->IsNull(j)) {
-        return absl::InvalidArgumentError(
-            fmt::format("kind_params: NULL value of key '{}'", StringAt(*map.keys(), j)));
-      }
-      auto [it, inserted] = params.emplace(std::string(StringAt(*map.keys(), j)),
-                                           std::string(StringAt(*map.items(), j)));
-      if (!inserted) {
-        return absl::InvalidArgumentError(fmt::format("kind_params: key '{}' twice", it->first));
-      }
-    }
-    return FieldValue(KindParamsToJson(params));
-  }
+  if (IsKindParams(field)) return KindParamsAt(array, i);
   switch (field.type) {
     case FieldType::kInteger:
       return FieldValue(static_cast<const arrow::Int64Array&>(array).Value(i));
@@ -785,6 +849,25 @@ int64_t ParquetRunReader::rows_read() const { return state_->row; }
 const std::shared_ptr<arrow::Schema>& RunsArrowSchema() {
   static const auto* const schema = new std::shared_ptr<arrow::Schema>(MakeSchema());
   return *schema;
+}
+
+std::vector<int64_t> RowGroupLengths(const std::vector<RunRecord>& runs, int64_t max_bytes,
+                                     int64_t max_rows) {
+  std::vector<int64_t> lengths;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  for (const RunRecord& run : runs) {
+    const int64_t size = RowBytes(run);
+    if (rows > 0 && (rows == max_rows || bytes + size > max_bytes)) {
+      lengths.push_back(rows);
+      rows = 0;
+      bytes = 0;
+    }
+    ++rows;
+    bytes += size;
+  }
+  if (rows > 0) lengths.push_back(rows);
+  return lengths;
 }
 
 void SortRunsForExport(std::vector<RunRecord>& runs) {

@@ -7,7 +7,8 @@
 //   integer   -> int64
 //   real      -> double
 //   started_at, finished_at (unit "UTC ISO 8601") -> timestamp[ms, tz=UTC]
-//   kind_params -> map<string, string> (its canonical JSON text as a map)
+//   kind_params -> list<struct<key: string, value: string>>, sorted by key
+//                  (map<string, string> before schema version 20, still read)
 // A nullable field is a nullable column; a NULL is "not measured". Text that
 // is not valid UTF-8 (a cut output tail) is written with U+FFFD in place of
 // each ill-formed sequence.
@@ -15,6 +16,9 @@
 // Output is deterministic: the same runs, in any order, give the same bytes
 // (rows sorted by model_id, test_id, started_at, run_id; fixed writer
 // properties; the only "created by" is the library's version string).
+// Row groups hold at most kRowGroupMaxBytes of row data and kRowGroupMaxRows
+// rows, so that a reader that reads a row group whole (the Hub's dataset
+// viewer scans at most about 300 MB) can; the page index is written.
 #ifndef COMPATLAB_EXPORT_PARQUET_RUNS_H_
 #define COMPATLAB_EXPORT_PARQUET_RUNS_H_
 
@@ -42,12 +46,24 @@ namespace compatlab {
 // Key of the file's key-value metadata holding the store schema version.
 inline constexpr std::string_view kParquetSchemaVersionKey = "compatlab.schema_version";
 
+// The bounds of one row group: its rows' bytes before compression (as
+// RowGroupLengths counts them) and its rows.
+inline constexpr int64_t kRowGroupMaxBytes = int64_t{64} << 20;
+inline constexpr int64_t kRowGroupMaxRows = 100'000;
+
 // The Arrow schema of an exported file (column names, types, nullability and
 // the schema-version metadata). Lives for the whole program.
 const std::shared_ptr<arrow::Schema>& RunsArrowSchema();
 
 // Sorts `runs` in the file's row order: model_id, test_id, started_at, run_id.
 void SortRunsForExport(std::vector<RunRecord>& runs);
+
+// The number of rows of each row group of a file of `runs` (in file order):
+// a group ends before the run that would take it past `max_bytes` (its text
+// bytes and 8 per other value) or past `max_rows`; a run over `max_bytes`
+// alone is a group of its own. Empty for no runs.
+std::vector<int64_t> RowGroupLengths(const std::vector<RunRecord>& runs, int64_t max_bytes,
+                                     int64_t max_rows);
 
 // One Parquet file holding `runs` (sorted as SortRunsForExport does).
 // InvalidArgument when a started_at/finished_at is not a canonical timestamp

@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "parquet/arrow/reader.h"
 #include "parquet/arrow/writer.h"
+#include "parquet/file_reader.h"
+#include "parquet/metadata.h"
 #include "store/schema.h"
 #include "store/testing.h"
 
@@ -99,7 +101,9 @@ TEST(ParquetRunsTest, SchemaIsTheResultFieldsTyped) {
   EXPECT_EQ(schema->GetFieldByName("wall_s")->type()->ToString(), "double");
   EXPECT_EQ(schema->GetFieldByName("started_at")->type()->ToString(), "timestamp[ms, tz=UTC]");
   EXPECT_EQ(schema->GetFieldByName("finished_at")->type()->ToString(), "timestamp[ms, tz=UTC]");
-  EXPECT_EQ(schema->GetFieldByName("kind_params")->type()->id(), arrow::Type::MAP);
+  // A list of key/value structs, not a map: `datasets` takes no map column.
+  EXPECT_EQ(schema->GetFieldByName("kind_params")->type()->ToString(),
+            "list<element: struct<key: string not null, value: string not null> not null>");
 }
 
 TEST(ParquetRunsTest, RoundTripKeepsEveryField) {
@@ -520,6 +524,81 @@ TEST(ParquetListsTest, AStoredTextThatIsNoListFailsTheExportNamingTheRun) {
                                    "element 1 is not a [position, value] pair"),
             std::string::npos)
       << bytes.status();
+}
+
+std::shared_ptr<arrow::DataType> StringMapType() {
+  return arrow::map(arrow::utf8(), arrow::utf8());
+}
+
+TEST(ParquetKindParamsTest, AreKeyValueStructsSortedByKey) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  auto list =
+      std::static_pointer_cast<arrow::ListArray>(table->GetColumnByName("kind_params")->chunk(0));
+  ASSERT_EQ(list->value_length(0), 2);
+  auto entries = std::static_pointer_cast<arrow::StructArray>(list->values());
+  auto keys = std::static_pointer_cast<arrow::StringArray>(entries->GetFieldByName("key"));
+  auto values = std::static_pointer_cast<arrow::StringArray>(entries->GetFieldByName("value"));
+  EXPECT_EQ(keys->GetString(0), "b");
+  EXPECT_EQ(values->GetString(0), "x\"y");
+  EXPECT_EQ(keys->GetString(1), "new_tokens");
+  EXPECT_EQ(values->GetString(1), "16");
+}
+
+// Files of schema version 19 and older hold kind_params as a map: they import
+// as before; from version 20 on a map is refused as any other wrong type.
+TEST(ParquetKindParamsTest, AnOlderFilesMapImports) {
+  const RunRecord run = FullRun("s1");
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({run}));
+  const std::string map_json = R"([[["new_tokens", "16"], ["b", "x\"y"]]])";
+  auto runs =
+      RunsFromParquet(WithListColumn(table, "kind_params", StringMapType(), map_json, 19), "f");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(runs->front().spec.kind_params, run.spec.kind_params);
+  ExpectRejected(WithListColumn(table, "kind_params", StringMapType(), map_json),
+                 "expected list<element: struct<key: string not null, value: string not null> "
+                 "not null>");
+}
+
+TEST(ParquetKindParamsTest, RejectsANullEntryOrAKeyTwice) {
+  std::shared_ptr<arrow::Table> table = TableOf(ParquetOf({FullRun("s1")}));
+  // Nullable fields, as another writer may declare them: each null is refused by row.
+  auto nullable = arrow::list(
+      arrow::struct_({arrow::field("key", arrow::utf8()), arrow::field("value", arrow::utf8())}));
+  ExpectRejected(
+      WithListColumn(table, "kind_params", nullable, R"([[{"key": "steps", "value": null}]])"),
+      "row 0: kind_params: NULL value of key 'steps'");
+  ExpectRejected(WithListColumn(table, "kind_params", nullable, R"([[null]])"),
+                 "row 0: kind_params: NULL entry 0");
+  ExpectRejected(WithListColumn(table, "kind_params", nullable,
+                                R"([[{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]])"),
+                 "row 0: kind_params: key 'a' twice");
+  auto other_names = arrow::list(
+      arrow::struct_({arrow::field("name", arrow::utf8()), arrow::field("value", arrow::utf8())}));
+  ExpectRejected(WithListColumn(table, "kind_params", other_names, "[[]]"),
+                 "column kind_params has type");
+}
+
+TEST(ParquetRowGroupsTest, AGroupEndsAtItsByteOrRowBound) {
+  std::vector<RunRecord> runs(5, MakeRun("s1", MakeSpec("gpt2")));
+  const int64_t one = RowGroupLengths({runs[0]}, kRowGroupMaxBytes, kRowGroupMaxRows).size();
+  ASSERT_EQ(one, 1);
+  runs[2].result.stderr_tail = std::string(10'000, 'e');
+  // Two ordinary runs fit in 10,000 bytes, the third (over it alone) is a group of its own.
+  EXPECT_EQ(RowGroupLengths(runs, 10'000, 100), (std::vector<int64_t>{2, 1, 2}));
+  EXPECT_EQ(RowGroupLengths(runs, kRowGroupMaxBytes, 2), (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(RowGroupLengths(runs, kRowGroupMaxBytes, kRowGroupMaxRows), (std::vector<int64_t>{5}));
+  EXPECT_TRUE(RowGroupLengths({}, kRowGroupMaxBytes, kRowGroupMaxRows).empty());
+}
+
+TEST(ParquetRowGroupsTest, TheFileHasThePageIndexOfEveryColumn) {
+  const std::string bytes = ParquetOf({FullRun("s1"), MakeRun("s1", MakeSpec("gpt2"))});
+  auto input = std::make_shared<arrow::io::BufferReader>(arrow::Buffer::FromString(bytes));
+  std::shared_ptr<parquet::FileMetaData> metadata = parquet::ReadMetaData(input);
+  ASSERT_EQ(metadata->num_row_groups(), 1);
+  std::unique_ptr<parquet::RowGroupMetaData> group = metadata->RowGroup(0);
+  for (int c = 0; c < group->num_columns(); ++c) {
+    EXPECT_TRUE(group->ColumnChunk(c)->GetOffsetIndexLocation().has_value()) << c;
+  }
 }
 
 // Rows "| `name` | type | yes/no | ..." of the column table of doc/dataset.md.

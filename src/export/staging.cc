@@ -54,7 +54,9 @@ absl::StatusOr<MergeStats> ImportStaging::Stage(const Store::RunBatches& next,
   return staged;
 }
 
-absl::StatusOr<MergeStats> ImportStaging::MergeInto(Store& target, const std::string& args) {
+absl::StatusOr<MergeStats> ImportStaging::MergeInto(Store& target, const std::string& args,
+                                                    const Store::OnStoredRun& on_stored,
+                                                    const std::vector<MergedSweep>& sweeps) {
   absl::StatusOr<int64_t> end = store_->NextRunRowid();
   if (!end.ok()) return end.status();
   int64_t rowid = 1;
@@ -71,7 +73,7 @@ absl::StatusOr<MergeStats> ImportStaging::MergeInto(Store& target, const std::st
         }
         return absl::OkStatus();
       },
-      args);
+      args, on_stored, sweeps);
 }
 
 }  // namespace compatlab

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "store/store.h"
@@ -30,11 +31,18 @@ class ImportStaging {
   // `source`, never the staging file.
   absl::StatusOr<MergeStats> Stage(const Store::RunBatches& next, const std::string& source,
                                    const Store::OnStoredRun& on_stored = nullptr);
+  // The staged runs at `rowids` (Store::RunsByRowid, with their outputs).
+  absl::StatusOr<std::vector<RunRecord>> StagedRuns(const std::vector<int64_t>& rowids) {
+    return store_->RunsByRowid(rowids, true);
+  }
   // The rowid the next staged run gets (runs are staged in rowid order).
   absl::StatusOr<int64_t> NextRowid() { return store_->NextRunRowid(); }
   // Every staged run merged into `target` in one transaction, read back
-  // kMergeBatchRuns at a time (Store::MergeRunBatches).
-  absl::StatusOr<MergeStats> MergeInto(Store& target, const std::string& args);
+  // kMergeBatchRuns at a time (Store::MergeRunBatches, with `on_stored` and
+  // `sweeps`).
+  absl::StatusOr<MergeStats> MergeInto(Store& target, const std::string& args,
+                                       const Store::OnStoredRun& on_stored = nullptr,
+                                       const std::vector<MergedSweep>& sweeps = {});
 
   static constexpr int64_t kMergeBatchRuns = 256;
 

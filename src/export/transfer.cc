@@ -10,6 +10,7 @@
 #include "core/limits.h"
 #include "export/staging.h"
 #include "fmt/format.h"
+#include "store/record_json.h"
 #include "util/hash.h"
 #include "util/status.h"
 
@@ -103,7 +104,8 @@ constexpr int64_t kRowOverheadBytes = int64_t{64} << 10;
 // (`runs`, `text_bytes`) are bounded as a Parquet import's are.
 // InvalidArgument naming the source and the run otherwise.
 absl::Status StageStore(const std::filesystem::path& source, const std::filesystem::path& target,
-                        ImportStaging& staging, int64_t& runs, int64_t& text_bytes) {
+                        ImportStaging& staging, int64_t& runs, int64_t& text_bytes,
+                        const Store::OnStoredRun& on_stored = nullptr) {
   std::error_code ec;
   if (std::filesystem::exists(target, ec) && std::filesystem::equivalent(source, target, ec)) {
     return absl::InvalidArgumentError(
@@ -157,7 +159,81 @@ absl::Status StageStore(const std::filesystem::path& source, const std::filesyst
     }
     return absl::OkStatus();
   };
-  return staging.Stage(next, source.string()).status();
+  return staging.Stage(next, source.string(), on_stored).status();
+}
+
+// OK when `stored` (the run a merge found under `run`'s id) is `run`; else
+// InvalidArgument: one run id never names two different runs.
+absl::Status CheckSameRun(const RunRecord& run,
+                          const absl::StatusOr<std::vector<RunRecord>>& stored,
+                          const std::string& where) {
+  if (!stored.ok()) return stored.status();
+  if (!stored->empty() && RunRecordToJson(stored->front()) == RunRecordToJson(run)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("run id {} is stored in {} with different content; a run id names one run "
+                  "only (doc/scale-out.md)",
+                  run.run_id, where));
+}
+
+// Stages every run of the stores `sources` (StageStore; the limits over all of them
+// together); with `same_content`, a run id staged twice must name the same run.
+absl::Status StageStores(const std::vector<std::filesystem::path>& sources,
+                         const std::filesystem::path& target, ImportStaging& staging,
+                         bool same_content) {
+  int64_t runs = 0;
+  int64_t text_bytes = 0;
+  Store::OnStoredRun same = nullptr;
+  if (same_content) {
+    same = [&staging](const RunRecord& run, int64_t rowid) {
+      return CheckSameRun(run, staging.StagedRuns({rowid}), "another source");
+    };
+  }
+  for (const std::filesystem::path& source : sources) {
+    if (absl::Status s = StageStore(source, target, staging, runs, text_bytes, same); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The sweeps of the store at `source` with their whole plans (specs only),
+// counted into `planned` against kMaxImportRuns.
+absl::StatusOr<std::vector<MergedSweep>> SourceSweeps(const std::filesystem::path& source,
+                                                      int64_t& planned) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(source, OpenMode::kReadOnlyImmutable);
+  if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<std::vector<SweepInfo>> sweeps = (*store)->ListSweeps();
+  if (!sweeps.ok()) return Recode(sweeps.status(), absl::StatusCode::kInternal);
+  std::vector<MergedSweep> merged;
+  for (SweepInfo& info : *sweeps) {
+    planned += info.planned;
+    if (planned > kMaxImportRuns) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: the merge plans more than {} tests (doc/limits.md)", source.string(),
+                      kMaxImportRuns));
+    }
+    absl::StatusOr<std::vector<TestSpec>> plan = (*store)->PlannedTests(info.sweep_id);
+    if (!plan.ok()) return Recode(plan.status(), absl::StatusCode::kInternal);
+    merged.push_back({std::move(info), *std::move(plan)});
+  }
+  return merged;
+}
+
+// OK when every sweep of `sweeps` (with the source each came from) is of one plan.
+absl::Status CheckOnePlan(const std::vector<std::pair<std::string, SweepInfo>>& sweeps) {
+  for (const auto& [where, sweep] : sweeps) {
+    const auto& [first_where, first] = sweeps.front();
+    if (sweep.plan_id == first.plan_id) continue;
+    auto shown = [](const std::string& id) { return id.empty() ? std::string("(none)") : id; };
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: sweep {} is of plan {}, but sweep {} of {} is of plan {}; merging stores of "
+        "different plans needs --allow-mixed",
+        where, sweep.sweep_id, shown(sweep.plan_id), first.sweep_id, first_where,
+        shown(first.plan_id)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -202,16 +278,55 @@ absl::StatusOr<MergeStats> ImportStoresIntoStore(const ImportOptions& options) {
   absl::StatusOr<std::unique_ptr<ImportStaging>> staging =
       ImportStaging::Create(StagingDir(options.db));
   if (!staging.ok()) return staging.status();
-  int64_t runs = 0;
-  int64_t text_bytes = 0;
-  for (const std::filesystem::path& source : options.paths) {
-    absl::Status staged = StageStore(source, options.db, **staging, runs, text_bytes);
-    if (!staged.ok()) return staged;
-  }
+  if (absl::Status s = StageStores(options.paths, options.db, **staging, false); !s.ok()) return s;
   ImportTarget target(options.db);
   absl::StatusOr<Store*> store = target.Open();
   if (!store.ok()) return store.status();
   absl::StatusOr<MergeStats> merged = (*staging)->MergeInto(**store, options.args);
+  if (!merged.ok()) return MergeFailed(merged.status());
+  if (absl::Status s = target.Commit(); !s.ok()) return s;
+  return merged;
+}
+
+}  // namespace compatlab
+
+namespace compatlab {
+
+absl::StatusOr<MergeStats> MergeStores(const MergeOptions& options) {
+  if (absl::Status s = CheckStorePath(options.out); !s.ok()) return s;
+  std::vector<MergedSweep> sweeps;
+  std::vector<std::pair<std::string, SweepInfo>> plans;  // (where, sweep) for CheckOnePlan
+  int64_t planned = 0;
+  for (const std::filesystem::path& source : options.inputs) {
+    absl::StatusOr<std::vector<MergedSweep>> read = SourceSweeps(source, planned);
+    if (!read.ok()) return read.status();
+    for (MergedSweep& sweep : *read) {
+      plans.emplace_back(source.string(), sweep.info);
+      sweeps.push_back(std::move(sweep));
+    }
+  }
+  if (!options.allow_mixed && !plans.empty()) {  // the sources first, before any staging
+    if (absl::Status s = CheckOnePlan(plans); !s.ok()) return s;
+  }
+  absl::StatusOr<std::unique_ptr<ImportStaging>> staging =
+      ImportStaging::Create(StagingDir(options.out));
+  if (!staging.ok()) return staging.status();
+  if (absl::Status s = StageStores(options.inputs, options.out, **staging, true); !s.ok()) {
+    return s;
+  }
+  ImportTarget target(options.out);
+  absl::StatusOr<Store*> store = target.Open();
+  if (!store.ok()) return store.status();
+  absl::StatusOr<std::vector<SweepInfo>> stored = (*store)->ListSweeps();
+  if (!stored.ok()) return Recode(stored.status(), absl::StatusCode::kInternal);
+  for (SweepInfo& sweep : *stored) plans.emplace_back(options.out.string(), std::move(sweep));
+  if (!options.allow_mixed && !plans.empty()) {
+    if (absl::Status s = CheckOnePlan(plans); !s.ok()) return s;
+  }
+  auto same = [&](const RunRecord& run, int64_t rowid) {
+    return CheckSameRun(run, (*store)->RunsByRowid({rowid}, true), options.out.string());
+  };
+  absl::StatusOr<MergeStats> merged = (*staging)->MergeInto(**store, options.args, same, sweeps);
   if (!merged.ok()) return MergeFailed(merged.status());
   if (absl::Status s = target.Commit(); !s.ok()) return s;
   return merged;

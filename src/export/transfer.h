@@ -58,6 +58,26 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options);
 // read; the merge's error as for ImportIntoStore.
 absl::StatusOr<MergeStats> ImportStoresIntoStore(const ImportOptions& options);
 
+struct MergeOptions {
+  std::filesystem::path out;                  // created if missing
+  std::vector<std::filesystem::path> inputs;  // shard stores
+  bool allow_mixed = false;                   // stores of different plans may be merged
+  std::string args;                           // recorded as the args of sweeps made from runs
+};
+
+// `compatlab merge OUT IN...`: the shard stores `inputs` joined into `out`
+// (doc/scale-out.md, "Merging"), each source read as `import --from-store`
+// reads one (immutable, bounded, staged before `out` is opened), with every
+// sweep's record (plan id, shard) and whole plan, so that `compatlab sweeps`
+// tells what a shard did not store. Idempotent: a run already in `out` (or
+// in an earlier source) is kept once when its content is the same, and
+// refused (InvalidArgument: "run id R ... different content") when not; two
+// runs of one test in different sweeps (a shard retried from scratch) are
+// both kept, the newer the current one (query/current.h). InvalidArgument
+// when the sweeps of the sources and of `out` are of more than one plan
+// (sweeps.plan_id) and not `allow_mixed`. Other errors as ImportStoresIntoStore.
+absl::StatusOr<MergeStats> MergeStores(const MergeOptions& options);
+
 }  // namespace compatlab
 
 #endif  // COMPATLAB_EXPORT_TRANSFER_H_

@@ -21,7 +21,7 @@ struct BuildDifference {
 };
 
 // The parts of the build whose recorded values differ between the runs of `base` and
-// `head`; a part either side never recorded (rows before schema 20) is left out.
+// `head`; a part either side never recorded (rows before schema 22) is left out.
 std::vector<BuildDifference> BuildDifferences(const std::vector<RunRecord>& base,
                                               const std::vector<RunRecord>& head);
 

@@ -38,7 +38,7 @@ TEST(BuildsTest, AnotherKindOfBuildIsNamedWithEachPartThatDiffers) {
 }
 
 TEST(BuildsTest, APartOneSideNeverRecordedIsLeftOut) {
-  RunRecord old = Built("a", "2.12.0+cpu", "");  // a row before schema 20
+  RunRecord old = Built("a", "2.12.0+cpu", "");  // a row before schema 22
   old.result.blas.clear();
   old.result.openmp.clear();
   EXPECT_TRUE(BuildDifferences({old}, {Built("b", "2.14.1+cu130", "cuda 13.0")}).empty());

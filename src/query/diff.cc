@@ -10,6 +10,7 @@
 #include "core/blame.h"
 #include "fmt/format.h"
 #include "query/builds.h"
+#include "query/noise_mark.h"
 #include "query/one_sample.h"
 #include "query/text_table.h"
 
@@ -88,15 +89,11 @@ std::optional<Change> TimingChangeOf(TimingChange change, ChangeKind slower, Cha
   if (change == TimingChange::kNone) return std::nullopt;
   return Change{change == TimingChange::kSlower ? slower : faster, -1, -1,
                 fmt::format("{:+.1f}% ({} -> {}; intervals {} / {})", 100.0 * (head - base) / base,
-                            Figure(base, false), Figure(head, false), IntervalText(bi, base_noisy),
-                            IntervalText(hi, head_noisy)),
+                            MarkedFigure(Figure(base, false), base_noisy),
+                            MarkedFigure(Figure(head, false), head_noisy),
+                            IntervalText(bi, base_noisy), IntervalText(hi, head_noisy)),
                 ""};
 }
-
-bool Noisy(const RunResult& r) { return r.noisy.value_or(0) != 0; }
-
-// The first call's verdict (schema 13); a row before it has only the steady phase's.
-bool PrepareNoisy(const RunResult& r) { return r.prepare_noisy ? *r.prepare_noisy != 0 : Noisy(r); }
 
 TimingInterval Widened(TimingInterval i, bool noisy) {
   if (noisy) {
@@ -195,7 +192,7 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
   if (auto bi = SteadyInterval(br), hi = SteadyInterval(hr); bi && hi) {
     if (auto c = TimingChangeOf(SteadyChange(br, hr, thresholds.steady), ChangeKind::kSlowerSteady,
                                 ChangeKind::kFasterSteady, *br.steady_median_s, *hr.steady_median_s,
-                                *bi, *hi, Noisy(br), Noisy(hr))) {
+                                *bi, *hi, SteadyNoisy(br), SteadyNoisy(hr))) {
       changes.push_back(*std::move(c));
     }
   }
@@ -230,7 +227,7 @@ std::optional<TimingInterval> SteadyInterval(const RunResult& r) {
     const double spread = std::max(0.0, *r.steady_p90_s - median);
     i = {median - spread, median + spread};
   }
-  return Widened(i, Noisy(r));
+  return Widened(i, SteadyNoisy(r));
 }
 
 TimingChange SteadyChange(const RunResult& base, const RunResult& head, double min_relative) {
@@ -391,6 +388,25 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
   return report;
 }
 
+namespace {
+
+// The footnote of the runs behind the timing changes whose figures are marked noisy.
+std::string DiffNoisyFootnote(const DiffReport& report) {
+  std::vector<const RunRecord*> timed;
+  for (const Change& c : report.changes) {
+    if (c.kind != ChangeKind::kSlowerSteady && c.kind != ChangeKind::kFasterSteady &&
+        c.kind != ChangeKind::kSlowerPrepare && c.kind != ChangeKind::kFasterPrepare) {
+      continue;
+    }
+    if (c.base >= 0) timed.push_back(&report.base[c.base]);
+    if (c.head >= 0) timed.push_back(&report.head[c.head]);
+  }
+  const std::string note = NoisyFootnote(timed, &NoisyRunLabel);
+  return note.empty() ? "" : "\n" + note;
+}
+
+}  // namespace
+
 std::string FormatDiffReport(const DiffReport& report, const std::string& base_name,
                              const std::string& head_name) {
   std::string out = fmt::format("base: {} ({} tests)\nhead: {} ({} tests)\n", base_name,
@@ -428,6 +444,7 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
                                              : "");
     out += table.Render();
   }
+  out += DiffNoisyFootnote(report);
   std::string counts;
   for (ChangeKind kind : kAllKinds) {
     counts += fmt::format(", {} {}", report.Count(kind), ChangeKindName(kind));

@@ -253,11 +253,15 @@ TEST(DiffNoiseTest, ReportsImprovementsAsWellAsRegressions) {
   EXPECT_EQ(report.Improvements(), 3);
   const std::string text = FormatDiffReport(report, "a", "b");
   EXPECT_NE(text.find("faster steady (1), improvement"), std::string::npos) << text;
-  EXPECT_NE(text.find("+900.0% (100.00 ms -> 1.000 s; intervals [98.00 ms, 102.00 ms] / "
+  EXPECT_NE(text.find("+900.0% (100.00 ms -> ~1.000 s; intervals [98.00 ms, 102.00 ms] / "
                       "[490.00 ms, 2.040 s] noisy)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("; 1 regressions, 3 improvements\n"), std::string::npos) << text;
+  // The noisy figure's reason under the tables (query/noise_mark.h).
+  EXPECT_NE(text.find("~ noisy: timed while the machine was busy"), std::string::npos) << text;
+  EXPECT_NE(text.find("  hf:llama cpu eager forward, sweep s2: steady: noisy\n"), std::string::npos)
+      << text;
 }
 
 TEST(DiffNoiseTest, PrepareIsJudgedByTheFirstCallsVerdictNotTheSteadyPhases) {

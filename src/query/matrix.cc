@@ -11,6 +11,7 @@
 #include "core/fields.h"
 #include "fmt/format.h"
 #include "query/current.h"
+#include "query/noise_mark.h"
 #include "query/text_table.h"
 #include "util/status.h"
 #include "util/utf8.h"
@@ -73,7 +74,8 @@ std::string MatrixCellText(const RunRecord& run) {
   const RunResult& r = run.result;
   if (r.status != TestStatus::kPass) return StatusWithDetail(r);
   std::string text =
-      fmt::format("pass {}/{}", ShortSeconds(r.prepare_s), ShortSeconds(r.steady_median_s));
+      fmt::format("pass {}/{}", MarkedFigure(ShortSeconds(r.prepare_s), PrepareNoisy(r)),
+                  MarkedFigure(ShortSeconds(r.steady_median_s), SteadyNoisy(r)));
   if (const std::optional<int64_t> fallbacks = FallbackOpCount(r); fallbacks && *fallbacks > 0) {
     text += fmt::format(" +{} fb", *fallbacks);
   }
@@ -121,6 +123,10 @@ ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_cha
           {"backend", run.spec.backend},
           {"prepare_s", OptionalJson(r.prepare_s)},
           {"steady_median_s", OptionalJson(r.steady_median_s)},
+          {"noisy", SteadyNoisy(r)},
+          {"noisy_reason", r.noisy_reason},
+          {"prepare_noisy", PrepareNoisy(r)},
+          {"prepare_noisy_reason", r.prepare_noisy_reason},
           {"fallback_audit", r.fallback_audit},
           {"fallback_ops", OptionalJson(FallbackOpCount(r))},
           {"stage", r.stage},
@@ -362,6 +368,7 @@ std::string FormatMatrixTable(const Matrix& matrix) {
   }
   TextTable table(std::move(header));
   std::vector<std::string> errors;
+  std::vector<const RunRecord*> shown;
   for (const MatrixRow& row : matrix.rows) {
     std::vector<std::string> cells = {Truncate(row.name, 40),
                                       row.param_count ? fmt::format("{}", *row.param_count) : "-",
@@ -373,6 +380,7 @@ std::string FormatMatrixTable(const Matrix& matrix) {
       }
       const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
       cells.push_back(MatrixCellText(run));
+      if (run.result.status == TestStatus::kPass) shown.push_back(&run);
       if (run.result.status != TestStatus::kPass && !run.result.error_message.empty()) {
         errors.push_back(
             fmt::format("  {} {} {}: {}", Truncate(row.name, 40), ColumnName(matrix.columns[c]),
@@ -383,6 +391,9 @@ std::string FormatMatrixTable(const Matrix& matrix) {
     table.AddRow(std::move(cells));
   }
   text += table.Render();
+  if (const std::string note = NoisyFootnote(shown, &NoisyRunLabel); !note.empty()) {
+    text += "\n" + note;
+  }
   if (!errors.empty()) {
     text += "\nerrors (the full text: compatlab query --format json, by run_id):\n";
     for (const std::string& line : errors) text += SanitizeForTerminal(line) + "\n";
@@ -434,6 +445,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "transformers_version",
                                  "prepare_s",
                                  "steady_median_s",
+                                 "noisy",
                                  "fallback_ops",
                                  "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
@@ -461,11 +473,12 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
       } else {
         const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
         const RunResult& r = run.result;
-        fields.insert(fields.end(),
-                      {std::string(VerdictName(VerdictOf(r))),
-                       std::string(TestStatusName(r.status)), run.run_id, run.finished_at,
-                       r.torch_version, r.transformers_version, number(r.prepare_s),
-                       number(r.steady_median_s), number(FallbackOpCount(r)), r.error_message});
+        fields.insert(
+            fields.end(),
+            {std::string(VerdictName(VerdictOf(r))), std::string(TestStatusName(r.status)),
+             run.run_id, run.finished_at, r.torch_version, r.transformers_version,
+             number(r.prepare_s), number(r.steady_median_s), AnyNoisy(r) ? "1" : "0",
+             number(FallbackOpCount(r)), r.error_message});
       }
       text += line(fields);
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "query/noise_mark.h"
 
 namespace compatlab {
 namespace {
@@ -26,8 +27,7 @@ std::optional<OneSample> PrepareSample(const RunResult& r) {
   if (!r.prepare_s) return std::nullopt;
   OneSample s;
   s.value = *r.prepare_s;
-  // The first call's verdict (schema 13); a row before it has only the steady phase's.
-  s.noisy = r.prepare_noisy ? *r.prepare_noisy != 0 : r.noisy.value_or(0) != 0;
+  s.noisy = PrepareNoisy(r);  // the first call's verdict (query/noise_mark.h)
   s.load_avg = r.prepare_load_avg;
   return s;
 }

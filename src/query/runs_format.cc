@@ -9,6 +9,7 @@
 #include "core/blame.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "query/noise_mark.h"
 #include "query/text_table.h"
 #include "store/record_json.h"
 #include "store/schema.h"
@@ -73,19 +74,25 @@ std::string FormatRunsTable(const std::vector<RunRecord>& runs, const RunsTableO
                    C{"accuracy", TextTable::kLeft}, C{"breaks", TextTable::kRight},
                    C{"fallback", TextTable::kRight}, C{"wall_s", TextTable::kRight},
                    C{"error", TextTable::kLeft}});
+  std::vector<const RunRecord*> shown;
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
     const std::optional<double> mem = RunPeakMemory(r);
-    table.AddRow(
-        {Truncate(run.spec.model_id, options.max_model_width), run.spec.target, run.spec.mode,
-         run.spec.kind, fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
-         Truncate(StatusCell(r), options.max_error_width), Number(r.build_s, 3),
-         Number(r.prepare_s, 3), Number(r.warm_prepare_s, 3), Number(r.steady_median_s, 3, 1000.0),
-         Number(r.speedup, 2), Number(mem, 0, 1.0 / kMiB), r.acc_rule.empty() ? "-" : r.acc_rule,
-         r.graph_breaks ? fmt::format("{}", *r.graph_breaks) : "-", FallbackCell(r),
-         Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
+    const bool steady_noisy = SteadyNoisy(r);
+    const bool prepare_noisy = PrepareNoisy(r);
+    table.AddRow({Truncate(run.spec.model_id, options.max_model_width), run.spec.target,
+                  run.spec.mode, run.spec.kind,
+                  fmt::format("{}x{}", run.spec.batch_size, run.spec.seq_len),
+                  Truncate(StatusCell(r), options.max_error_width), Number(r.build_s, 3),
+                  MarkedFigure(Number(r.prepare_s, 3), prepare_noisy), Number(r.warm_prepare_s, 3),
+                  MarkedFigure(Number(r.steady_median_s, 3, 1000.0), steady_noisy),
+                  MarkedFigure(Number(r.speedup, 2), steady_noisy), Number(mem, 0, 1.0 / kMiB),
+                  r.acc_rule.empty() ? "-" : r.acc_rule,
+                  r.graph_breaks ? fmt::format("{}", *r.graph_breaks) : "-", FallbackCell(r),
+                  Number(r.wall_s, 3), Truncate(r.error_message, options.max_error_width)});
+    shown.push_back(&run);
   }
-  return table.Render();
+  return table.Render() + NoisyFootnote(shown, &NoisyRunLabel);
 }
 
 std::string FormatLoadTable(const std::vector<RunRecord>& runs) {
@@ -193,16 +200,27 @@ std::string FormatRunsCsv(const std::vector<RunRecord>& runs) {
 
 namespace {
 
+// One timing column of a summary row: the quiet runs' figures and the noisy runs'
+// (query/noise_mark.h), kept apart.
+struct SplitFigures {
+  std::vector<double> quiet, noisy;
+  void Add(std::optional<double> value, bool is_noisy) {
+    if (value) (is_noisy ? noisy : quiet).push_back(*value);
+  }
+};
+
 // Figures of the passing runs of one summary row.
 struct PassFigures {
-  std::vector<double> prepare_s, steady_s, speedups;
-  PassRate rate;  // core/blame.h: skipped and not-the-model's runs counted apart
+  SplitFigures prepare_s, steady_s, speedups;
+  int64_t noisy_runs = 0;  // passing runs with a noisy timing figure
+  PassRate rate;           // core/blame.h: skipped and not-the-model's runs counted apart
   void Add(const RunResult& r) {
     rate.Add(r);
     if (r.status != TestStatus::kPass || !BlamedOnModel(r)) return;
-    if (r.prepare_s) prepare_s.push_back(*r.prepare_s);
-    if (r.steady_median_s) steady_s.push_back(*r.steady_median_s);
-    if (r.speedup && *r.speedup > 0) speedups.push_back(*r.speedup);
+    if (AnyNoisy(r)) ++noisy_runs;
+    prepare_s.Add(r.prepare_s, PrepareNoisy(r));
+    steady_s.Add(r.steady_median_s, SteadyNoisy(r));
+    if (r.speedup && *r.speedup > 0) speedups.Add(r.speedup, SteadyNoisy(r));
   }
 };
 
@@ -218,6 +236,34 @@ std::optional<double> Geomean(const std::vector<double>& values) {
   double logs = 0;
   for (double v : values) logs += std::log(v);
   return std::exp(logs / static_cast<double>(values.size()));
+}
+
+// The quiet runs' `summary` of a column; when it has no quiet run, its noisy runs'
+// marked (query/noise_mark.h), so a type timed only on a busy machine still shows.
+std::string QuietFigure(const SplitFigures& f,
+                        std::optional<double> (*summary)(std::vector<double>), int precision,
+                        double scale = 1.0) {
+  if (!f.quiet.empty()) return Number(summary(f.quiet), precision, scale);
+  return MarkedFigure(Number(summary(f.noisy), precision, scale), !f.noisy.empty());
+}
+
+std::optional<double> GeomeanOf(std::vector<double> values) { return Geomean(values); }
+
+// Under the closing table, when some passing runs were noisy: that the figures leave
+// them out, then NoisyFootnote of the passing runs (how many, each one's reason).
+std::string SummaryNoisyNote(const std::vector<RunRecord>& runs, int64_t noisy_runs) {
+  if (noisy_runs == 0) return "";
+  std::vector<const RunRecord*> passing;
+  for (const RunRecord& run : runs) {
+    if (run.result.status == TestStatus::kPass && BlamedOnModel(run.result)) {
+      passing.push_back(&run);
+    }
+  }
+  return fmt::format(
+             "\nprepare_s, steady_ms and speedup leave the noisy runs' figures out ({} marks a "
+             "type's figure when all its runs were noisy)\n",
+             kNoisyMark) +
+         NoisyFootnote(passing, &NoisyRunLabel);
 }
 
 }  // namespace
@@ -248,7 +294,9 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
   // model (skipped runs are in their status column, not in the rate).
   columns.push_back({"not_model", TextTable::kRight});
   columns.push_back({"pass_rate", TextTable::kRight});
-  // Of the passing runs: median prepare and steady times, geometric-mean speedup.
+  // Of the passing runs: how many were noisy; the quiet ones' median prepare and steady
+  // times and geometric-mean speedup.
+  columns.push_back({"noisy", TextTable::kRight});
   columns.push_back({"prepare_s", TextTable::kRight});
   columns.push_back({"steady_ms", TextTable::kRight});
   columns.push_back({"speedup", TextTable::kRight});
@@ -268,9 +316,10 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
     cells.push_back(f.rate.not_model == 0 ? "." : std::to_string(f.rate.not_model));
     const std::optional<double> rate = f.rate.Rate();
     cells.push_back(rate ? fmt::format("{:.1f}%", 100.0 * *rate) : "-");
-    cells.push_back(Number(Median(f.prepare_s), 3));
-    cells.push_back(Number(Median(f.steady_s), 3, 1000.0));
-    cells.push_back(Number(Geomean(f.speedups), 2));
+    cells.push_back(f.noisy_runs == 0 ? "." : std::to_string(f.noisy_runs));
+    cells.push_back(QuietFigure(f.prepare_s, &Median, 3));
+    cells.push_back(QuietFigure(f.steady_s, &Median, 3, 1000.0));
+    cells.push_back(QuietFigure(f.speedups, &GeomeanOf, 2));
     table.AddRow(std::move(cells));
   };
   for (const auto& [type, by_status] : counts) {
@@ -279,7 +328,7 @@ std::string FormatSweepSummary(const std::vector<RunRecord>& runs) {
   }
   table.AddSeparator();
   add_row("total", totals, all_figures);
-  return table.Render();
+  return table.Render() + SummaryNoisyNote(runs, all_figures.noisy_runs);
 }
 
 }  // namespace compatlab

@@ -29,7 +29,8 @@ TEST(RunsFormatTest, TableShowsOneAlignedLinePerRun) {
 
   const std::string text = FormatRunsTable({pass, crash});
   const std::vector<std::string> lines = Lines(text);
-  ASSERT_EQ(lines.size(), 4u) << text;
+  ASSERT_EQ(lines.size(), 6u) << text;  // FullRun is noisy: the footnote's two lines
+  EXPECT_EQ(lines[4].rfind("~ noisy: ", 0), 0u) << text;
   EXPECT_EQ(lines[0].rfind("model", 0), 0u);
   EXPECT_NE(lines[0].find("steady_ms"), std::string::npos);
   EXPECT_NE(lines[2].find("hf:llama"), std::string::npos);
@@ -161,14 +162,93 @@ TEST(RunsFormatTest, SweepSummaryCountsModelTypeByStatus) {
   all.push_back(harness);
   EXPECT_EQ(
       FormatSweepSummary(all),
-      "model_type  pass  crash  oom  total  not_model  pass_rate  prepare_s  steady_ms  speedup\n"
-      "----------------------------------------------------------------------------------------\n"
-      "gpt2           2      1    .      3          1     100.0%      1.500      4.000     4.00\n"
-      "llama          1      .    1      2          .      50.0%      2.000          -        -\n"
-      "none           1      .    .      1          .     100.0%          -          -        -\n"
-      "----------------------------------------------------------------------------------------\n"
-      "total          4      1    1      6          1      80.0%      2.000      4.000     4.00\n");
+      "model_type  pass  crash  oom  total  not_model  pass_rate  noisy  prepare_s  steady_ms  "
+      "speedup\n"
+      "-----------------------------------------------------------------------------------------"
+      "------\n"
+      "gpt2           2      1    .      3          1     100.0%      .      1.500      4.000     "
+      "4.00\n"
+      "llama          1      .    1      2          .      50.0%      .      2.000          -     "
+      "   -\n"
+      "none           1      .    .      1          .     100.0%      .          -          -     "
+      "   -\n"
+      "-----------------------------------------------------------------------------------------"
+      "------\n"
+      "total          4      1    1      6          1      80.0%      .      2.000      4.000     "
+      "4.00\n");
   EXPECT_EQ(FormatSweepSummary({}), "no runs\n");
+}
+
+// Issue 46: a noisy run's figures are counted, left out of the medians and the speedup,
+// and said so with the reason; a type with only noisy runs shows theirs marked.
+TEST(RunsFormatTest, SweepSummaryLeavesNoisyFiguresOutAndSaysSo) {
+  std::vector<RunRecord> runs = {
+      MakeRun("s1", MakeSpec("qwen3")),
+      MakeRun("s1", MakeSpec("gpt2")),
+      MakeRun("s1", MakeSpec("gpt2", "train")),
+  };
+  runs[0].result.steady_median_s = 0.3038;  // noisy: shown marked, its type has no quiet run
+  runs[0].result.speedup = 0.20;
+  runs[0].result.prepare_s = 37.5;
+  runs[0].result.noisy = 1;
+  runs[0].result.noisy_reason = "1.4 other runnable tasks > 0 free cores";
+  runs[0].result.prepare_noisy = 0;
+  runs[1].result.steady_median_s = 0.002;
+  runs[1].result.speedup = 1.5;
+  runs[1].result.prepare_s = 4.0;
+  runs[2].result.steady_median_s = 0.100;  // noisy: left out of gpt2's and the total's figures
+  runs[2].result.speedup = 0.1;
+  runs[2].result.prepare_s = 8.0;
+  runs[2].result.noisy = 1;
+  const std::string text = FormatSweepSummary(runs);
+  EXPECT_NE(
+      text.find(
+          "qwen3          1      1          .     100.0%      1     37.500   ~303.800    ~0.20\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "gpt2           2      2          .     100.0%      1      4.000      2.000     1.50\n"),
+      std::string::npos)
+      << text;
+  // The total: qwen3's quiet first call counts; no noisy steady figure or speedup does.
+  EXPECT_NE(
+      text.find("total          3      3          .     100.0%      2     20.750      2.000     "
+                "1.50\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("leave the noisy runs' figures out (~ marks a type's figure when all its "
+                      "runs were noisy)\n~ noisy: timed while the machine was busy"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(", 2 of 3 runs: "), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("  hf:qwen3 cpu eager forward, sweep s1: steady: 1.4 other runnable tasks > 0 "
+                "free cores\n"),
+      std::string::npos)
+      << text;
+}
+
+// Issue 46: query's table marks a noisy run's timing figures, each phase by its own verdict.
+TEST(RunsFormatTest, RunsTableMarksNoisyFiguresWithTheirReason) {
+  std::vector<RunRecord> runs = {MakeRun("s1", MakeSpec("llama")), MakeRun("s1", MakeSpec("gpt2"))};
+  for (RunRecord& r : runs) {
+    r.result.prepare_s = 1.25;
+    r.result.steady_median_s = 0.002;
+  }
+  runs[0].result.noisy = 1;
+  runs[0].result.noisy_reason = "load average 3.00 > 2 cores";
+  runs[0].result.prepare_noisy = 0;
+  const std::string text = FormatRunsTable(runs);
+  EXPECT_NE(text.find("1.250"), std::string::npos) << text;
+  EXPECT_EQ(text.find("~1.250"), std::string::npos) << text;  // its first call was quiet
+  EXPECT_NE(text.find("~2.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("  hf:llama cpu eager forward, sweep s1: steady: load average 3.00 > 2 "
+                      "cores\n"),
+            std::string::npos)
+      << text;
+  runs[0].result.noisy = 0;
+  EXPECT_EQ(FormatRunsTable(runs).find('~'), std::string::npos);
 }
 
 TEST(RunsFormatTest, SummaryPassRateLeavesOutReductionAndReferenceFailures) {

@@ -5,6 +5,7 @@
 
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "query/noise_mark.h"
 #include "query/text_table.h"
 #include "store/store.h"
 #include "util/status.h"
@@ -102,6 +103,9 @@ ordered_json VcSideJson(const RunRecord& run) {
           {"steady_median_s", VcOpt(r.steady_median_s)},
           {"steady_interval", VcIntervalJson(SteadyInterval(r))},
           {"noisy", VcOpt(r.noisy)},
+          {"noisy_reason", r.noisy_reason},
+          {"prepare_noisy", PrepareNoisy(r) ? 1 : 0},
+          {"prepare_noisy_reason", r.prepare_noisy_reason},
           {"tokens_per_s", VcOpt(r.tokens_per_s)},
           {"graph_breaks", VcOpt(r.graph_breaks)},
           {"fallback_op_count", VcOpt(VcFallbackOpCount(r))},
@@ -304,10 +308,12 @@ std::string FormatVariantReport(const VariantReport& report) {
     table.AddRow({t.head.spec.target, t.head.spec.mode, t.head.spec.kind, t.head.spec.dtype,
                   VcShape(t.head.spec), VcPair(VcStatusOf(t.base), VcStatusOf(t.head)), acc,
                   base_acc,
-                  VcRatioText(Ratio(b.prepare_s, h.prepare_s),
-                              RatioInterval(PrepareInterval(b), PrepareInterval(h))),
-                  VcRatioText(Ratio(b.steady_median_s, h.steady_median_s),
-                              RatioInterval(SteadyInterval(b), SteadyInterval(h))),
+                  MarkedFigure(VcRatioText(Ratio(b.prepare_s, h.prepare_s),
+                                           RatioInterval(PrepareInterval(b), PrepareInterval(h))),
+                               PrepareNoisy(b) || PrepareNoisy(h)),
+                  MarkedFigure(VcRatioText(Ratio(b.steady_median_s, h.steady_median_s),
+                                           RatioInterval(SteadyInterval(b), SteadyInterval(h))),
+                               SteadyNoisy(b) || SteadyNoisy(h)),
                   VcNum(b.tokens_per_s, "{:.0f}") + "->" + VcNum(h.tokens_per_s, "{:.0f}"),
                   VcPair(VcInt(b.graph_breaks), VcInt(h.graph_breaks)),
                   VcPair(VcInt(VcFallbackOpCount(b)), VcInt(VcFallbackOpCount(h))),
@@ -315,6 +321,11 @@ std::string FormatVariantReport(const VariantReport& report) {
                   Truncate(changes.empty() ? "none" : changes, 80)});
   }
   out += "\n" + table.Render();
+  std::vector<const RunRecord*> paired;
+  for (const ComparedTest& t : report.tests) paired.insert(paired.end(), {&t.base, &t.head});
+  if (const std::string note = NoisyFootnote(paired, &NoisyRunLabel); !note.empty()) {
+    out += "\n" + note;
+  }
   for (const auto& [title, runs] : {std::pair{"only in base", &report.only_in_base},
                                     std::pair{"only in head", &report.only_in_head}}) {
     if (runs->empty()) continue;

@@ -198,6 +198,11 @@ TEST(CompareVariantTest, RatiosComeWithTheRangeTheirIntervalsAllowAndNoisyRowsWi
   EXPECT_NEAR(j["tests"][0]["steady_ratio_interval"][0].get<double>(), 0.009 / 0.011, 1e-12);
   EXPECT_TRUE(j["tests"][0]["changes"].empty()) << j["tests"][0]["changes"];
   EXPECT_EQ(j["regressions"], 0);
+  // Its ratio is shown marked, the reason under the table (query/noise_mark.h).
+  const std::string text = FormatVariantReport(noisy);
+  EXPECT_NE(text.find("~2.00x ["), std::string::npos) << text;
+  EXPECT_NE(text.find("~ noisy: timed while the machine was busy"), std::string::npos) << text;
+  EXPECT_EQ(FormatVariantReport(quiet).find('~'), std::string::npos);
   // Faster is an improvement, counted apart.
   VariantReport faster = CompareVariant(head, base, true);
   EXPECT_EQ(faster.improvements, 0);  // head (base here) noisy: overlap again

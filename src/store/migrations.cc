@@ -82,6 +82,11 @@ std::vector<std::string> MigrationStatements(int version, const std::vector<Fiel
   if (version == 1) statements = CreateTables(fields);
   // Hand-written steps of later versions (table rebuilds, new tables) go here,
   // under `if (version == N)`, before the added columns.
+  if (version == kShardedSweepsVersion) {
+    statements.push_back("ALTER TABLE sweeps ADD COLUMN plan_id TEXT NOT NULL DEFAULT ''");
+    statements.push_back("ALTER TABLE sweeps ADD COLUMN shard INTEGER");
+    statements.push_back("ALTER TABLE sweeps ADD COLUMN shards INTEGER");
+  }
   for (const FieldDef& field : fields) {
     if (version > 1 && field.since_version == version) {
       statements.push_back("ALTER TABLE runs ADD COLUMN " + ColumnDef(field, true));

@@ -183,8 +183,8 @@ absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const 
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement select,
       db.Prepare("SELECT sweep_id, created_at, finished_at, suite, args, host, jobs, planned, "
-                 "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.sweep_id) "
-                 "FROM sweeps s " +
+                 "(SELECT count(*) FROM runs r WHERE r.sweep_id = s.sweep_id), plan_id, shard, "
+                 "shards FROM sweeps s " +
                  tail));
   STORE_RETURN_IF_ERROR(BindAllValues(select, params));
   std::vector<SweepInfo> sweeps;
@@ -201,8 +201,30 @@ absl::StatusOr<std::vector<SweepInfo>> SelectSweeps(sqlite::Database& db, const 
     sweep.jobs = select.ColumnInt(6);
     sweep.planned = select.ColumnInt(7);
     sweep.recorded = select.ColumnInt(8);
+    sweep.plan_id = select.ColumnText(9);
+    if (!select.ColumnIsNull(10)) sweep.shard = select.ColumnInt(10);
+    if (!select.ColumnIsNull(11)) sweep.shards = select.ColumnInt(11);
   }
   return sweeps;
+}
+
+// The values of a sweeps row for `sweep` with `planned` tests, in the column
+// order of CreateResolvedSweep's INSERT.
+std::vector<FieldValue> SweepRowValues(const SweepInfo& sweep, size_t planned) {
+  auto optional_int = [](const std::optional<int64_t>& v) {
+    return v.has_value() ? FieldValue(*v) : FieldValue(std::monostate{});
+  };
+  return {sweep.sweep_id,
+          sweep.created_at,
+          sweep.finished_at ? FieldValue(*sweep.finished_at) : FieldValue(std::monostate{}),
+          sweep.suite,
+          sweep.args,
+          sweep.host,
+          sweep.jobs,
+          static_cast<int64_t>(planned),
+          sweep.plan_id,
+          optional_int(sweep.shard),
+          optional_int(sweep.shards)};
 }
 
 }  // namespace
@@ -382,13 +404,10 @@ absl::Status Store::CreateResolvedSweep(const SweepInfo& sweep,
   }
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement insert_sweep,
-      db_->Prepare("INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
-                   "jobs, planned) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
-  STORE_RETURN_IF_ERROR(BindAllValues(
-      insert_sweep,
-      {sweep.sweep_id, sweep.created_at,
-       sweep.finished_at ? FieldValue(*sweep.finished_at) : FieldValue(std::monostate{}),
-       sweep.suite, sweep.args, sweep.host, sweep.jobs, static_cast<int64_t>(plan.size())}));
+      db_->Prepare(
+          "INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
+          "jobs, planned, plan_id, shard, shards) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  STORE_RETURN_IF_ERROR(BindAllValues(insert_sweep, SweepRowValues(sweep, plan.size())));
   STORE_RETURN_IF_ERROR(insert_sweep.Run());
   STORE_ASSIGN_OR_RETURN(
       sqlite::Statement insert_test,
@@ -581,6 +600,105 @@ constexpr std::string_view kPlannedHereSql =
     "json_type(spec, '$.execution') IS NOT NULL FROM planned_tests p WHERE p.sweep_id = "
     "s.sweep_id ORDER BY ordinal LIMIT 1), 0) FROM sweeps s WHERE sweep_id = ?";
 
+// One-step runner of a prepared statement: reset, bind `values`, step.
+template <typename... Values>
+absl::StatusOr<bool> StepWith(sqlite::Statement& statement, const Values&... values) {
+  statement.Reset();
+  STORE_RETURN_IF_ERROR(statement.BindAll(values...));
+  return statement.Step();
+}
+
+// InvalidArgument unless `sweep` can be merged: stored ids and a shard in its range.
+absl::Status CheckMergedSweep(const SweepInfo& sweep) {
+  if (absl::Status s = CheckStoredId(sweep.sweep_id, "sweep id"); !s.ok()) return s;
+  if (!sweep.plan_id.empty()) {
+    if (absl::Status s = CheckStoredId(sweep.plan_id, "plan id"); !s.ok()) return s;
+  }
+  const bool sharded = sweep.shard.has_value() && sweep.shards.has_value();
+  if (sharded != (sweep.shard.has_value() || sweep.shards.has_value()) ||
+      (sharded && !(*sweep.shards >= 1 && *sweep.shard >= 0 && *sweep.shard < *sweep.shards))) {
+    return absl::InvalidArgumentError(
+        fmt::format("sweep {}: its shard is not one of 0..shards-1", sweep.sweep_id));
+  }
+  return absl::OkStatus();
+}
+
+// "3/8", or "none", the shard of `sweep` as messages show it.
+std::string ShardText(const std::optional<int64_t>& shard, const std::optional<int64_t>& shards) {
+  if (!shard.has_value() || !shards.has_value()) return "none";
+  return fmt::format("{}/{}", *shard, *shards);
+}
+
+// MergeRunBatches' first step, inside its transaction: `sweeps` created or
+// joined with their plans (Store::MergeRunBatches); the ids of those created
+// unfinished are appended to `unfinished`.
+absl::Status MergeSweepRecords(sqlite::Database& db, const fs::path& path,
+                               const std::vector<MergedSweep>& sweeps,
+                               std::vector<std::string>& unfinished, MergeStats& stats) {
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement stored,
+      db.Prepare("SELECT plan_id, shard, shards FROM sweeps WHERE sweep_id = ?"));
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement planned_here, db.Prepare(kPlannedHereSql));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement insert_sweep,
+      db.Prepare(
+          "INSERT INTO sweeps (sweep_id, created_at, finished_at, suite, args, host, "
+          "jobs, planned, plan_id, shard, shards) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement plan_test,
+      db.Prepare("INSERT INTO planned_tests (sweep_id, ordinal, test_id, spec) SELECT ?1, "
+                 "(SELECT coalesce(max(ordinal) + 1, 0) FROM planned_tests WHERE sweep_id = ?1), "
+                 "?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM planned_tests WHERE sweep_id = ?1 AND "
+                 "test_id = ?2) RETURNING 1"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement count_planned,
+      db.Prepare("UPDATE sweeps SET planned = planned + 1 WHERE sweep_id = ? RETURNING 1"));
+  for (const MergedSweep& merged : sweeps) {
+    const SweepInfo& info = merged.info;
+    STORE_RETURN_IF_ERROR(CheckMergedSweep(info));
+    STORE_ASSIGN_OR_RETURN(const bool exists, StepWith(stored, info.sweep_id));
+    if (exists) {
+      const std::optional<int64_t> shard =
+          stored.ColumnIsNull(1) ? std::nullopt : std::optional<int64_t>(stored.ColumnInt(1));
+      const std::optional<int64_t> shards =
+          stored.ColumnIsNull(2) ? std::nullopt : std::optional<int64_t>(stored.ColumnInt(2));
+      if (stored.ColumnText(0) != info.plan_id || shard != info.shard || shards != info.shards) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: sweep {} is stored with plan '{}' shard {}, not plan '{}' shard {}", path.string(),
+            info.sweep_id, stored.ColumnText(0), ShardText(shard, shards), info.plan_id,
+            ShardText(info.shard, info.shards)));
+      }
+      STORE_ASSIGN_OR_RETURN(const bool row, StepWith(planned_here, info.sweep_id));
+      if (row && planned_here.ColumnInt(0) != 0) {
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: sweep {} was planned in this store by `compatlab sweep`; a merge never joins "
+            "a local sweep (doc/limits.md)",
+            path.string(), info.sweep_id));
+      }
+    } else {
+      SweepInfo row = info;
+      if (!row.finished_at.has_value()) {
+        row.finished_at = row.created_at;  // never read as unfinished; set from its runs later
+        unfinished.push_back(row.sweep_id);
+      }
+      insert_sweep.Reset();
+      STORE_RETURN_IF_ERROR(BindAllValues(insert_sweep, SweepRowValues(row, 0)));
+      STORE_RETURN_IF_ERROR(insert_sweep.Run());
+      ++stats.sweeps_created;
+    }
+    for (const TestSpec& spec : merged.plan) {
+      STORE_ASSIGN_OR_RETURN(const std::string json, TestSpecToJson(spec));
+      STORE_ASSIGN_OR_RETURN(const bool added,
+                             StepWith(plan_test, info.sweep_id, spec.TestId(), json));
+      if (!added) continue;
+      STORE_ASSIGN_OR_RETURN(const bool counted, StepWith(count_planned, info.sweep_id));
+      (void)counted;
+      ++stats.tests_planned;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Store::IsPlannedHere(const std::string& sweep_id) {
@@ -608,10 +726,13 @@ absl::StatusOr<MergeStats> Store::MergeRuns(const std::vector<RunRecord>& runs,
 }
 
 absl::StatusOr<MergeStats> Store::MergeRunBatches(const RunBatches& next, const std::string& args,
-                                                  const OnStoredRun& on_stored) {
+                                                  const OnStoredRun& on_stored,
+                                                  const std::vector<MergedSweep>& sweeps) {
   MergeStats stats;
   sqlite::Transaction transaction(db_.get());
   STORE_RETURN_IF_ERROR(transaction.Begin());
+  std::vector<std::string> unfinished;
+  STORE_RETURN_IF_ERROR(MergeSweepRecords(*db_, path_, sweeps, unfinished, stats));
   // The sweeps this merge creates, kept in SQLite's temporary database (a
   // file, not memory) until their times are set from their runs at the end.
   STORE_RETURN_IF_ERROR(
@@ -711,6 +832,15 @@ absl::StatusOr<MergeStats> Store::MergeRunBatches(const RunBatches& next, const 
       "finished_at = (SELECT max(finished_at) FROM runs r WHERE r.sweep_id = sweeps.sweep_id) "
       "WHERE sweep_id IN (SELECT sweep_id FROM temp.merge_created); "
       "DELETE FROM temp.merge_created"));
+  STORE_ASSIGN_OR_RETURN(
+      sqlite::Statement finish,
+      db_->Prepare("UPDATE sweeps SET finished_at = coalesce((SELECT max(finished_at) FROM runs r "
+                   "WHERE r.sweep_id = sweeps.sweep_id), finished_at) WHERE sweep_id = ?"));
+  for (const std::string& sweep_id : unfinished) {
+    finish.Reset();
+    STORE_RETURN_IF_ERROR(finish.BindAll(sweep_id));
+    STORE_RETURN_IF_ERROR(finish.Run());
+  }
   STORE_RETURN_IF_ERROR(transaction.Commit());
   return stats;
 }

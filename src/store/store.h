@@ -56,6 +56,20 @@ struct SweepInfo {
   int64_t jobs = 1;
   int64_t planned = 0;   // number of planned tests; CreateSweep sets it from the plan
   int64_t recorded = 0;  // number of stored results; output only
+  // The id of the whole resolved plan this sweep runs (part of), "" for a
+  // sweep stored before schema version 20 (sweep/plan_file.h, PlanId).
+  std::string plan_id{};
+  // The shard of that plan this sweep runs and the plan's shard count; both
+  // unset for a sweep of a whole plan.
+  std::optional<int64_t> shard{};
+  std::optional<int64_t> shards{};
+};
+
+// A sweep of another store merged with its runs (`compatlab merge`): its
+// record (planned and recorded are ignored) and its planned tests' specs.
+struct MergedSweep {
+  SweepInfo info{};
+  std::vector<TestSpec> plan{};
 };
 
 // One key of the order of QueryRuns: a result field (schema.h) and a direction.
@@ -231,8 +245,16 @@ class Store {
   // MergeRuns over runs read batch by batch, in one transaction, holding one
   // batch at a time: what the merge remembers between batches is in the
   // store's file, so its memory does not grow with the number of runs.
+  //
+  // `sweeps` are merged first, in the same transaction: a sweep this store
+  // lacks is created with its record (finished, at its latest run's end when
+  // it was not) and its plan as specs only (no execution settings: never a
+  // sweep planned here); one it has gets the planned tests it lacks. Errors
+  // (nothing written): InvalidArgument for a sweep this store planned, or
+  // one stored with another plan id or shard.
   absl::StatusOr<MergeStats> MergeRunBatches(const RunBatches& next, const std::string& args,
-                                             const OnStoredRun& on_stored = nullptr);
+                                             const OnStoredRun& on_stored = nullptr,
+                                             const std::vector<MergedSweep>& sweeps = {});
 
   // True when `sweep_id` is a sweep this store planned itself (`compatlab
   // sweep`: a plan with execution settings, or a sweep not finished), which

@@ -678,6 +678,55 @@ TEST_F(StoreTest, ImportedRunsNeverJoinASweepPlannedHere) {
   EXPECT_TRUE(store->MergeRuns({MakeRun("imported", MakeSpec("bert"))}, "more").ok());
 }
 
+TEST_F(StoreTest, AMergedShardSweepKeepsItsRecordAndWholePlanAndNeverReadsAsLocal) {
+  std::unique_ptr<Store> store = OpenOrDie();
+  MergedSweep shard;
+  shard.info.sweep_id = "s1";
+  shard.info.created_at = "2026-12-05T10:00:00.000Z";
+  shard.info.suite = "ci";
+  shard.info.plan_id = "p1";
+  shard.info.shard = 1;
+  shard.info.shards = 3;
+  shard.plan = {MakeSpec("gpt2"), MakeSpec("bert")};  // unfinished: bert has no run
+  auto one_run = [calls = 0](std::vector<RunRecord>& batch) mutable {
+    if (++calls == 1) batch.push_back(MakeRun("s1", MakeSpec("gpt2")));
+    return absl::OkStatus();
+  };
+  auto stats = store->MergeRunBatches(one_run, "merge", nullptr, {shard});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->sweeps_created, 1);
+  EXPECT_EQ(stats->tests_planned, 2);
+  EXPECT_EQ(stats->inserted, 1);
+  absl::StatusOr<SweepInfo> info = store->GetSweep("s1");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->suite, "ci");
+  EXPECT_EQ(info->plan_id, "p1");
+  EXPECT_EQ(info->shard, 1);
+  EXPECT_EQ(info->shards, 3);
+  EXPECT_EQ(info->planned, 2);
+  EXPECT_EQ(info->finished_at, "2026-11-30T02:00:01.000Z");  // its run's end
+  EXPECT_EQ(store->PendingTests("s1")->size(), 1u);
+  EXPECT_FALSE(*store->IsPlannedHere("s1"));
+  // Again: nothing added. With another plan or shard: refused, nothing written.
+  stats = store->MergeRunBatches([](std::vector<RunRecord>&) { return absl::OkStatus(); }, "m",
+                                 nullptr, {shard});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->sweeps_created + stats->tests_planned, 0);
+  shard.info.shard = 2;
+  stats = store->MergeRunBatches([](std::vector<RunRecord>&) { return absl::OkStatus(); }, "m",
+                                 nullptr, {shard});
+  EXPECT_TRUE(absl::IsInvalidArgument(stats.status())) << stats.status();
+  // A sweep this store planned itself is never joined.
+  StoreWithSweep("local", {MakeSpec("vit")});
+  shard.info.sweep_id = "local";
+  shard.info.plan_id = "";
+  shard.info.shard.reset();
+  shard.info.shards.reset();
+  stats = store->MergeRunBatches([](std::vector<RunRecord>&) { return absl::OkStatus(); }, "m",
+                                 nullptr, {shard});
+  EXPECT_TRUE(absl::IsInvalidArgument(stats.status())) << stats.status();
+}
+
 TEST_F(StoreTest, MergeRunBatchesReadsBatchByBatchInOneTransaction) {
   std::unique_ptr<Store> store = OpenOrDie();
   int calls = 0;
@@ -746,18 +795,21 @@ TEST_F(StoreTest, AStoreWhoseSchemaIsNotItsVersionsIsRefusedBeforeAnyRowIsRead) 
       // sweeps rebuilt as a sender would, one property changed: STRICT, NOT NULL, DEFAULT.
       {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
        "finished_at TEXT, suite TEXT NOT NULL, args TEXT NOT NULL, host TEXT NOT NULL, "
-       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL); INSERT INTO s2 SELECT * FROM "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL, plan_id TEXT NOT NULL DEFAULT '', "
+       "shard INTEGER, shards INTEGER); INSERT INTO s2 SELECT * FROM "
        "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
        "table sweeps has 'not strict' where this version has 'strict'"},
       {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
        "finished_at TEXT, suite TEXT, args TEXT NOT NULL, host TEXT NOT NULL, "
-       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL) STRICT; INSERT INTO s2 SELECT * FROM "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL, plan_id TEXT NOT NULL DEFAULT '', "
+       "shard INTEGER, shards INTEGER) STRICT; INSERT INTO s2 SELECT * FROM "
        "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
        "table sweeps has 'suite TEXT pk=0 hidden=0 notnull=0 default=none'"},
       {"CREATE TABLE s2 (sweep_id TEXT NOT NULL PRIMARY KEY, created_at TEXT NOT NULL, "
        "finished_at TEXT, suite TEXT NOT NULL, args TEXT NOT NULL, host TEXT NOT NULL DEFAULT "
        "(hex(randomblob(16))), "
-       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL) STRICT; INSERT INTO s2 SELECT * FROM "
+       "jobs INTEGER NOT NULL, planned INTEGER NOT NULL, plan_id TEXT NOT NULL DEFAULT '', "
+       "shard INTEGER, shards INTEGER) STRICT; INSERT INTO s2 SELECT * FROM "
        "sweeps; DROP TABLE sweeps; ALTER TABLE s2 RENAME TO sweeps",
        "default=hex(randomblob(16))"},
   };

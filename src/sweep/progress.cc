@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "query/noise_mark.h"
+#include "sweep/summary.h"
 #include "util/time.h"
 
 namespace compatlab {
@@ -47,6 +49,7 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
   if (result.status == TestStatus::kPass) ++passed_;
   if (result.status == TestStatus::kSkipped) ++skipped_;
   if (live_) {
+    NoteNoise(spec, result);
     Draw();
     return;
   }
@@ -69,7 +72,21 @@ void Progress::Finished(const std::string& run_id, const TestSpec& spec, const R
                     "; blame ", result.blame, "]");
   }
   std::fprintf(out_, "%s\n", line.c_str());
+  NoteNoise(spec, result);
   std::fflush(out_);
+}
+
+void Progress::NoteNoise(const TestSpec& spec, const RunResult& result) {
+  if (!result.noisy.has_value() && !result.prepare_noisy.has_value()) return;  // no verdict
+  if (!AnyNoisy(result)) {
+    busy_ = false;
+    return;
+  }
+  noisy_.push_back(TestLabel(spec));
+  if (busy_) return;
+  busy_ = true;
+  const std::string line = BusySpellLine(NoisyReasonText(result), noisy_);
+  std::fprintf(out_, "%s%s", live_ ? "\r\033[K" : "", line.c_str());
 }
 
 void Progress::ResetClock() { start_ = clock_(); }

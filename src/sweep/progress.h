@@ -1,7 +1,8 @@
 // Sweep progress for people: on a terminal, one live line (done/total,
 // passes and failures, elapsed, ETA, current tests); when piped, one plain
 // line per finished test, and one when a test has run for kLongTestS without
-// finishing (so a log shows what a long sweep is doing).
+// finishing (so a log shows what a long sweep is doing). In both forms, one
+// line when the machine turns busy (BusySpellLine, sweep/summary.h).
 #ifndef COMPATLAB_SWEEP_PROGRESS_H_
 #define COMPATLAB_SWEEP_PROGRESS_H_
 
@@ -10,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/records.h"
 #include "util/time.h"
@@ -29,6 +31,9 @@ class Progress {
   void Started(const std::string& run_id, const TestSpec& spec);
   void Finished(const std::string& run_id, const TestSpec& spec, const RunResult& result);
   void Tick();
+  // The machine was already busy when the sweep started (BusyMachineLine was
+  // printed): that line announced the first busy spell.
+  void StartBusy() { busy_ = true; }
   // Restarts the elapsed-time clock (call when the first test starts).
   void ResetClock();
   // Clears the live line.
@@ -37,9 +42,16 @@ class Progress {
   int64_t done() const { return done_; }
   int64_t passed() const { return passed_; }
   int64_t failed() const { return done_here_ - passed_ - skipped_; }
+  // The labels of the tests finished here with a noisy timing figure, in order.
+  const std::vector<std::string>& noisy_tests() const { return noisy_; }
 
  private:
   void Draw();
+  // A busy spell (doc/results-schema.md, "Noise"): the first finished test whose
+  // timing is noisy (query/noise_mark.h's AnyNoisy: the rule the rows use) opens
+  // one and prints BusySpellLine once; a test timed quiet ends it. A test with no
+  // noise verdict (it never reached a timed phase) changes nothing.
+  void NoteNoise(const TestSpec& spec, const RunResult& result);
 
   FILE* out_;
   bool live_;
@@ -53,6 +65,8 @@ class Progress {
   std::map<std::string, std::string> current_;  // run_id -> label
   std::map<std::string, double> started_at_;    // run_id -> clock_() at its start
   std::set<std::string> noted_long_;            // run_ids whose long-test line was printed
+  bool busy_ = false;                           // in a busy spell
+  std::vector<std::string> noisy_;              // labels of the noisy tests so far
 };
 
 // "llama forward eager cpu float32 1x32", with every other setting of the test

@@ -75,6 +75,54 @@ TEST(ProgressTest, PipedOutputNamesATestStillRunningAfterTheLongTestTimeOnce) {
   EXPECT_THAT(out.Text(), HasSubstr("[1/2] pass"));
 }
 
+// Issue 46, part 2: one line when the machine turns busy, once per busy spell (the rows'
+// own noisy verdicts), naming the tests timed noisy so far; a quiet test ends the spell, a
+// test without a verdict does not.
+TEST(ProgressTest, SaysOncePerBusySpellThatTheMachineTurnedBusy) {
+  Captured out;
+  Progress progress(out.file(), /*live=*/false, 6, 0, [] { return 0.0; });
+  RunResult quiet;
+  quiet.status = TestStatus::kPass;
+  quiet.noisy = 0;
+  quiet.prepare_noisy = 0;
+  RunResult noisy = quiet;
+  noisy.noisy = 1;
+  noisy.noisy_reason = "load average 3.10 > 2 cores";
+  RunResult unmeasured;
+  unmeasured.status = TestStatus::kFailToLoad;
+  auto finish = [&](const std::string& id, const std::string& kind, const RunResult& r) {
+    progress.Started(id, Spec(kind));
+    progress.Finished(id, Spec(kind), r);
+  };
+  finish("r1", "forward", quiet);
+  EXPECT_THAT(out.Text(), Not(HasSubstr("turned busy")));
+  finish("r2", "generate", noisy);
+  finish("r3", "train", noisy);      // the same spell: no second line
+  finish("r4", "load", unmeasured);  // no verdict: the spell goes on
+  finish("r5", "context", noisy);
+  std::string text = out.Text();
+  EXPECT_THAT(text, HasSubstr("[2/6] pass          llama generate eager cpu float32 1x32  0.00 s\n"
+                              "compatlab: warning: the machine turned busy during the sweep "
+                              "(steady: load average 3.10 > 2 cores): 1 test timed noisy so far "
+                              "(llama generate eager cpu float32 1x32); their figures are marked "
+                              "~\n[3/6]"));
+  EXPECT_EQ(text.find("turned busy"), text.rfind("turned busy"));
+  finish("r6", "forward", quiet);  // quiet again: the spell ends
+  finish("r7", "forward", noisy);  // a second spell, with every noisy test so far
+  text = out.Text();
+  EXPECT_THAT(text, HasSubstr("): 4 tests timed noisy so far (llama generate eager cpu float32 "
+                              "1x32, llama train eager cpu float32 1x32, llama context eager cpu "
+                              "float32 1x32, llama forward eager cpu float32 1x32);"));
+  EXPECT_EQ(progress.noisy_tests().size(), 4u);
+  // Busy before the sweep started (its own warning said so): the first spell is announced.
+  Captured started_busy;
+  Progress busy(started_busy.file(), /*live=*/false, 1, 0, [] { return 0.0; });
+  busy.StartBusy();
+  busy.Started("r1", Spec("forward"));
+  busy.Finished("r1", Spec("forward"), noisy);
+  EXPECT_THAT(started_busy.Text(), Not(HasSubstr("turned busy")));
+}
+
 TEST(ProgressTest, LabelsShowTheBackendAndEveryKindParameter) {
   TestSpec spec = Spec("generate");
   spec.mode = "compile";

@@ -44,7 +44,7 @@ absl::Status CheckStoredLimits(const std::vector<ResolvedTest>& tests, const Giv
   return absl::OkStatus();
 }
 
-absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<ResolvedTest>& tests,
+absl::Status CheckResumeCode(const std::string& origin, const std::vector<ResolvedTest>& tests,
                              const ProbeEnv& probe, const fs::path& home, const PlanFlags& given) {
   absl::StatusOr<OwnCode> own =
       LoadOwnCode(probe.python, probe.probe_dir, home / "targets", given.targets);
@@ -56,7 +56,7 @@ absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<Reso
   if (!given.model_path.empty()) own->model_path = fs::absolute(given.model_path, ec).string();
   absl::Status s = CheckStoredCode(tests, *own);
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(absl::StrCat("sweep ", sweep_id, ": ", s.message()));
+  return absl::InvalidArgumentError(absl::StrCat(origin, ": ", s.message()));
 }
 
 absl::StatusOr<fs::path> SweepTempPath(std::string_view prefix, const std::string& sweep_id,

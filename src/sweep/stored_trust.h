@@ -23,8 +23,9 @@ namespace compatlab {
 
 // The resume's check: OwnCode from `python`, `probe_dir`, <home>/targets and
 // the flags given (--targets, --backend, --model-code, --trust-remote-code),
-// then CheckStoredCode on `tests`; its refusal names the sweep.
-absl::Status CheckResumeCode(const std::string& sweep_id, const std::vector<ResolvedTest>& tests,
+// then CheckStoredCode on `tests` (of a stored sweep or a plan file); its
+// refusal begins with `origin` ("sweep ID", "plan file PATH").
+absl::Status CheckResumeCode(const std::string& origin, const std::vector<ResolvedTest>& tests,
                              const ProbeEnv& probe, const std::filesystem::path& home,
                              const PlanFlags& given);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "query/noise_mark.h"
 #include "query/runs_format.h"
 #include "util/time.h"
 
@@ -43,6 +44,20 @@ std::string BusyMachineLine(std::string_view proc_loadavg, int cores) {
       "compatlab: warning: the machine is busy before the sweep starts (load average %.2f on %d "
       "cores, %d other running tasks): its timings are likely to be marked noisy\n",
       load, cores, others);
+}
+
+std::string BusySpellLine(const std::string& reason, const std::vector<std::string>& noisy_tests) {
+  constexpr size_t kNamed = 5;
+  std::vector<std::string> named(noisy_tests.begin(),
+                                 noisy_tests.begin() + std::min(kNamed, noisy_tests.size()));
+  std::string list = absl::StrJoin(named, ", ");
+  if (noisy_tests.size() > kNamed) {
+    absl::StrAppend(&list, " and ", noisy_tests.size() - kNamed, " more");
+  }
+  return absl::StrFormat(
+      "compatlab: warning: the machine turned busy during the sweep (%s): %d test%s timed noisy "
+      "so far (%s); their figures are marked %s\n",
+      reason, noisy_tests.size(), noisy_tests.size() == 1 ? "" : "s", list, kNoisyMark);
 }
 
 std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed) {

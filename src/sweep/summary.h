@@ -34,6 +34,15 @@ std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planne
 //    to be marked noisy\n"
 std::string BusyMachineLine(std::string_view proc_loadavg, int cores);
 
+// The line printed once per busy spell during a sweep, when a finished test's
+// timing was noisy (doc/results-schema.md, "Noise") after quiet ones or at the
+// start: `reason` the test's NoisyReasonText, `noisy_tests` the labels of every
+// test timed noisy so far (at most 5 named, then a count):
+//   "compatlab: warning: the machine turned busy during the sweep (steady: load
+//    average 3.10 > 2 cores): 2 tests timed noisy so far (llama ..., gpt2 ...);
+//    their figures are marked ~\n"
+std::string BusySpellLine(const std::string& reason, const std::vector<std::string>& noisy_tests);
+
 // "compatlab: zygote ready in 1.2 s (3 modelling modules preloaded[, F failed])\n"
 std::string ZygoteReadyLine(double seconds, size_t preloaded, size_t failed);
 // The calibration compile's line: its seconds and phases ("compatlab: compiler

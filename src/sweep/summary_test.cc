@@ -37,6 +37,15 @@ TEST(SummaryTest, TableCountsStatuses) {
   EXPECT_NE(table.find("crash"), std::string::npos);
 }
 
+TEST(BusySpellLineTest, NamesTheReasonAndAtMostFiveTests) {
+  EXPECT_EQ(BusySpellLine("steady: cpu/wall 0.31 < 0.5", {"llama forward"}),
+            "compatlab: warning: the machine turned busy during the sweep (steady: cpu/wall 0.31 "
+            "< 0.5): 1 test timed noisy so far (llama forward); their figures are marked ~\n");
+  EXPECT_NE(BusySpellLine("r", {"a", "b", "c", "d", "e", "f", "g"})
+                .find("7 tests timed noisy so far (a, b, c, d, e and 2 more);"),
+            std::string::npos);
+}
+
 TEST(BusyMachineLineTest, WarnsWhenTheLoadOrTheRunningTasksExceedTheCores) {
   EXPECT_EQ(BusyMachineLine("0.50 0.40 0.30 1/456 12345\n", 2), "");
   EXPECT_EQ(BusyMachineLine("1.90 0.40 0.30 2/456 12345\n", 2), "");  // one other running

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/limits.h"
+#include "fmt/format.h"
 #include "plan/plan.h"
 #include "runner/guardian.h"
 #include "runner/memlimit.h"
@@ -81,14 +82,15 @@ absl::Status CheckRanges(const SweepOptions& o) {
   if (timeout.has_value()) {
     if (absl::Status s = CheckDuration(*timeout, "--timeout", false); !s.ok()) return s;
   }
-  const std::optional<double> grace = o.resume ? o.grace_s : o.request.base.grace_s;
+  const bool replays = o.resume || !o.plan_file.empty();  // a plan stored or written before
+  const std::optional<double> grace = replays ? o.grace_s : o.request.base.grace_s;
   if (grace.has_value()) {
     if (absl::Status s = CheckDuration(*grace, "--grace", true); !s.ok()) return s;
   }
   if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < kMinMemLimitBytes) {
     return absl::InvalidArgumentError("--mem-limit must be at least 64M");
   }
-  if (o.resume) return absl::OkStatus();  // the stored method was checked when planned
+  if (replays) return absl::OkStatus();  // the stored method was checked when planned
   return MakeMemoryLimiter(o.request.base.mem_limit_method).status();
 }
 
@@ -108,23 +110,22 @@ absl::Status CheckInterpreter(const std::string& python, const std::string& hint
   return absl::InvalidArgumentError(absl::StrCat("no Python interpreter at ", python, hint));
 }
 
-// A new sweep: plan, then store the sweep with its resolved plan.
-absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure) {
-  const std::string python = o.request.base.python;
-  if (absl::Status s = CheckInterpreter(python, " (run `make python`, or pass --python)");
-      !s.ok()) {
-    return s;
-  }
-  Prepared p;
+// Opens the store `o.db` that exists into `p`, so that a bad one is refused before any
+// planning and left untouched; leaves `p.store` null when there is none.
+absl::Status OpenExistingStore(const SweepOptions& o, Prepared& p) {
   std::error_code ec;
-  if (fs::exists(o.db, ec)) {  // a bad store is refused before planning, and left untouched
-    auto opened = Store::Open(o.db, OpenMode::kReadWrite);
-    if (!opened.ok()) return opened.status();
-    p.store = *std::move(opened);
-  }
-  absl::StatusOr<ResolvedPlan> plan = LoadPlan(o.request, o.home);
-  if (absl::IsInternal(plan.status())) *failure = Failed(plan.status());
-  if (!plan.ok()) return plan.status();
+  if (!fs::exists(o.db, ec)) return absl::OkStatus();
+  auto opened = Store::Open(o.db, OpenMode::kReadWrite);
+  if (!opened.ok()) return opened.status();
+  p.store = *std::move(opened);
+  return absl::OkStatus();
+}
+
+// Stores a new sweep of `tests` (of plan `plan_id` of `suite`; `o.shard` its shard) in `p`,
+// creating the store when `p` has none, and makes them `p`'s pending tests.
+absl::Status StoreNewSweep(const SweepOptions& o, Prepared& p, std::vector<ResolvedTest> tests,
+                           const std::string& suite, const std::string& plan_id,
+                           SweepOutcome* failure) {
   if (p.store == nullptr) {  // created only once the plan is known to be good
     auto opened = Store::Open(o.db, OpenMode::kReadWriteCreate);
     if (!opened.ok()) return opened.status();
@@ -132,16 +133,47 @@ absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure
   }
   p.sweep_id = NewSweepId();
   p.jobs = o.jobs.value_or(1);
-  SweepInfo info{p.sweep_id,     UtcNowIso8601(), std::nullopt, plan->suite,
+  SweepInfo info{p.sweep_id,     UtcNowIso8601(), std::nullopt, suite,
                  o.command_line, HostName(),      p.jobs};
-  if (absl::Status s = p.store->CreateResolvedSweep(info, plan->tests); !s.ok()) {
+  info.plan_id = plan_id;
+  if (o.shard.has_value()) {
+    info.shard = o.shard->index;
+    info.shards = o.shard->count;
+  }
+  if (absl::Status s = p.store->CreateResolvedSweep(info, tests); !s.ok()) {
     *failure = Failed(s);
     return s;
   }
-  p.planned = static_cast<int64_t>(plan->tests.size());
-  p.pending = std::move(plan->tests);
-  std::cerr << SweepStartLine(p.sweep_id, plan->suite, p.planned, p.jobs, o.db,
+  p.planned = static_cast<int64_t>(tests.size());
+  p.pending = std::move(tests);
+  std::cerr << SweepStartLine(p.sweep_id, suite, p.planned, p.jobs, o.db,
                               o.request.overrides.models);
+  return absl::OkStatus();
+}
+
+// A new sweep: plan (and keep `o.shard`'s tests of the plan), then store the sweep with them.
+absl::StatusOr<Prepared> PrepareNew(const SweepOptions& o, SweepOutcome* failure) {
+  const std::string python = o.request.base.python;
+  if (absl::Status s = CheckInterpreter(python, " (run `make python`, or pass --python)");
+      !s.ok()) {
+    return s;
+  }
+  Prepared p;
+  if (absl::Status s = OpenExistingStore(o, p); !s.ok()) return s;
+  absl::StatusOr<ResolvedPlan> plan = LoadPlan(o.request, o.home);
+  if (absl::IsInternal(plan.status())) *failure = Failed(plan.status());
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::string> plan_id = PlanId(plan->tests);
+  if (!plan_id.ok()) return plan_id.status();
+  if (o.shard.has_value()) {
+    std::erase_if(plan->tests, [&o](const ResolvedTest& t) {
+      return StableShardOf(t.spec, o.shard->count) != o.shard->index;
+    });
+  }
+  if (absl::Status s = StoreNewSweep(o, p, std::move(plan->tests), plan->suite, *plan_id, failure);
+      !s.ok()) {
+    return s;
+  }
   return p;
 }
 
@@ -184,7 +216,9 @@ absl::Status CheckStoredPlan(const SweepOptions& o, Store& store, const std::str
 absl::Status CheckPendingRuns(const SweepOptions& o, const std::string& sweep_id,
                               const std::vector<ResolvedTest>& pending) {
   if (!o.allow_stored_code) {
-    if (absl::Status s = CheckResumeCode(sweep_id, pending, o.probe, o.home, o.given); !s.ok()) {
+    if (absl::Status s =
+            CheckResumeCode(absl::StrCat("sweep ", sweep_id), pending, o.probe, o.home, o.given);
+        !s.ok()) {
       return s;
     }
   }
@@ -217,6 +251,82 @@ absl::StatusOr<Prepared> PrepareResume(const SweepOptions& o) {
   p.jobs = o.jobs.value_or(static_cast<int>(info->jobs));
   p.already_finished = info->finished_at.has_value();
   std::cerr << ResumeLine(p.sweep_id, static_cast<int64_t>(p.pending.size()), p.planned);
+  return p;
+}
+
+// The latest sweep of `store` that runs shard `shard` of plan `plan_id`, if any.
+absl::StatusOr<std::optional<SweepInfo>> ShardSweep(Store& store, const std::string& plan_id,
+                                                    const ShardSpec& shard) {
+  auto sweeps = store.ListSweeps();
+  if (!sweeps.ok()) return sweeps.status();
+  std::optional<SweepInfo> found;
+  for (SweepInfo& sweep : *sweeps) {
+    if (sweep.plan_id == plan_id && sweep.shard == shard.index && sweep.shards == shard.count) {
+      found = std::move(sweep);
+    }
+  }
+  return found;
+}
+
+// A plan file's shard `o.shard`, checked as a stored plan is on a resume: the plan flags
+// given equal it, its limits are in range and its code is this installation's own unless
+// --allow-stored-code.
+absl::StatusOr<std::vector<ResolvedTest>> PlanFileShard(const SweepOptions& o,
+                                                        const ShardedPlan& plan) {
+  if (o.shard->count != plan.shards) {
+    return absl::InvalidArgumentError(fmt::format("--shard {}/{}: plan file {} has {} shards",
+                                                  o.shard->index, o.shard->count, o.plan_file,
+                                                  plan.shards));
+  }
+  std::vector<ResolvedTest> all;
+  for (const PlannedShardTest& t : plan.tests) all.push_back(t.test);
+  if (absl::Status s = CheckResumeFlags(o.given, plan.suite, all); !s.ok()) return s;
+  std::vector<ResolvedTest> tests = ShardTests(plan, o.shard->index);
+  const std::string origin = "plan file " + o.plan_file;
+  absl::Status limits = CheckStoredLimits(
+      tests, {o.timeout_s.has_value(), o.grace_s.has_value(), o.mem_limit_bytes.has_value()});
+  if (!limits.ok()) return absl::InvalidArgumentError(absl::StrCat(origin, ": ", limits.message()));
+  if (!o.allow_stored_code) {
+    if (absl::Status s = CheckResumeCode(origin, tests, o.probe, o.home, o.given); !s.ok()) {
+      return s;
+    }
+  }
+  return tests;
+}
+
+// A shard of a plan file: its sweep in the store resumed, else a new sweep of its tests.
+absl::StatusOr<Prepared> PrepareFromPlanFile(const SweepOptions& o, SweepOutcome* failure) {
+  absl::StatusOr<ShardedPlan> plan = ReadPlanFile(o.plan_file);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::vector<ResolvedTest>> tests = PlanFileShard(o, *plan);
+  if (!tests.ok()) return tests.status();
+  Prepared p;
+  if (absl::Status s = OpenExistingStore(o, p); !s.ok()) return s;
+  std::optional<SweepInfo> stored;
+  if (p.store != nullptr) {
+    absl::StatusOr<std::optional<SweepInfo>> found = ShardSweep(*p.store, plan->plan_id, *o.shard);
+    if (!found.ok()) return found.status();
+    stored = *std::move(found);
+  }
+  if (!stored.has_value()) {
+    absl::Status s = StoreNewSweep(o, p, *std::move(tests), plan->suite, plan->plan_id, failure);
+    if (!s.ok()) return s;
+  } else {  // a task run again (a requeued one): what its sweep has not stored yet
+    p.sweep_id = stored->sweep_id;
+    auto pending = p.store->Plan(p.sweep_id, /*pending_only=*/true);
+    if (!pending.ok()) return pending.status();
+    p.pending = *std::move(pending);
+    p.planned = stored->planned;
+    p.jobs = o.jobs.value_or(static_cast<int>(stored->jobs));
+    p.already_finished = stored->finished_at.has_value();
+    std::cerr << ResumeLine(p.sweep_id, static_cast<int64_t>(p.pending.size()), p.planned);
+  }
+  if (p.pending.empty()) return p;
+  if (absl::Status s = CheckInterpreter(p.pending.front().execution->python,
+                                        ", which the plan file runs its tests with");
+      !s.ok()) {
+    return s;
+  }
   return p;
 }
 
@@ -345,7 +455,9 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
 SweepOutcome Sweep(const SweepOptions& o) {
   if (absl::Status s = CheckRanges(o); !s.ok()) return BadInput(s);
   SweepOutcome failure = {SweepEnd::kBadInput, absl::OkStatus()};
-  absl::StatusOr<Prepared> prepared = o.resume ? PrepareResume(o) : PrepareNew(o, &failure);
+  absl::StatusOr<Prepared> prepared = o.resume               ? PrepareResume(o)
+                                      : !o.plan_file.empty() ? PrepareFromPlanFile(o, &failure)
+                                                             : PrepareNew(o, &failure);
   if (!prepared.ok()) return {failure.end, prepared.status()};
   Prepared& p = *prepared;
   Progress progress(stderr, isatty(fileno(stderr)) != 0, p.planned,
@@ -354,7 +466,9 @@ SweepOutcome Sweep(const SweepOptions& o) {
   int restarts = 0;
   if (!p.pending.empty()) {
     if (absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg"); loadavg.ok()) {
-      std::cerr << BusyMachineLine(*loadavg, UsableCores());
+      const std::string busy = BusyMachineLine(*loadavg, UsableCores());
+      std::cerr << busy;
+      if (!busy.empty()) progress.StartBusy();  // that line announced the first busy spell
     }
     SweepOutcome run = Execute(o, p, progress, &restarts);
     if (run.end == SweepEnd::kInterrupted) {

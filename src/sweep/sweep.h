@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "sweep/plan_file.h"
 #include "sweep/resolve.h"
 
 namespace compatlab {
@@ -21,14 +22,22 @@ struct SweepOptions {
   // A new sweep: what to plan (request.base holds the interpreter, warm,
   // measurement, grace and memory limit of every test).
   PlanRequest request;
+  // A shard: of the plan file `plan_file` (its tests, never planned here), else
+  // of the plan resolved from `request`, by StableShardOf (sweep/plan_file.h).
+  std::optional<ShardSpec> shard;
+  // A plan file (`compatlab plan --out`): the sweep runs its shard `shard`; a
+  // sweep of that plan and shard in the store already is resumed. Its tests
+  // run only this installation's code unless allow_stored_code, as a resume's.
+  std::string plan_file;
   // A resume: the stored plan replayed; the plan flags given must equal it.
   bool resume = false;
   std::string resume_id;  // "" = the latest unfinished sweep
   PlanFlags given;
   ProbeEnv probe;  // this installation's interpreter (--python or the default) and probe
-  // Runs stored code that is not this installation's own (sweep/stored_trust.h).
+  // Runs stored code (or a plan file's) that is not this installation's own
+  // (sweep/stored_trust.h).
   bool allow_stored_code = false;
-  // Given with --resume, these replace the stored values for the tests run now.
+  // Given with --resume or a plan file, these replace the stored values for the tests run now.
   std::optional<double> timeout_s;
   std::optional<double> grace_s;
   std::optional<int64_t> mem_limit_bytes;

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -56,6 +57,11 @@ def test_json_gives_one_current_verdict_per_cell_and_its_run(cli, store):
     assert bert["size"] == "reduced" and bert["param_count"] > 0
     assert [c["status"] for c in bert["cells"]] == ["pass", "pass", "pass", "fail_to_compile"]
     assert bert["cells"][2]["fallback_ops"] == 2
+    # Issue 46: the planted cpu compile run was noisy in its steady phase only.
+    compiled = bert["cells"][1]
+    assert compiled["noisy"] is True and compiled["prepare_noisy"] is False, compiled
+    assert compiled["noisy_reason"] == "1.4 other runnable tasks > 0 free cores"
+    assert bert["cells"][2]["noisy"] is False
     assert rows[CKPT]["size"] == "checkpoint"
     assert [c["verdict"] for c in rows["hf:markup_model"]["cells"]] == [
         "fail", "not_measured", "not_measured", "not_measured"]
@@ -97,10 +103,18 @@ def test_table_and_csv(cli, store):
     assert "+2 fb" in table
     assert "hf:bert ctest/compile fail_to_compile: backend='ctest' raised" in table
     assert "second line" not in table
+    # Issue 46: the noisy cell's steady figure is marked, its reason under the table.
+    bert = next(line for line in table.splitlines() if line.startswith("hf:bert "))
+    assert re.search(r"pass [0-9.]+m?s/~[0-9.]+m?s", bert), bert
+    assert ("  hf:bert cpu compile forward, sweep matrix-compile: steady: 1.4 other runnable tasks > "
+            "0 free cores\n") in table
     records = list(csv.reader(io.StringIO(matrix(cli, store, "--format", "csv"), newline="")))
     assert records[0][:8] == ["model_id", "name", "size", "param_count", "test", "target", "mode",
                               "verdict"]
     assert len(records) == 1 + 3 * 4  # one record per cell, not measured ones included
+    noisy = records[0].index("noisy")
+    assert [r[noisy] for r in records[1:] if r[0] == "hf:bert" and r[5] == "cpu" and r[6] == "compile"] == ["1"]
+    assert [r[noisy] for r in records[1:] if r[0] == "hf:bert" and r[5] == "ctest" and r[6] == "eager"] == ["0"]
     markup = [r for r in records if r[0] == "hf:markup_model" and r[7] == "fail"]
     assert markup[0][-1].startswith('<img src=x onerror="window.__xss=1">')
 

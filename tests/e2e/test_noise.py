@@ -6,6 +6,8 @@ that sleeps 0.1 s per call, tens of times a reduced gpt2's call) is still report
 here asserts how fast the machine is: on a busy CI machine every row may be noisy, which
 widens the intervals, and the slowdown is far beyond the widened ones."""
 
+import csv as csv_module
+import io
 import json
 import os
 import subprocess
@@ -83,6 +85,15 @@ def test_a_burner_marks_the_row_noisy_diff_reports_nothing_and_a_planted_slowdow
     assert loaded["noisy"] == 1 and "other runnable tasks" in loaded["noisy_reason"], _figures(loaded)
     assert loaded["steady_procs_running"] >= 1
     assert loaded["prepare_noisy"] == 1 and "other runnable tasks" in loaded["prepare_noisy_reason"], _figures(loaded)
+    # Issue 46: the closing table leaves the noisy figures out and says why; query marks them.
+    assert "noisy" in proc.stdout.splitlines()[0] and "~" in proc.stdout, proc.stdout
+    assert "leave the noisy runs' figures out" in proc.stdout, proc.stdout
+    assert f"steady: {loaded['noisy_reason']}" in proc.stdout, proc.stdout
+    table = cli.run("query", "--db", db, "--sweep", loaded_id)
+    assert table.returncode == 0 and f"~{loaded['steady_median_s'] * 1000:.3f}" in table.stdout, table.stdout
+    csv = cli.run("query", "--db", db, "--sweep", loaded_id, "--format", "csv")
+    (row,) = csv_module.DictReader(io.StringIO(csv.stdout))
+    assert row["noisy"] == "1", csv.stdout
 
     diff = cli.run("diff", "--db", db, "--base", quiet_id, "--head", loaded_id)
     print(diff.stdout)

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -206,6 +206,38 @@ async function matrixRows(page) {
       runId: td.dataset.runId ?? null,
     }))])));
 }
+
+// Issue 46: a noisy run's timing figures carry the mark "~" and its reason on hover on the
+// matrix and the model page. Screenshots in build/web-shots/ (out of git).
+test("a noisy run's figures are marked with their reason on the matrix and model pages", async () => {
+  const shots = path.join(repo, "build", "web-shots");
+  mkdirSync(shots, { recursive: true });
+  const { page, problems } = await open("/");
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await until(page, () => document.querySelectorAll('#matrix tr[data-model-id="hf:bert"] td.cell').length === 4);
+  const cells = page.locator('#matrix tr[data-model-id="hf:bert"] td.cell');
+  // cpu compile: noisy in its steady phase only (make_store.py): steady marked, prepare not.
+  const figures = cells.nth(1).locator(".figures");
+  assert.equal(await figures.locator(".noisy").count(), 1);
+  assert.match(await figures.locator(".noisy").textContent(), /^~\d/);
+  assert.match(await figures.locator(".noisy").getAttribute("title"), /1\.4 other runnable tasks > 0 free cores/);
+  assert.match(await figures.textContent(), /^\d[^~]* \/ ~\d/);
+  assert.equal(await cells.nth(2).locator(".noisy").count(), 0);  // ctest eager: quiet
+  await page.screenshot({ path: path.join(shots, "matrix-noisy.png"), fullPage: true });
+  const model = await open("/model.html?model_id=hf%3Abert");
+  await model.page.setViewportSize({ width: 1400, height: 900 });
+  await until(model.page, () => document.querySelectorAll("#targets tbody td.cell").length === 4);
+  await until(model.page, (n) => document.querySelectorAll("#history tbody tr").length === n, BERT_RUNS);
+  assert.equal(await model.page.locator("#targets tbody td.cell").nth(1).locator(".noisy").count(), 1);
+  const row = model.page.locator('#history tbody tr[data-run-id^="matrix-compile-"] .noisy');
+  assert.equal(await row.count(), 1);
+  assert.match(await row.textContent(), /^~\d/);
+  assert.match(await row.getAttribute("title"), /1\.4 other runnable tasks > 0 free cores/);
+  assert.equal(await model.page.locator(
+    '#history tbody tr[data-run-id^="matrix-ctest-"]:not([data-run-id^="matrix-ctest-compile-"]) .noisy').count(), 0);
+  await model.page.screenshot({ path: path.join(shots, "model-noisy.png"), fullPage: true });
+  assert.deepEqual([...problems, ...model.problems], []);
+});
 
 test("the landing page is the matrix: one current verdict per cell, each linking to its run", async () => {
   const { page, problems } = await open("/");

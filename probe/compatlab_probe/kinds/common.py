@@ -94,6 +94,7 @@ class Built:
         self.build_s = kw["build_s"]
         self.token_inputs = kw["token_inputs"]  # True when the inputs are token ids
         self.position_changes = kw.get("position_changes") or {}
+        self.hinted = kw.get("hinted") or set()  # inputs overrides.json gave (inputs.unbuilt_input_reason)
 
     @property
     def tokens_per_call(self) -> int | None:
@@ -206,7 +207,8 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["build_s"] = build_s
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
-                 dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes)
+                 dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes,
+                 hinted=set(overrides.get("inputs") or {}) - {"main_input"})
 
 
 def _config(request: TestRequest, source: Any, cls: type, dtype: Any, overrides: dict[str, Any]) -> tuple[Any, str]:

@@ -10,6 +10,8 @@ Stages and statuses:
   import   resolving and importing the modelling class          -> fail_to_load
   build    config reduction, construction, inputs, to device     -> fail_to_load
   prepare  the first (eager) forward call                        -> fail_to_run
+           (on an input compatlab did not build or made too small:
+           harness_error naming it, inputs.unbuilt_input_reason)
   compile  compile mode: the first compiled call raising a dynamo,
            inductor or backend error                             -> fail_to_compile
            (another error of that call: fail_to_run at prepare;
@@ -119,8 +121,8 @@ def _compiled_phases(test: ModelTest, model: Any, inputs: dict[str, Any], eager_
     Returns (compiled outputs, eager outputs) as CPU float64 vectors.
     """
     result, target = test.result, test.target
-    eager_outputs = accuracy.as_vector(stage(result, "prepare", "fail_to_run",
-                                             lambda: _synced(eager_call, target)))
+    with recorded(result, "prepare", handle=test.eager_call_failed):
+        eager_outputs = accuracy.as_vector(_synced(eager_call, target))
     compiled = stage(result, "compile", "harness_error",
                      lambda: compiler.compile_callable(model, test.request, target))
 
@@ -149,7 +151,8 @@ def _export(test: ModelTest, built: Built) -> None:
         with torch.inference_mode():
             return module(**inputs)
 
-    eager_outputs = accuracy.as_vector(stage(result, "prepare", "fail_to_run", eager_call))
+    with recorded(result, "prepare", handle=test.eager_call_failed):
+        eager_outputs = accuracy.as_vector(eager_call())
     if key == "aoti":
         stage(result, "compile", "harness_error", lambda: compiler.configure_cache(request))
     workdir = tempfile.mkdtemp(prefix="compatlab-export-", dir=request.compile.cache_dir or None)

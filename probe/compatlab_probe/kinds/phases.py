@@ -34,8 +34,10 @@ from typing import Any
 
 from ..measure import accuracy
 from ..measure.timing import MachineState, PeakRss, usable_cores
+from ..models import code_model
+from ..models.inputs import unbuilt_input_reason
 from ..protocol.request import TestRequest
-from ..protocol.result import Result
+from ..protocol.result import TRACEBACK_LIMIT, Result
 from .common import Built, StageFailed, build_model_and_inputs, dtype_of, recorded, skip, stage
 
 
@@ -62,6 +64,7 @@ class ModelTest:
             skip(result, reason)
         self.peak = PeakRss()
         self._stats = None  # compile mode: dynamo's counters from the first call on
+        self.built: Built | None = None  # once build() returned
         result.metrics["torch_num_threads"] = torch.get_num_threads()
 
     def skip(self, reason: str) -> None:
@@ -81,6 +84,7 @@ class ModelTest:
         self.peak.start()
         stage(self.result, "build", "harness_error", lambda: rebase(self.request.memory_limit))
         built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
+        self.built = built
         self.peak.end_build()
         self.target.reset_peak_memory()
         self.result.metrics["memory_method"] = self.peak.method
@@ -118,7 +122,19 @@ class ModelTest:
         if self.compiling and is_compile_error(exc):
             self.result.fail("fail_to_compile", "compile", exc)
         else:
-            self.result.fail("fail_to_run", "prepare", exc)
+            self.eager_call_failed(exc)
+
+    def eager_call_failed(self, exc: Exception) -> None:
+        """A failed first eager call: harness_error at prepare, its message naming the input,
+        when it failed on an input compatlab did not build or built too small
+        (inputs.unbuilt_input_reason: compatlab's failure, not the model's); else fail_to_run
+        at prepare. A code model's inputs may be its own: its failures stay its own."""
+        built, own_code = self.built, self.request.model_id.startswith(code_model.PREFIX)
+        why = unbuilt_input_reason(built.model, built.cpu_inputs, built.hinted, exc) \
+            if built and not own_code else ""
+        self.result.fail("harness_error" if why else "fail_to_run", "prepare", exc)
+        if why:
+            self.result.error_message = f"{why}: {self.result.error_message}"[:TRACEBACK_LIMIT]
 
     @contextmanager
     def warm_up(self) -> Iterator[None]:

@@ -22,6 +22,8 @@ doc/model-factory.md.
 from __future__ import annotations
 
 import inspect
+import os
+import re
 from typing import Any
 
 import torch
@@ -30,6 +32,12 @@ from .factory import special_token_ids
 
 SAMPLES_PER_FRAME = 320
 TWO_TOWER_KINDS = {"zero_shot_image_classification"}
+DEFAULT_IMAGE_SIZE = 64  # the image side when the configuration names none
+# The forward arguments make_inputs builds by name (_input): compatlab could have given them.
+BUILT_BY_NAME = ("input_ids", "pixel_values", "pixel_values_videos", "input_values", "input_features")
+# An op refusing an input smaller than its window (pooling, convolution, padding).
+_TOO_SMALL = re.compile(r"Output size is too small|Kernel size can't be greater than actual input size|"
+                        r"Padding size should be less than the corresponding input dimension")
 
 
 def _vision_config(config):
@@ -43,8 +51,13 @@ def _text_config(config):
         return config
 
 
+def _configured_image_size(config):
+    """The vision configuration's image_size, or None where it names none."""
+    return getattr(_vision_config(config), "image_size", None)
+
+
 def _image_size(config):
-    size = getattr(_vision_config(config), "image_size", None) or 64
+    size = _configured_image_size(config) or DEFAULT_IMAGE_SIZE
     if isinstance(size, dict):
         size = [size.get("height", 64), size.get("width", 64)]
     if isinstance(size, (list, tuple)):
@@ -86,6 +99,53 @@ def uncallable_reason(model: Any, inputs: dict[str, Any]) -> str:
     return ""
 
 
+def unbuilt_input_reason(model: Any, inputs: dict[str, Any], hinted: set[str], exc: BaseException) -> str:
+    """Why a forward call that raised `exc` failed on an input compatlab did not build (or built
+    too small), from the call's own facts, or "" when it is the model's failure:
+      - a tensor argument reached an op as None (a TypeError or AttributeError naming NoneType)
+        and the innermost frame of the model's code (below torch's own) holds None in an
+        argument of `model.forward` compatlab left out though it builds it by name
+        (BUILT_BY_NAME, or the model's main input): the argument is named;
+      - an op refused an input as smaller than its window (_TOO_SMALL) and the images were
+        sized by compatlab itself (the configuration names no image size, no overrides hint in
+        `hinted`): the argument and its size are named.
+    Such a failure is compatlab's (harness_error), never the model's."""
+    cls = type(model).__name__
+    if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc):
+        name = _argument_left_none(model, inputs, exc)
+        if name:
+            return (f"compatlab gave {cls}.forward no {name!r} (an input it builds) and the model read it as None")
+    if _TOO_SMALL.search(str(exc)):
+        for name in ("pixel_values", "pixel_values_videos"):
+            value = inputs.get(name)
+            config = getattr(model, "config", None)
+            if value is not None and name not in hinted and config is not None \
+                    and _configured_image_size(config) is None:
+                h, w = value.shape[-2:]
+                return (f"the {h}x{w} image compatlab made for {name!r} (the configuration names no image size; "
+                        f"compatlab's default side is {DEFAULT_IMAGE_SIZE}) is below {cls}'s minimum input size")
+    return ""
+
+
+def _argument_left_none(model: Any, inputs: dict[str, Any], exc: BaseException) -> str:
+    """The forward argument compatlab builds by name but left out whose None value the
+    innermost frame of the model's code holds when `exc` was raised, or ""."""
+    import torch
+
+    params = inspect.signature(model.forward).parameters
+    buildable = set(BUILT_BY_NAME) | {getattr(model, "main_input_name", "") or "input_ids"}
+    left_out = [n for n in params if n in buildable and n not in inputs]
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    frame, tb = None, exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(torch_dir):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    if frame is None:
+        return ""
+    return next((n for n in left_out if n in frame.f_locals and frame.f_locals[n] is None), "")
+
+
 def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_len: int, seed: int = 0,
                 hints: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keyword arguments of one forward call of `model`."""
@@ -94,7 +154,7 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     params = inspect.signature(model.forward).parameters
     required = [name for name, p in params.items()
                 if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    main = hints.pop("main_input", None) or getattr(model, "main_input_name", "input_ids") or "input_ids"
+    main = hints.pop("main_input", None) or _main_input(model, params)
     b, s = batch_size, seq_len
     wanted = _wanted(main, required, params, config, head_kind)
     inputs = {}
@@ -112,6 +172,15 @@ def make_inputs(model: Any, config: Any, head_kind: str, batch_size: int, seq_le
     for name, value in hints.items():
         inputs[name] = _from_hint(value, b, s, gen)
     return inputs
+
+
+def _main_input(model: Any, params: Any) -> str:
+    """The model's main input (main_input_name); input_ids where the forward does not take the
+    main input its class declares (a text tower declaring its vision sibling's pixel_values)."""
+    main = getattr(model, "main_input_name", "input_ids") or "input_ids"
+    if main not in params and "input_ids" in params:
+        return "input_ids"
+    return main
 
 
 def _wanted(main: str, required: list[str], params: Any, config: Any, head_kind: str) -> set[str]:
