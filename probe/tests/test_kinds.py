@@ -20,7 +20,8 @@ def assert_protocol_shape(result):
                 "error_traceback", "model_class", "metrics", "stack"):
         assert key in result
     assert result["protocol"] == 1
-    assert set(result["stack"]) == {"python_version", "torch_version", "transformers_version"}
+    assert set(result["stack"]) == {"python_version", "torch_version", "transformers_version",
+                                    "torch_build", "blas", "openmp", "cxx_compiler"}
 
 
 def test_noop_passes_without_metrics():

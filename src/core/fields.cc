@@ -1091,6 +1091,32 @@ std::vector<FieldDef> MakeResultFields() {
              COMPATLAB_MEMBER(result.profile_trace_sha256)));
   add(Member("profile_trace_bytes", kBytes, "--profile: the kept trace's size.",
              COMPATLAB_MEMBER(result.profile_trace_bytes)));
+  // Version 24, builds: what the torch build is made of beyond its version, so that a diff
+  // between two stacks says when it compares builds and not only releases.
+  version = 24;
+  add(Child(ChildSection::kStack,
+            Member("torch_build", "",
+                   "What the torch build was made for: cpu, cuda and its version (\"cuda 13.0\") "
+                   "or rocm and its version (torch.version.cuda, torch.version.hip).",
+                   COMPATLAB_MEMBER(result.torch_build))),
+      every_pass);
+  add(Child(ChildSection::kStack,
+            Member("blas", "",
+                   "The torch build's BLAS (BLAS_INFO of torch.__config__.show(), with MKL's "
+                   "version: \"mkl 2024.2\"); empty when the build names none.",
+                   COMPATLAB_MEMBER(result.blas))));
+  add(Child(ChildSection::kStack,
+            Member("openmp", "",
+                   "The torch build's OpenMP version and the runtime library loaded in the test "
+                   "process (\"OpenMP 201511 libgomp\"); empty without OpenMP.",
+                   COMPATLAB_MEMBER(result.openmp))));
+  add(Child(
+      ChildSection::kStack,
+      Member("cxx_compiler", "",
+             "Inductor's C++ compiler on the CPU and its version's first line (\"g++ "
+             "(Debian 12.2.0-14+deb12u1) 12.2.0\"); empty when inductor's C++ builder had "
+             "not been imported in the test process (it usually has: the model imports load it).",
+             COMPATLAB_MEMBER(result.cxx_compiler))));
   return fields;
 }
 

@@ -328,6 +328,11 @@ struct RunResult {
   std::string profile_fallback_ops;            // JSON object: fallback op name -> calls per call
   std::string profile_trace_sha256;            // the artifact's digest ("" none kept)
   std::optional<int64_t> profile_trace_bytes;  // its size
+  // Schema 24: the torch build beyond its version (probe: host/runtime.py, build_info).
+  std::string torch_build;   // cpu, "cuda 13.0", "rocm 6.4"
+  std::string blas;          // "mkl 2024.2"
+  std::string openmp;        // "OpenMP 201511 libgomp"
+  std::string cxx_compiler;  // inductor's C++ compiler on the CPU, with its version
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -9,7 +9,9 @@
 
 #include "core/blame.h"
 #include "fmt/format.h"
+#include "query/builds.h"
 #include "query/noise_mark.h"
+#include "query/one_sample.h"
 #include "query/text_table.h"
 
 namespace compatlab {
@@ -38,31 +40,41 @@ std::optional<double> AsDouble(const std::optional<int64_t>& v) {
   return static_cast<double>(*v);
 }
 
-// The seconds or bytes `value` for people.
-std::string Figure(double value, bool bytes) {
-  if (bytes) return fmt::format("{:.1f} MiB", value / (1024.0 * 1024.0));
-  if (value < 1.0) return fmt::format("{:.2f} ms", value * 1000.0);
-  return fmt::format("{:.3f} s", value);
+std::string Figure(double value, bool bytes) { return FigureText(value, bytes); }
+
+// A Change of a one-sample figure (query/one_sample.h: prepare_s, memory): `higher` or
+// `lower` when the rule says so, with its figures and the rule's words.
+std::optional<Change> OneSampleChangeOf(const OneSample& base, const OneSample& head,
+                                        const OneSampleRule& rule, bool bytes, ChangeKind higher,
+                                        ChangeKind lower) {
+  const OneSampleVerdict verdict = JudgeOneSample(base, head, rule, bytes);
+  if (verdict.direction == OneSampleDirection::kNone) return std::nullopt;
+  return Change{verdict.direction == OneSampleDirection::kHigher ? higher : lower, -1, -1,
+                fmt::format("{:+.1f}% ({} -> {})", 100.0 * (head.value - base.value) / base.value,
+                            Figure(base.value, bytes), Figure(head.value, bytes)),
+                verdict.rule};
 }
 
-// A memory Change (more or less) when `head` differs from `base` by more than
-// `threshold` and more than `floor`.
+// A memory Change (more or less): one sample each, beyond `threshold` and `floor` bytes.
 std::optional<Change> MemoryChange(std::optional<double> base, std::optional<double> head,
                                    double threshold, double floor) {
-  if (!base || !head || *base <= 0 || *head <= 0) return std::nullopt;
-  const double delta = *head - *base;
-  if (std::abs(delta) <= floor) return std::nullopt;
-  ChangeKind kind;
-  if (*head > *base * (1.0 + threshold)) {
-    kind = ChangeKind::kMoreMemory;
-  } else if (*base > *head * (1.0 + threshold)) {
-    kind = ChangeKind::kLessMemory;
-  } else {
-    return std::nullopt;
-  }
-  return Change{kind, -1, -1,
-                fmt::format("{:+.1f}% ({} -> {}, threshold {:.0f}%)", 100.0 * delta / *base,
-                            Figure(*base, true), Figure(*head, true), 100.0 * threshold)};
+  if (!base || !head) return std::nullopt;
+  return OneSampleChangeOf({*base, false, std::nullopt}, {*head, false, std::nullopt},
+                           {threshold, floor}, true, ChangeKind::kMoreMemory,
+                           ChangeKind::kLessMemory);
+}
+
+// A prepare_s Change (slower or faster) by the one-sample rule, beyond kPrepareFloorS; counts
+// the pair in `*not_judged` when a first call was noisy.
+std::optional<Change> PrepareChange(const RunResult& base, const RunResult& head, double threshold,
+                                    int64_t* not_judged) {
+  const std::optional<OneSample> b = PrepareSample(base);
+  const std::optional<OneSample> h = PrepareSample(head);
+  if (!b || !h) return std::nullopt;
+  const OneSampleRule rule{threshold, kPrepareFloorS};
+  if (!JudgeOneSample(*b, *h, rule, false).judged) ++*not_judged;
+  return OneSampleChangeOf(*b, *h, rule, false, ChangeKind::kSlowerPrepare,
+                           ChangeKind::kFasterPrepare);
 }
 
 std::string IntervalText(const TimingInterval& i, bool noisy) {
@@ -79,7 +91,8 @@ std::optional<Change> TimingChangeOf(TimingChange change, ChangeKind slower, Cha
                 fmt::format("{:+.1f}% ({} -> {}; intervals {} / {})", 100.0 * (head - base) / base,
                             MarkedFigure(Figure(base, false), base_noisy),
                             MarkedFigure(Figure(head, false), head_noisy),
-                            IntervalText(bi, base_noisy), IntervalText(hi, head_noisy))};
+                            IntervalText(bi, base_noisy), IntervalText(hi, head_noisy)),
+                ""};
 }
 
 TimingInterval Widened(TimingInterval i, bool noisy) {
@@ -99,12 +112,37 @@ TimingChange IntervalsApart(double base, double head, const TimingInterval& bi,
   return TimingChange::kNone;
 }
 
+// The rule that decides a change of `kind` other than a one-sample figure's (whose Change
+// names its own), in words: the report's rule column (doc/dataset.md, "Diff").
+std::string FixedRule(ChangeKind kind, const DiffThresholds& thresholds) {
+  switch (kind) {
+    case ChangeKind::kNewlyFailing:
+    case ChangeKind::kNewlyPassing:
+    case ChangeKind::kStatusChanged:
+      return "status";
+    case ChangeKind::kSignatureChanged:
+      return "error signature";
+    case ChangeKind::kSlowerSteady:
+    case ChangeKind::kFasterSteady:
+      return fmt::format("intervals apart and > {:.0f}%", 100.0 * thresholds.steady);
+    case ChangeKind::kDifferentCpu:
+      return "cpu_model differs: not timed";
+    case ChangeKind::kDifferentStack:
+      return "stack_versions differ: not timed";
+    case ChangeKind::kOnlyInBase:
+    case ChangeKind::kOnlyInHead:
+      return "no run on the other side";
+    default:
+      return "";
+  }
+}
+
 // Below this, a change of host_mem_bytes is not compared (doc/dataset.md, "diff").
 constexpr double kMemoryFloorBytes = 4.0 * 1024 * 1024;
 
 // The changes between two runs of one test.
 std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
-                            const DiffThresholds& thresholds) {
+                            const DiffThresholds& thresholds, int64_t* not_judged) {
   std::vector<Change> changes;
   const TestStatus b = base.result.status;
   const TestStatus h = head.result.status;
@@ -127,14 +165,16 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
     if (base_signature != head_signature) {
       changes.push_back({ChangeKind::kSignatureChanged, -1, -1,
                          fmt::format("{} -> {}", base_signature.empty() ? "(none)" : base_signature,
-                                     head_signature.empty() ? "(none)" : head_signature)});
+                                     head_signature.empty() ? "(none)" : head_signature),
+                         ""});
     }
   }
   if (base.cpu_model != head.cpu_model) {
     changes.push_back(
         {ChangeKind::kDifferentCpu, -1, -1,
          fmt::format("{} -> {}", base.cpu_model.empty() ? "(unknown)" : base.cpu_model,
-                     head.cpu_model.empty() ? "(unknown)" : head.cpu_model)});
+                     head.cpu_model.empty() ? "(unknown)" : head.cpu_model),
+         ""});
     return changes;
   }
   if (base.result.stack_versions != head.result.stack_versions) {
@@ -142,7 +182,8 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
         {ChangeKind::kDifferentStack, -1, -1,
          fmt::format("{} -> {}",
                      base.result.stack_versions.empty() ? "(none)" : base.result.stack_versions,
-                     head.result.stack_versions.empty() ? "(none)" : head.result.stack_versions)});
+                     head.result.stack_versions.empty() ? "(none)" : head.result.stack_versions),
+         ""});
     return changes;
   }
   if (b != h) return changes;
@@ -155,14 +196,8 @@ std::vector<Change> Compare(const RunRecord& base, const RunRecord& head,
       changes.push_back(*std::move(c));
     }
   }
-  if (auto bi = PrepareInterval(br), hi = PrepareInterval(hr); bi && hi) {
-    const TimingChange change =
-        IntervalsApart(*br.prepare_s, *hr.prepare_s, *bi, *hi, thresholds.prepare);
-    if (auto c = TimingChangeOf(change, ChangeKind::kSlowerPrepare, ChangeKind::kFasterPrepare,
-                                *br.prepare_s, *hr.prepare_s, *bi, *hi, PrepareNoisy(br),
-                                PrepareNoisy(hr))) {
-      changes.push_back(*std::move(c));
-    }
+  if (auto c = PrepareChange(br, hr, thresholds.prepare, not_judged)) {
+    changes.push_back(*std::move(c));
   }
   // The test's own memory when both sides measured it (schema 6), else the process peak; a
   // change within kMemoryFloorBytes is page and allocator noise, never a change.
@@ -330,14 +365,15 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
         b == report.base.size() ||
         (h < report.head.size() && report.head[h].test_id < report.base[b].test_id);
     if (take_base) {
-      report.changes.push_back({ChangeKind::kOnlyInBase, static_cast<int>(b), -1, ""});
+      report.changes.push_back({ChangeKind::kOnlyInBase, static_cast<int>(b), -1, "", ""});
       ++b;
     } else if (take_head) {
-      report.changes.push_back({ChangeKind::kOnlyInHead, -1, static_cast<int>(h), ""});
+      report.changes.push_back({ChangeKind::kOnlyInHead, -1, static_cast<int>(h), "", ""});
       ++h;
     } else {
       ++report.compared;
-      for (Change& change : Compare(report.base[b], report.head[h], thresholds)) {
+      for (Change& change :
+           Compare(report.base[b], report.head[h], thresholds, &report.prepare_not_judged)) {
         change.base = static_cast<int>(b);
         change.head = static_cast<int>(h);
         report.changes.push_back(std::move(change));
@@ -345,6 +381,9 @@ DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> hea
       ++b;
       ++h;
     }
+  }
+  for (Change& change : report.changes) {
+    if (change.rule.empty()) change.rule = FixedRule(change.kind, thresholds);
   }
   return report;
 }
@@ -372,6 +411,7 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
                              const std::string& head_name) {
   std::string out = fmt::format("base: {} ({} tests)\nhead: {} ({} tests)\n", base_name,
                                 report.base.size(), head_name, report.head.size());
+  out += BuildsDifferLine(report.base, report.head);
   for (ChangeKind kind : kAllKinds) {
     std::vector<const Change*> section;
     for (const Change& change : report.changes) {
@@ -385,17 +425,18 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
       return run_of(x).spec.model_id < run_of(y).spec.model_id;
     });
     using C = TextTable::Column;
-    TextTable table(
-        {C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
-         C{"mode", TextTable::kLeft}, C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
-         C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft}, C{"detail", TextTable::kLeft}});
+    TextTable table({C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft},
+                     C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
+                     C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
+                     C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
+                     C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
       const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";
       const std::string head = change->head >= 0 ? StatusText(report.head[change->head]) : "-";
       table.AddRow({run.test_id.substr(0, 12), Truncate(run.spec.model_id, 40), run.spec.target,
                     run.spec.mode, run.spec.kind, run.spec.dtype, base, head,
-                    Truncate(change->detail, 100)});
+                    Truncate(change->detail, 100), change->rule});
     }
     out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),
                        IsRegression(kind)    ? ", regression"
@@ -412,6 +453,12 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
                      PassRateOf(report.head).Describe());
   out += fmt::format("summary: {} compared{}; {} regressions, {} improvements\n", report.compared,
                      counts, report.Regressions(), report.Improvements());
+  if (report.prepare_not_judged > 0) {
+    out += fmt::format(
+        "not judged: prepare_s of {} tests, a first call measured on a noisy machine (one-sample "
+        "rule)\n",
+        report.prepare_not_judged);
+  }
   return out;
 }
 

@@ -36,11 +36,11 @@ struct DiffSide {
 // nothing at all.
 absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text);
 
-// Relative differences of the medians a change needs beyond its intervals'
-// non-overlap (0.05 = 5%).
+// Relative differences a change needs (0.05 = 5%): of the steady medians beyond their
+// intervals' non-overlap; of the one-sample figures (prepare_s, memory) by the one-sample rule.
 struct DiffThresholds {
   double steady = 0.05;   // steady_median_s
-  double prepare = 0.10;  // prepare_s
+  double prepare = 0.25;  // prepare_s: one sample (query/one_sample.h), beyond kPrepareFloorS
   double memory = 0.20;   // host_peak_rss_bytes
 };
 
@@ -77,7 +77,8 @@ std::optional<TimingInterval> SteadyInterval(const RunResult& r);
 
 // The interval of a row's prepare_s (the figure itself, widened when its first
 // call was noisy: prepare_noisy, or noisy for a row before schema 13); nullopt
-// when the row has no prepare figure.
+// when the row has no prepare figure. For ratio intervals (compare); diff judges
+// prepare_s by the one-sample rule (query/one_sample.h).
 std::optional<TimingInterval> PrepareInterval(const RunResult& r);
 
 enum class TimingChange { kNone, kSlower, kFaster };
@@ -99,6 +100,7 @@ struct Change {
   int base = -1;       // index into DiffReport::base; -1 for kOnlyInHead
   int head = -1;       // index into DiffReport::head; -1 for kOnlyInBase
   std::string detail;  // one line: the figures or the error signature
+  std::string rule;    // which rule decided it, in words (doc/dataset.md, "Diff": the rule column)
 };
 
 struct DiffReport {
@@ -106,6 +108,8 @@ struct DiffReport {
   std::vector<RunRecord> head;  // the same for head
   std::vector<Change> changes;  // by test_id, then in ChangeKind order
   int64_t compared = 0;         // tests with a run on both sides
+  int64_t prepare_not_judged =
+      0;  // compared tests whose prepare_s a noisy first call left unjudged
 
   int64_t Count(ChangeKind kind) const;
   int64_t Regressions() const;
@@ -116,11 +120,11 @@ struct DiffReport {
 //   - status: newly failing, newly passing, or changed between two non-pass
 //     statuses; the same non-pass status with another stored error_signature
 //     is a changed signature.
-//   - when both sides have the same status and the same cpu_model: steady and
-//     prepare time changed (slower: a regression; faster: an improvement) when
-//     their intervals (TimingInterval: noisy rows widened) do not overlap and
-//     the figures differ by more than the threshold; memory changed when it
-//     differs by more than its threshold.
+//   - when both sides have the same status and the same cpu_model: steady time
+//     changed (slower: a regression; faster: an improvement) when its intervals
+//     (TimingInterval: noisy rows widened) do not overlap and the medians differ
+//     by more than the threshold; prepare time and memory, one sample each, by the
+//     one-sample rule (query/one_sample.h). Each Change names its rule.
 //   - a different cpu_model is flagged (kDifferentCpu), its metrics not compared;
 //     so are different stack_versions (kDifferentStack: the target stack's packages).
 DiffReport DiffRuns(std::vector<RunRecord> base_runs, std::vector<RunRecord> head_runs,

@@ -1,5 +1,7 @@
 #include "query/diff.h"
 
+#include <map>
+
 #include "core/error_signature.h"
 #include "gtest/gtest.h"
 #include "store/testing.h"
@@ -85,6 +87,15 @@ TEST(DiffTest, ReportsPlantedRegression) {
   EXPECT_NE(text.find("RuntimeError: shape mismatch: N vs N at <hex>"), std::string::npos) << text;
   EXPECT_NE(text.find("+20.0% (100.00 ms -> 120.00 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("; 4 regressions, 0 improvements\n"), std::string::npos) << text;
+  // Every line names the rule that decided it.
+  std::map<std::string, std::string> rules;
+  for (const Change& c : report.changes) rules[std::string(ChangeKindName(c.kind))] = c.rule;
+  EXPECT_EQ(rules, (std::map<std::string, std::string>{
+                       {"newly failing", "status"},
+                       {"slower steady", "intervals apart and > 5%"},
+                       {"slower prepare", "one sample: > 25% and > 10.00 ms"},
+                       {"more memory", "one sample: > 20%"},
+                   }));
 
   // The other way round: llama newly passes, nothing regressed.
   DiffReport back = DiffRuns(Recorded(head), Sweep("s1"));
@@ -253,16 +264,21 @@ TEST(DiffNoiseTest, ReportsImprovementsAsWellAsRegressions) {
       << text;
 }
 
-TEST(DiffNoiseTest, PrepareIsWidenedByTheFirstCallsVerdictNotTheSteadyPhases) {
-  // bert prepares 50% slower in head. A noisy first call widens prepare_s to
-  // [1.5, 6.0] s, which holds base's 2.0 s: no change, whatever the steady
-  // phase's verdict; a quiet first call reports it even when steady was noisy.
+TEST(DiffNoiseTest, PrepareIsJudgedByTheFirstCallsVerdictNotTheSteadyPhases) {
+  // bert prepares 50% slower in head. A noisy first call leaves prepare_s unjudged
+  // (query/one_sample.h), whatever the steady phase's verdict; a quiet first call
+  // reports it even when steady was noisy.
   std::vector<RunRecord> noisy_first = Sweep("s2");
   RunResult& a = Find(noisy_first, "bert").result;
   a.prepare_s = 3.0;
   a.prepare_noisy = 1;
   a.noisy = 0;
-  EXPECT_EQ(KindsOf(DiffRuns(Sweep("s1"), Recorded(noisy_first))), std::vector<std::string>{});
+  DiffReport unjudged = DiffRuns(Sweep("s1"), Recorded(noisy_first));
+  EXPECT_EQ(KindsOf(unjudged), std::vector<std::string>{});
+  EXPECT_EQ(unjudged.prepare_not_judged, 1);
+  EXPECT_NE(FormatDiffReport(unjudged, "a", "b")
+                .find("not judged: prepare_s of 1 tests, a first call measured on a noisy machine"),
+            std::string::npos);
 
   std::vector<RunRecord> quiet_first = Sweep("s2");
   RunResult& b = Find(quiet_first, "bert").result;
@@ -271,9 +287,14 @@ TEST(DiffNoiseTest, PrepareIsWidenedByTheFirstCallsVerdictNotTheSteadyPhases) {
   b.noisy = 1;
   DiffReport report = DiffRuns(Sweep("s1"), Recorded(quiet_first));
   EXPECT_EQ(KindsOf(report), std::vector<std::string>{"slower prepare bert"});
+  EXPECT_EQ(report.prepare_not_judged, 0);
   const std::string text = FormatDiffReport(report, "a", "b");
-  EXPECT_NE(text.find("intervals [2.000 s, 2.000 s] / [3.000 s, 3.000 s])"), std::string::npos)
+  // One sample each: never shown as a zero-wide interval; the line names its rule.
+  EXPECT_NE(text.find("+50.0% (2.000 s -> 3.000 s)  one sample: > 25% and > 10.00 ms"),
+            std::string::npos)
       << text;
+  EXPECT_EQ(text.find("[2.000 s, 2.000 s]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not judged"), std::string::npos) << text;
 
   // A row before schema 13 has no first-call verdict: the steady phase's stands in.
   std::vector<RunRecord> old = Sweep("s2");

@@ -351,7 +351,8 @@ ordered_json VariantReportToJson(const VariantReport& report) {
     for (const Change& c : t.changes) {
       changes.push_back({{"kind", std::string(ChangeKindName(c.kind))},
                          {"regression", IsRegression(c.kind)},
-                         {"detail", c.detail}});
+                         {"detail", c.detail},
+                         {"rule", c.rule}});
     }
     const RunResult& b = t.base.result;
     const RunResult& h = t.head.result;

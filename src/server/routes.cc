@@ -478,7 +478,8 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
                        {"kind", any.spec.kind},
                        {"base", base ? RunJson(*base, false) : ordered_json(nullptr)},
                        {"head", head ? RunJson(*head, false) : ordered_json(nullptr)},
-                       {"detail", c.detail}});
+                       {"detail", c.detail},
+                       {"rule", c.rule}});
   }
   SendJson(res, 200,
            {{"base", names[0]},

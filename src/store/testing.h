@@ -240,6 +240,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.profile_fallback_ops = R"({"aten::tanh":3.0})";
   r.profile_trace_sha256 = std::string(64, 'a');
   r.profile_trace_bytes = 48213;
+  r.torch_build = "cuda 13.0";
+  r.blas = "mkl 2024.2";
+  r.openmp = "OpenMP 201511 libgomp";
+  r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -19,8 +19,8 @@
 #include "query/noise_mark.h"
 #include "runner/decide_status.h"
 #include "runner/supervisor.h"
-#include "sweep/progress.h"
 #include "store/artifacts.h"
+#include "sweep/progress.h"
 #include "util/hash.h"
 #include "util/time.h"
 

@@ -265,6 +265,7 @@ def test_diff_reports_a_planted_regression(cli, store):
     (exported,) = export(cli, db, cli.workdir / "out")
     table = pq.read_table(exported)
     noops = sorted(r["run_id"] for r in table.to_pylist() if r["kind"] == "noop")
+    others = sorted(r["run_id"] for r in table.to_pylist() if r["kind"] != "noop")
 
     def regress(row):
         with_figures(row)
@@ -273,6 +274,13 @@ def test_diff_reports_a_planted_regression(cli, store):
             row["error_type"], row["error_message"] = "RuntimeError", "planted at 0xdead01 (7)"
         if row["run_id"] == f"head-{noops[1]}":
             row["steady_median_s"], row["steady_p90_s"] = 0.012, 0.0121  # +20%
+        # Another build of torch (schema 24); a 50% slower first call on a quiet machine (a
+        # change by the one-sample rule) and a 3x slower one on a noisy machine (not judged).
+        row["torch_build"] = "cuda 13.0"
+        if row["run_id"] == f"head-{others[0]}":
+            row["prepare_s"], row["prepare_noisy"] = 1.5, 0
+        if row["run_id"] == f"head-{others[1]}":
+            row["prepare_s"], row["prepare_noisy"] = 3.0, 1
 
     planted = cli.workdir / "planted"
     planted.mkdir()
@@ -287,7 +295,17 @@ def test_diff_reports_a_planted_regression(cli, store):
     assert "RuntimeError: planted at <hex> (N)" in proc.stdout
     assert "slower steady (1), regression" in proc.stdout
     assert "+20.0% (10.00 ms -> 12.00 ms" in proc.stdout
-    assert proc.stdout.rstrip().endswith("; 2 regressions, 0 improvements")
+    # The probe recorded this build as cpu; the head planted as another: said first.
+    lines = proc.stdout.splitlines()
+    assert lines[2].startswith("builds differ: torch ") and "torch_build cpu vs cuda 13.0" in lines[2], lines
+    assert lines[2].endswith("timings compare builds, not only releases"), lines
+    # Each line names its rule; a first call has no zero-wide interval.
+    assert "slower prepare (1), regression" in proc.stdout
+    assert "+50.0% (1.000 s -> 1.500 s)  one sample: > 25% and > 10.00 ms" in proc.stdout
+    assert "[1.000 s, 1.000 s]" not in proc.stdout
+    assert "intervals apart and > 5%" in proc.stdout and "  status\n" in proc.stdout
+    assert lines[-1] == "not judged: prepare_s of 1 tests, a first call measured on a noisy machine (one-sample rule)"
+    assert lines[-2].endswith("; 3 regressions, 0 improvements")
     # Without the flag the report is the same and the exit code 0.
     assert cli.run("diff", "--db", db, "--base", "base", "--head", "head").returncode == 0
     # The other way round: one newly passing, one faster; nothing regressed.
@@ -295,7 +313,8 @@ def test_diff_reports_a_planted_regression(cli, store):
     assert proc.returncode == 0, proc.stdout
     assert "newly passing (1), improvement" in proc.stdout
     assert "faster steady (1), improvement" in proc.stdout
-    assert proc.stdout.rstrip().endswith("; 0 regressions, 2 improvements")
+    assert "faster prepare (1), improvement" in proc.stdout
+    assert "; 0 regressions, 3 improvements\nnot judged: prepare_s of 1 tests" in proc.stdout
 
 
 def test_diff_of_a_sweep_against_itself_reports_nothing(cli, store):
