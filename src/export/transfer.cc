@@ -335,6 +335,11 @@ absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   if (options.publish) {  // first: its message names --publish
     if (absl::Status s = CheckLicenseId(options.license); !s.ok()) return s;
     if (absl::Status s = CheckPublishDir(options.dir); !s.ok()) return s;
+    if (options.traces && !options.keep_private) {  // the scrubber does not read traces
+      return absl::InvalidArgumentError(
+          "--publish --traces: profile traces hold this machine's paths in their Python "
+          "stacks and are not scrubbed; publish without --traces, or add --keep-private");
+    }
   }
   if (absl::Status s = CheckExportDir(options.dir); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options.db, OpenMode::kReadOnly);

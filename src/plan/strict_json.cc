@@ -12,7 +12,14 @@ absl::StatusOr<nlohmann::json> ParseStrictJson(const std::string& text, const st
   std::vector<std::set<std::string>> open_objects;  // the keys seen in each object being parsed
   std::string duplicate;
   bool found = false;
-  const json::parser_callback_t detect = [&](int, json::parse_event_t event, json& parsed) {
+  bool too_deep = false;
+  const json::parser_callback_t detect = [&](int depth, json::parse_event_t event, json& parsed) {
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxStrictJsonDepth) {  // skipped whole: nothing deeper is kept
+      too_deep = true;
+      return false;
+    }
     if (event == json::parse_event_t::object_start) {
       open_objects.emplace_back();
     } else if (event == json::parse_event_t::object_end && !open_objects.empty()) {
@@ -28,6 +35,10 @@ absl::StatusOr<nlohmann::json> ParseStrictJson(const std::string& text, const st
   };
   json j = json::parse(text, detect, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(origin, ": not valid JSON"));
+  if (too_deep) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": nested deeper than ", kMaxStrictJsonDepth, " levels"));
+  }
   if (found) {
     return absl::InvalidArgumentError(
         absl::StrCat(origin, ": key '", duplicate, "' appears twice in one object"));

@@ -9,9 +9,14 @@
 
 namespace compatlab {
 
+// How deep objects and arrays may nest: these files are shallow, and a value nested
+// deeper (a plan file from elsewhere) would overflow the stack of what walks it later.
+inline constexpr int kMaxStrictJsonDepth = 64;
+
 // `text` parsed as JSON. InvalidArgument "<origin>: not valid JSON" when it is
-// not JSON, and "<origin>: key 'K' appears twice in one object" when an object
-// has a key twice (nlohmann's parser would keep the last one silently).
+// not JSON, "<origin>: key 'K' appears twice in one object" when an object
+// has a key twice (nlohmann's parser would keep the last one silently), and
+// "<origin>: nested deeper than 64 levels" past kMaxStrictJsonDepth.
 absl::StatusOr<nlohmann::json> ParseStrictJson(const std::string& text, const std::string& origin);
 
 }  // namespace compatlab

@@ -26,5 +26,16 @@ TEST(StrictJsonTest, RefusesWhatIsNotJson) {
   EXPECT_EQ(j.status().message(), "f: not valid JSON");
 }
 
+TEST(StrictJsonTest, RefusesValuesNestedPastTheBoundWithoutRecursingIntoThem) {
+  // 100,000 levels: dumping or walking what nlohmann keeps of them would overflow the stack.
+  const std::string deep =
+      R"({"test": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  absl::StatusOr<nlohmann::json> j = ParseStrictJson(deep, "plan.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().message(), "plan.json: nested deeper than 64 levels");
+  const std::string shallow = std::string(20, '[') + std::string(20, ']');
+  EXPECT_TRUE(ParseStrictJson(shallow, "f").ok());
+}
+
 }  // namespace
 }  // namespace compatlab

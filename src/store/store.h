@@ -57,7 +57,7 @@ struct SweepInfo {
   int64_t planned = 0;   // number of planned tests; CreateSweep sets it from the plan
   int64_t recorded = 0;  // number of stored results; output only
   // The id of the whole resolved plan this sweep runs (part of), "" for a
-  // sweep stored before schema version 20 (sweep/plan_file.h, PlanId).
+  // sweep stored before schema version 21 (sweep/plan_file.h, PlanId).
   std::string plan_id{};
   // The shard of that plan this sweep runs and the plan's shard count; both
   // unset for a sweep of a whole plan.

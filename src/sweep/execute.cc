@@ -62,6 +62,27 @@ void MergeRerunResult(const RunResult& rerun, RunResult* failed) {
   failed->rerun_reduction = rerun.reduction;
 }
 
+namespace {
+
+// The --profile fields of `from` into `to`: the profile stays with the trace it describes.
+void CopyProfile(const RunResult& from, RunResult* to) {
+  to->profile = from.profile;
+  to->profile_calls = from.profile_calls;
+  to->profile_median_s = from.profile_median_s;
+  to->profile_compute_s = from.profile_compute_s;
+  to->profile_copy_s = from.profile_copy_s;
+  to->profile_fallback_s = from.profile_fallback_s;
+  to->profile_framework_s = from.profile_framework_s;
+  to->profile_idle_s = from.profile_idle_s;
+  to->profile_top_ops = from.profile_top_ops;
+  to->profile_top_lines = from.profile_top_lines;
+  to->profile_fallback_ops = from.profile_fallback_ops;
+  to->profile_trace_sha256 = from.profile_trace_sha256;
+  to->profile_trace_bytes = from.profile_trace_bytes;
+}
+
+}  // namespace
+
 void MergeRemeasureResult(const RunResult& again, RunResult* first) {
   auto keep_other = [](const RunResult& other, RunResult* row) {
     row->remeasure_other_steady_median_s = other.steady_median_s;
@@ -87,6 +108,7 @@ void MergeRemeasureResult(const RunResult& again, RunResult* first) {
   row.warm_prepare_s = first->warm_prepare_s;
   row.warm_cache_hits = first->warm_cache_hits;
   row.warm_cache_misses = first->warm_cache_misses;
+  CopyProfile(*first, &row);  // so does its profile (a second measurement is not profiled)
   row.remeasure_state = std::string(quiet ? kRemeasureQuiet : kRemeasureStillNoisy);
   keep_other(*first, &row);
   *first = std::move(row);
@@ -188,6 +210,9 @@ TestJob MakeRerunJob(const Entry& entry, const ExecuteOptions& options, int64_t 
   job.profile_trace_path.clear();
   job.spec.kind_params["size"] = "full";
   job.spec.kind_params["fit_bytes"] = std::to_string(std::max<int64_t>(1, fit_bytes));
+  // A pass/fail check, not a timing: the sweep's share of the cores, never the one
+  // thread MakeJob gives a reduced model (a full-size rerun on one thread times out).
+  job.torch_num_threads = options.torch_num_threads;
   return job;
 }
 
@@ -481,6 +506,8 @@ void Executor::OnFinished(FinishedTest finished) {
   const bool compiled =
       result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy;
   if (entry->job.cache_phase == kCachePhaseCold && entry->test->execution->warm && compiled) {
+    // The cold run's trace is the record's: kept now, before the warm rerun clears its path.
+    KeepProfileTrace(entry->job, options_.artifact_dir, &result);
     entry->cold = std::move(result);
     entry->cold_started_at = finished.started_at;
     warm_.push_back(entry);  // the cache directory stays for the warm rerun
@@ -619,6 +646,8 @@ void Executor::StartRemeasure() {
   Entry* entry = held_.front();
   held_.pop_front();
   entry->remeasure_job = MakeJob(*entry->test, options_);
+  entry->remeasure_job.profile.clear();  // the first measurement's profile is the record's
+  entry->remeasure_job.profile_trace_path.clear();
   by_job_[&entry->remeasure_job] = entry;
   Note(absl::StrCat("compatlab: measuring again: ", TestLabel(entry->job.spec), "\n"));
   Start(&entry->remeasure_job);

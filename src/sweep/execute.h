@@ -75,10 +75,10 @@ inline constexpr std::string_view kRemeasureFailedPrefix = "failed: ";
 inline constexpr std::string_view kRemeasureMachineBusy = "machine_busy";
 
 // Folds a noisy test's second measurement into its first: when `again` passed quietly,
-// its result becomes the row's (state quiet; the first's warm rerun kept); when it passed
-// noisy again, the row keeps the one with the lower steady median (state still_noisy,
-// still marked); when it failed, the first stays (state "failed: STATUS"). The other
-// measurement's steady_median_s, prepare_s and noisy_reason go to remeasure_other_*.
+// its result becomes the row's (state quiet; the first's warm rerun and --profile kept); when it
+// passed noisy again, the row keeps the one with the lower steady median (state still_noisy, still
+// marked); when it failed, the first stays (state "failed: STATUS"). The other measurement's
+// steady_median_s, prepare_s and noisy_reason go to remeasure_other_*.
 void MergeRemeasureResult(const RunResult& again, RunResult* first);
 
 // Whether `spec` takes the sweep's calibration compile (its seed directory and

@@ -688,6 +688,29 @@ TEST(MergeRemeasureResultTest, AFailedSecondMeasurementLeavesTheFirst) {
   EXPECT_EQ(row.warm_state, "warm");  // the first's warm rerun stays with the row
 }
 
+TEST(MergeRemeasureResultTest, TheFirstMeasurementsProfileAndTraceStayWithTheRow) {
+  RunResult first;
+  first.status = TestStatus::kPass;
+  first.steady_median_s = 0.01;
+  first.noisy = 1;
+  first.profile = "steady";
+  first.profile_calls = 5;
+  first.profile_top_ops = R"([{"name":"aten::mm"}])";
+  first.profile_trace_sha256 = std::string(64, 'b');
+  first.profile_trace_bytes = 1234;
+  RunResult quiet;  // a second measurement is not profiled
+  quiet.status = TestStatus::kPass;
+  quiet.steady_median_s = 0.004;
+  MergeRemeasureResult(quiet, &first);
+  EXPECT_EQ(first.remeasure_state, "quiet");
+  EXPECT_DOUBLE_EQ(*first.steady_median_s, 0.004);
+  EXPECT_EQ(first.profile, "steady");
+  EXPECT_EQ(first.profile_calls, 5);
+  EXPECT_EQ(first.profile_top_ops, R"([{"name":"aten::mm"}])");
+  EXPECT_EQ(first.profile_trace_sha256, std::string(64, 'b'));
+  EXPECT_EQ(first.profile_trace_bytes, 1234);
+}
+
 TEST(ReductionRerunBudgetTest, IsTheMemoryLimitOrTheFreeMemoryPerJobWhenSmaller) {
   EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{32} << 30, 2), int64_t{8} << 30);
   EXPECT_EQ(ReductionRerunBudget(int64_t{8} << 30, int64_t{8} << 30, 4), int64_t{2} << 30);

@@ -73,6 +73,17 @@ int UsableCores() {
   return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
+// --remeasure-noisy and --remeasure-wait-s out of range.
+absl::Status CheckRemeasureRanges(const SweepOptions& o) {
+  if (o.remeasure_noisy < 0 || o.remeasure_noisy > 1000) {
+    return absl::InvalidArgumentError("--remeasure-noisy must be from 0 to 1000");
+  }
+  if (!(o.remeasure_wait_s >= 0 && o.remeasure_wait_s <= 3600)) {
+    return absl::InvalidArgumentError("--remeasure-wait-s: expected seconds from 0 to 3600");
+  }
+  return absl::OkStatus();
+}
+
 // Options out of range; nothing is read or written yet.
 absl::Status CheckRanges(const SweepOptions& o) {
   if (o.jobs.has_value() && (*o.jobs < 1 || *o.jobs > 256))
@@ -88,12 +99,7 @@ absl::Status CheckRanges(const SweepOptions& o) {
   if (grace.has_value()) {
     if (absl::Status s = CheckDuration(*grace, "--grace", true); !s.ok()) return s;
   }
-  if (o.remeasure_noisy < 0 || o.remeasure_noisy > 1000) {
-    return absl::InvalidArgumentError("--remeasure-noisy must be from 0 to 1000");
-  }
-  if (!(o.remeasure_wait_s >= 0 && o.remeasure_wait_s <= 3600)) {
-    return absl::InvalidArgumentError("--remeasure-wait-s: expected seconds from 0 to 3600");
-  }
+  if (absl::Status s = CheckRemeasureRanges(o); !s.ok()) return s;
   if (o.mem_limit_bytes.value_or(o.request.base.mem_limit_bytes) < kMinMemLimitBytes) {
     return absl::InvalidArgumentError("--mem-limit must be at least 64M");
   }
@@ -301,6 +307,20 @@ absl::StatusOr<std::vector<ResolvedTest>> PlanFileShard(const SweepOptions& o,
   return tests;
 }
 
+// A shard's stored sweep is resumed only where this store planned it: one that `merge` brought
+// in holds its plan as specs only (no execution settings) and takes no more runs of its own.
+absl::Status CheckShardSweepIsOwn(const SweepOptions& o, Store& store,
+                                  const std::optional<SweepInfo>& stored) {
+  if (!stored.has_value()) return absl::OkStatus();
+  absl::StatusOr<bool> own = store.IsPlannedHere(stored->sweep_id);
+  if (!own.ok()) return own.status();
+  if (*own) return absl::OkStatus();
+  return absl::InvalidArgumentError(fmt::format(
+      "--shard {}/{}: {} holds this shard only as merged from another store (sweep {}); run "
+      "the shard into a store of its own and merge that",
+      o.shard->index, o.shard->count, o.db, stored->sweep_id));
+}
+
 // A shard of a plan file: its sweep in the store resumed, else a new sweep of its tests.
 absl::StatusOr<Prepared> PrepareFromPlanFile(const SweepOptions& o, SweepOutcome* failure) {
   absl::StatusOr<ShardedPlan> plan = ReadPlanFile(o.plan_file);
@@ -314,6 +334,7 @@ absl::StatusOr<Prepared> PrepareFromPlanFile(const SweepOptions& o, SweepOutcome
     absl::StatusOr<std::optional<SweepInfo>> found = ShardSweep(*p.store, plan->plan_id, *o.shard);
     if (!found.ok()) return found.status();
     stored = *std::move(found);
+    if (absl::Status s = CheckShardSweepIsOwn(o, *p.store, stored); !s.ok()) return s;
   }
   if (!stored.has_value()) {
     absl::Status s = StoreNewSweep(o, p, *std::move(tests), plan->suite, plan->plan_id, failure);

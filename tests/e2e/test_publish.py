@@ -206,6 +206,9 @@ def test_bad_publish_flags_are_bad_input_and_write_nothing(published, tmp_path):
         (("export", "--db", store, "--publish", tmp_path / "d", "--license", "a b"),
          "not a Hub license id"),
         (("export", "--db", store, "--publish", store), "--publish "),  # a file
+        # Traces hold this machine's paths in their stacks and are not scrubbed.
+        (("export", "--db", store, "--publish", tmp_path / "d", "--traces"),
+         "are not scrubbed; publish without --traces, or add --keep-private"),
         (("import", "--db", tmp_path / "x.db"), "give PATH... or --from-hub"),
         (("import", "--from-hub", "org/../x", "--db", tmp_path / "x.db"), "is not a Hub dataset id"),
         (("publish", tmp_path, "--repo", "org/x"), "no README.md"),

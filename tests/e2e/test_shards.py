@@ -166,6 +166,13 @@ def test_sweeps_lists_a_merged_plans_missing_test(cli, sharded):
     assert f"{NOOPS} tests planned, {NOOPS - 1} stored, 1 missing" in proc.stdout, proc.stdout
     missing_lines = [line for line in proc.stdout.splitlines() if missing in line]
     assert len(missing_lines) == 1 and missing_lines[0].startswith("1/3"), proc.stdout
+    # The missing test is not run into the merged store: its shard sweep there is a merged
+    # one (its plan as specs only), refused with one line, the store unchanged.
+    before = merged.read_bytes()
+    proc = cli.run("sweep", "--plan", sharded[0], "--shard", "1/3", "--db", merged)
+    assert proc.returncode == 2, proc.stderr
+    assert "only as merged from another store" in proc.stderr, proc.stderr
+    assert merged.read_bytes() == before
 
 
 def canonical(obj):
