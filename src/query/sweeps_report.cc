@@ -1,5 +1,6 @@
 #include "query/sweeps_report.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -28,7 +29,23 @@ struct PlanProgress {
   std::map<std::string, PlanTest> planned;  // by test id
   std::set<std::string> stored;
   int64_t sweeps = 0;
+  int64_t shards = 0;             // the plan's shard count (0: not sharded)
+  std::set<int64_t> shards_seen;  // the shards a sweep here runs
 };
+
+// "shard I/N: ..." for each shard of the plan no sweep here runs: its tests are unknown to this
+// store, so they are not in the planned and missing counts.
+std::string UnseenShardLines(const PlanProgress& progress) {
+  std::string text;
+  for (int64_t i = 0; i < progress.shards; ++i) {
+    if (progress.shards_seen.count(i) > 0) continue;
+    text += fmt::format(
+        "shard {}/{}: no sweep of it here (its tests are not counted above: run it, or merge "
+        "its store)\n",
+        i, progress.shards);
+  }
+  return text;
+}
 
 // The report's lines for `plan_id`.
 std::string PlanLines(const std::string& plan_id, const PlanProgress& progress) {
@@ -51,6 +68,7 @@ std::string PlanLines(const std::string& plan_id, const PlanProgress& progress) 
     table.AddRow({test.shard, test_id, test.spec.model_id, test.spec.kind, test.spec.mode,
                   test.spec.target, test.spec.dtype});
   }
+  text += UnseenShardLines(progress);
   if (!missing.empty()) text += table.Render();
   if (missing.size() > kMaxListedMissing) {
     text += fmt::format("... and {} more missing tests\n", missing.size() - kMaxListedMissing);
@@ -87,6 +105,10 @@ absl::StatusOr<std::string> SweepsReport(Store& store) {
     if (plans.count(sweep.plan_id) == 0) plan_order.push_back(sweep.plan_id);
     PlanProgress& progress = plans[sweep.plan_id];
     ++progress.sweeps;
+    if (sweep.shard.has_value() && sweep.shards.has_value()) {
+      progress.shards = std::max(progress.shards, *sweep.shards);
+      progress.shards_seen.insert(*sweep.shard);
+    }
     std::set<std::string> pending_ids;
     for (const TestSpec& spec : *pending) pending_ids.insert(spec.TestId());
     for (TestSpec& spec : *planned) {

@@ -46,6 +46,21 @@ TEST(SweepsReportTest, ShowsEachShardsProgressAndThePlansMissingTests) {
   report = SweepsReport(**store);
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(absl::StrContains(*report, "3 tests planned, 3 stored, 0 missing")) << *report;
+  EXPECT_FALSE(absl::StrContains(*report, "no sweep of it here")) << *report;
+}
+
+TEST(SweepsReportTest, NamesAShardOfWhichNoSweepIsStored) {
+  test::ScopedTempDir dir;
+  auto store = Store::Open(dir.path() / "s.db", OpenMode::kReadWriteCreate);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const TestSpec gpt2 = test::MakeSpec("gpt2");
+  ASSERT_TRUE((*store)->CreateSweep(ShardSweep("s0", 0), {gpt2}).ok());
+  ASSERT_TRUE((*store)->InsertRun(test::MakeRun("s0", gpt2)).ok());
+  absl::StatusOr<std::string> report = SweepsReport(**store);
+  ASSERT_TRUE(report.ok()) << report.status();
+  // Shard 1 of 2 never stored its sweep (its task died before): not "0 missing" alone.
+  EXPECT_TRUE(absl::StrContains(*report, "1 tests planned, 1 stored, 0 missing")) << *report;
+  EXPECT_TRUE(absl::StrContains(*report, "shard 1/2: no sweep of it here")) << *report;
 }
 
 }  // namespace
