@@ -312,8 +312,9 @@ absl::StatusOr<std::string> ReadDatasetTrace(const std::filesystem::path& file) 
 }  // namespace
 
 absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
-    const std::vector<std::filesystem::path>& paths) {
+    const std::vector<std::filesystem::path>& paths, int64_t max_total_bytes) {
   std::vector<std::filesystem::path> traces;
+  int64_t total = 0;
   for (const std::filesystem::path& path : paths) {
     const std::filesystem::path dir = path / kDatasetTraceDir;
     std::error_code ec;
@@ -324,6 +325,13 @@ absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
       }
       absl::StatusOr<std::string> data = ReadDatasetTrace(entry.path());
       if (!data.ok()) return data.status();
+      total += static_cast<int64_t>(data->size());
+      if (total > max_total_bytes) {
+        return absl::InvalidArgumentError(
+            fmt::format("profile traces of more than {} bytes in all: more than an import takes "
+                        "(doc/limits.md)",
+                        max_total_bytes));
+      }
       traces.push_back(entry.path());
     }
     if (ec) return absl::InternalError(fmt::format("{}: {}", dir.string(), ec.message()));

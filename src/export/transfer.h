@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/limits.h"
 #include "export/dataset.h"
 #include "store/store.h"
 
@@ -55,10 +56,11 @@ struct ImportOptions {
 
 // The profile traces a Parquet import brings (kDatasetTraceDir of each directory given),
 // each checked before anything is imported: named <64 hex>.json.gz, at most
-// kMaxProfileTraceBytes, gzip, hashing to its name. InvalidArgument naming the first that
-// is not; the paths of the traces otherwise.
+// kMaxProfileTraceBytes, gzip, hashing to its name, and `max_total_bytes` in all.
+// InvalidArgument naming the first that is not, or the total; the paths of the traces
+// otherwise.
 absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
-    const std::vector<std::filesystem::path>& paths);
+    const std::vector<std::filesystem::path>& paths, int64_t max_total_bytes = kMaxImportBytes);
 
 // Every file under options.paths read and checked before the store is even
 // opened: with a rejected file (result.rejected not empty) nothing is

@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "store/testing.h"
 #include "util/fs.h"
+#include "util/hash.h"
 
 namespace compatlab {
 namespace {
@@ -141,6 +142,22 @@ TEST_F(TransferTest, ImportFromStoreRefusesARunOverTheLimitsBeforeLoadingIt) {
   EXPECT_THAT(merged.status().message(),
               HasSubstr("wide.db: run run-wide: field stderr_tail holds 262145 bytes"));
   EXPECT_FALSE(fs::exists(in.db));
+}
+
+TEST(CheckDatasetTracesTest, RefusesTracesPastTheTotalAnImportTakes) {
+  test::ScopedTempDir dir;
+  const fs::path traces = dir.path() / std::string(kDatasetTraceDir);
+  fs::create_directories(traces);
+  for (const std::string body : {"one", "two", "three"}) {
+    const std::string gzip = std::string("\x1f\x8b") + body + std::string(20, 'x');
+    ASSERT_TRUE(WriteFileAtomic(traces / (Sha256Hex(gzip) + ".json.gz"), gzip).ok());
+  }
+  absl::StatusOr<std::vector<fs::path>> all = CheckDatasetTraces({dir.path()}, 1000);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 3u);
+  absl::StatusOr<std::vector<fs::path>> capped = CheckDatasetTraces({dir.path()}, 60);
+  ASSERT_FALSE(capped.ok());
+  EXPECT_THAT(capped.status().message(), HasSubstr("more than an import takes"));
 }
 
 }  // namespace
