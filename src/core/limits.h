@@ -56,6 +56,10 @@ inline constexpr size_t kMaxPathComponentBytes = 100;
 // temporary file or directory (a sweep's compile caches), so it must never
 // climb out of one.
 inline constexpr size_t kMaxStoredIdBytes = 128;
+// How deep objects and arrays may nest in the JSON files read strictly (suites, target
+// profiles, plan files: plan/strict_json.h): these files are shallow, and a value nested
+// deeper (a plan file from elsewhere) would overflow the stack of what walks it later.
+inline constexpr int kMaxStrictJsonDepth = 64;
 
 // --- the HTTP API --------------------------------------------------------------
 // A text value in a run list (/api/search, /api/model, /api/diff): longer ones

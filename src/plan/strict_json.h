@@ -5,18 +5,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/limits.h"
 #include "nlohmann/json.hpp"
 
 namespace compatlab {
 
-// How deep objects and arrays may nest: these files are shallow, and a value nested
-// deeper (a plan file from elsewhere) would overflow the stack of what walks it later.
-inline constexpr int kMaxStrictJsonDepth = 64;
-
 // `text` parsed as JSON. InvalidArgument "<origin>: not valid JSON" when it is
 // not JSON, "<origin>: key 'K' appears twice in one object" when an object
 // has a key twice (nlohmann's parser would keep the last one silently), and
-// "<origin>: nested deeper than 64 levels" past kMaxStrictJsonDepth.
+// "<origin>: nested deeper than 64 levels" past kMaxStrictJsonDepth (core/limits.h).
 absl::StatusOr<nlohmann::json> ParseStrictJson(const std::string& text, const std::string& origin);
 
 }  // namespace compatlab
