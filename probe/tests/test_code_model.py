@@ -206,3 +206,25 @@ def test_a_flex_attention_backward_case_on_the_cpu_is_torchs_own_refusal():
     assert result["status"] == "fail_to_run", (result["status"], result["status_detail"])
     assert result["stage"] == "prepare"
     assert "FlexAttention does not support backward on CPU" in result["error_message"]
+
+
+def test_a_function_of_the_code_that_torch_compile_inlines_finds_its_globals(tmp_path):
+    """dynamo resolves the globals of a function it inlines by importing its module's name:
+    the code's private module must be registered (was: ModuleNotFoundError compatlab_code_...,
+    every sliding-window and soft-capping case of the flex-attention suite)."""
+    import torch
+
+    path = tmp_path / "scaled.py"
+    path.write_text("SCALE = 3.0\n\n\ndef scaled(x):\n    return x * SCALE\n")
+    scaled = code_model.load_object(f"{path}:scaled")
+    out = torch.compile(lambda x: scaled(x) + 1, backend="eager", fullgraph=True)(torch.ones(2))
+    assert out.tolist() == [4.0, 4.0]
+
+
+def test_flex_attention_cases_run_eager_on_the_cpu():
+    path = os.path.abspath(FLEX)
+    digest = code_model.files_digest(code_model.code_files(path))[:16]
+    for case in ("sliding_window_d64", "softcap_d64"):
+        result = run_kind("forward", "", model_id=f"code:flex.{case}@{digest}", model_path=f"{path}:{case}")
+        assert_pass(result)
+        assert result["metrics"]["acc_rule"] == "baseline"

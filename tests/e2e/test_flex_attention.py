@@ -45,14 +45,14 @@ def test_a_suite_file_given_by_path_may_not_name_code(cli, db):
 
 @pytest.fixture(scope="module")
 def flex_rows(compatlab_bin, tmp_path_factory):
-    """One suite case (document masking, head dim 64, float32, seq 256) forward, eager and
+    """One suite case (sliding window, head dim 64, float32, seq 256) forward, eager and
     compiled by the cpu profile's inductor, through --model-code on the suite's own file (the
     same code model the suite plans). Backward on the CPU: probe/tests/test_code_model.py."""
     from .conftest import Compatlab
 
     tmp = tmp_path_factory.mktemp("flex")
     cli, db = Compatlab(compatlab_bin, tmp), tmp / "store.db"
-    cli.sweep("--model-code", f"{FLEX}:document_d64", "--modes", "eager,compile", "--kinds", "forward",
+    cli.sweep("--model-code", f"{FLEX}:sliding_window_d64", "--modes", "eager,compile", "--kinds", "forward",
               "--dtypes", "float32", "--seq-lens", "256", "--max-measure-s", "0", "--db", db, timeout=280)
     return {r["mode"]: r for r in cli.runs(db)}
 

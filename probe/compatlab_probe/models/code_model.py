@@ -7,9 +7,12 @@ The request's model_path is "FILE.py:FUNCTION". FUNCTION is either
     signature names; or
   - a PreTrainedModel subclass, built here from its own config class's defaults, reduced as
     the factory reduces an architecture's default config, seeded.
-The file is imported under a module name of its own (not added to sys.modules' usual names),
-so two code models in one zygote never share a module; its directory is first on sys.path
-(as for `python FILE.py`), so that FILE imports the modules and packages beside it. Those,
+The file is imported under a module name of its own, compatlab_code_<hash of its path> (never
+one of sys.modules' usual names), so two code models in one zygote never share a module; it is
+registered in sys.modules under that name, as an import would, since torch.compile looks a
+traced function's module up there by its __name__ (a mask_mod reading a global of FILE); its
+directory is first on sys.path (as for `python FILE.py`), so that FILE imports the modules
+and packages beside it. Those,
 transitively, are its code files (code_files): the id's hash covers all of them.
 
 Checkpoints whose config.json names custom code (`auto_map`) are loaded here too, with
@@ -63,7 +66,14 @@ def load_object(spec: str) -> Any:
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    # Registered before it runs, as an import does: dynamo resolves the globals of a function
+    # it inlines from FILE by importing its module's __name__ (a ModuleNotFoundError else).
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     if not hasattr(module, function):
         raise AttributeError(f"{path} defines no {function}")
     return getattr(module, function)
