@@ -137,3 +137,94 @@ def test_an_imported_helper_changed_since_planning_fails_to_load(tmp_path):
     assert result["status"] == "fail_to_load" and result["stage"] == "import"
     assert "llama_attention.py, wrapper.py" in result["error_message"], result["error_message"]
     assert [f["rel"] for f in result["metrics"]["code_files"]] == ["llama_attention.py", "wrapper.py"]
+
+
+OWN_LOSS = '''
+import torch
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x, target=None):
+        y = self.proj(x)
+        return y if target is None else {"output": y, "loss": torch.nn.functional.mse_loss(y, target)}
+
+
+def build(batch_size: int = 1, seq_len: int = 2):
+    return Layer(), {"x": torch.randn(batch_size, seq_len, 4), "target": torch.randn(batch_size, seq_len, 4)}
+
+
+def no_target(seq_len: int = 2):
+    return Layer(), {"x": torch.randn(1, seq_len, 4)}
+
+
+def fixed():
+    return Layer(), {"x": torch.randn(1, 2, 4)}
+'''
+
+
+def _own_loss(tmp_path):
+    path = tmp_path / "own_loss.py"
+    path.write_text(OWN_LOSS)
+    return str(path), hashlib.sha256(OWN_LOSS.encode()).hexdigest()[:16]
+
+
+def test_a_function_that_names_the_shape_is_given_the_tests(tmp_path):
+    path, _ = _own_loss(tmp_path)
+    shape = {"batch_size": 3, "seq_len": 12}
+    assert code_model.build(f"{path}:build", 0, shape=shape)[1]["x"].shape == (3, 12, 4)
+    assert code_model.build(f"{path}:no_target", 0, shape=shape)[1]["x"].shape == (1, 12, 4)
+    assert code_model.build(f"{path}:fixed", 0, shape=shape)[1]["x"].shape == (1, 2, 4)
+    assert code_model.build(f"{path}:build", 0)[1]["x"].shape == (1, 2, 4)  # planning: its defaults
+
+
+def test_train_of_a_code_model_with_its_own_inputs_trains_the_loss_its_forward_returns(tmp_path):
+    path, digest = _own_loss(tmp_path)
+    result = run_kind("train", "", model_id=f"code:own_loss.build@{digest}", model_path=f"{path}:build")
+    assert_pass(result)
+    assert result["metrics"]["train_grad_cosine"] > 0.9999
+    assert result["metrics"]["tokens_per_s"] is None  # no token inputs
+    skipped = run_kind("train", "", model_id=f"code:own_loss.no_target@{digest}",
+                       model_path=f"{path}:no_target")
+    assert skipped["status"] == "skipped"
+    assert "returned no loss for its own inputs" in skipped["status_detail"]
+
+
+FLEX = os.path.join(os.path.dirname(__file__), "..", "..", "suites", "flex-attention", "flex.py")
+
+
+def test_a_flex_attention_backward_case_on_the_cpu_is_torchs_own_refusal():
+    """The flex-attention suite's backward case on the CPU: torch 2.13 refuses flex_attention
+    with gradients there, and the row says so (doc/flex-attention.md)."""
+    path = os.path.abspath(FLEX)
+    digest = code_model.files_digest(code_model.code_files(path))[:16]
+    result = run_kind("train", "", model_id=f"code:flex.causal_d64@{digest}", model_path=f"{path}:causal_d64",
+                      kind_params={"steps": 1})
+    assert result["status"] == "fail_to_run", (result["status"], result["status_detail"])
+    assert result["stage"] == "prepare"
+    assert "FlexAttention does not support backward on CPU" in result["error_message"]
+
+
+def test_a_function_of_the_code_that_torch_compile_inlines_finds_its_globals(tmp_path):
+    """dynamo resolves the globals of a function it inlines by importing its module's name:
+    the code's private module must be registered (was: ModuleNotFoundError compatlab_code_...,
+    every sliding-window and soft-capping case of the flex-attention suite)."""
+    import torch
+
+    path = tmp_path / "scaled.py"
+    path.write_text("SCALE = 3.0\n\n\ndef scaled(x):\n    return x * SCALE\n")
+    scaled = code_model.load_object(f"{path}:scaled")
+    out = torch.compile(lambda x: scaled(x) + 1, backend="eager", fullgraph=True)(torch.ones(2))
+    assert out.tolist() == [4.0, 4.0]
+
+
+def test_flex_attention_cases_run_eager_on_the_cpu():
+    path = os.path.abspath(FLEX)
+    digest = code_model.files_digest(code_model.code_files(path))[:16]
+    for case in ("sliding_window_d64", "softcap_d64"):
+        result = run_kind("forward", "", model_id=f"code:flex.{case}@{digest}", model_path=f"{path}:{case}")
+        assert_pass(result)
+        assert result["metrics"]["acc_rule"] == "baseline"

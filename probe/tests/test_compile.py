@@ -429,3 +429,29 @@ def test_a_reduced_models_child_compiles_on_the_sweeps_share_though_timed_on_one
     assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 1, "compile_threads": 2})) == 2
     assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 2})) == 2
     assert compiler.child_compile_threads(parse_request(base)) == 1
+
+
+def test_a_compile_in_the_first_call_is_stage_compile_and_the_call_around_it_prepare():
+    import torch
+
+    from compatlab_probe.protocol import stage_marks
+    from compatlab_probe.stacks.compiler import compile_stage_marks
+
+    def marks_of(compiling):
+        torch._dynamo.reset()
+        read, write = os.pipe()
+        stage_marks.open_on(write)
+        try:
+            stage_marks.enter("prepare")
+            with compile_stage_marks(compiling):
+                torch.compile(lambda x: torch.sin(x) + 1, backend="aot_eager")(torch.ones(3))
+            stage_marks.leave()
+        finally:
+            stage_marks._fd = None
+            os.close(write)
+        with os.fdopen(read) as f:
+            return [json.loads(line)["stage"] for line in f]
+
+    assert marks_of(True) == ["prepare", "compile", "prepare"]
+    assert marks_of(False) == ["prepare"]
+    assert not torch._dynamo.callback_handler.start_callbacks  # removed once the call is over

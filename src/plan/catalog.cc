@@ -77,6 +77,20 @@ absl::StatusOr<std::vector<CodeFile>> ParseCodeFiles(const json& code) {
   return out;
 }
 
+// A code model answer's "code" object (one of "codes"): its class, hash and files.
+absl::StatusOr<CodeModelInfo> ParseCodeObject(const json& c) {
+  CodeModelInfo info{ProbeAnswerText(c, "model_type"), ProbeAnswerText(c, "model_class"),
+                     ProbeAnswerText(c, "head_class"), ProbeAnswerText(c, "head_kind"),
+                     ProbeAnswerText(c, "sha256"),     {}};
+  if (info.model_class.empty() || info.sha256.size() != 64) {
+    return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
+  }
+  absl::StatusOr<std::vector<CodeFile>> files = ParseCodeFiles(c);
+  if (!files.ok()) return files.status();
+  info.files = *std::move(files);
+  return info;
+}
+
 }  // namespace
 
 absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text) {
@@ -125,17 +139,26 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text) {
   if (j.is_discarded() || !j.is_object() || !j.contains("code") || !j["code"].is_object()) {
     return absl::InvalidArgumentError("the probe's code model answer is malformed");
   }
-  const json& c = j["code"];
-  CodeModelInfo info{ProbeAnswerText(c, "model_type"), ProbeAnswerText(c, "model_class"),
-                     ProbeAnswerText(c, "head_class"), ProbeAnswerText(c, "head_kind"),
-                     ProbeAnswerText(c, "sha256"),     {}};
-  if (info.model_class.empty() || info.sha256.size() != 64) {
-    return absl::InvalidArgumentError("the probe's code model answer has no class or hash");
+  return ParseCodeObject(j["code"]);
+}
+
+absl::StatusOr<std::vector<CodeModelInfo>> ParseCodeModelInfos(const std::string& json_text,
+                                                               size_t count) {
+  json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded()) j = json::parse(LastLine(json_text), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("codes") || !j["codes"].is_array() ||
+      j["codes"].size() != count) {
+    return absl::InvalidArgumentError("the probe's code models answer is malformed");
   }
-  absl::StatusOr<std::vector<CodeFile>> files = ParseCodeFiles(c);
-  if (!files.ok()) return files.status();
-  info.files = *std::move(files);
-  return info;
+  std::vector<CodeModelInfo> infos;
+  for (const json& c : j["codes"]) {
+    if (!c.is_object())
+      return absl::InvalidArgumentError("the probe's code models answer is malformed");
+    absl::StatusOr<CodeModelInfo> info = ParseCodeObject(c);
+    if (!info.ok()) return info.status();
+    infos.push_back(*std::move(info));
+  }
+  return infos;
 }
 
 std::string ProbeFailureText(const std::string& stdout_text, const std::string& stderr_text) {
@@ -171,6 +194,18 @@ absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::s
   absl::StatusOr<std::string> out = RunProbe(env, {"--model-code", spec});
   if (!out.ok()) return out.status();
   return ParseCodeModelInfo(*out);
+}
+
+absl::StatusOr<std::vector<CodeModelInfo>> InspectCodeModels(
+    const ProbeEnv& env, const std::vector<std::string>& specs) {
+  std::vector<std::string> args = {"--several"};
+  for (const std::string& spec : specs) {
+    args.push_back("--model-code");
+    args.push_back(spec);
+  }
+  absl::StatusOr<std::string> out = RunProbe(env, args);
+  if (!out.ok()) return out.status();
+  return ParseCodeModelInfos(*out, specs.size());
 }
 
 std::string ProbeAnswerText(const nlohmann::json& answer, const char* key) {

@@ -66,6 +66,10 @@ struct ProbeEnv {
 absl::StatusOr<ModelCatalog> ParseCatalog(const std::string& json_text);
 absl::StatusOr<CheckpointInfo> ParseCheckpointInfo(const std::string& json_text);
 absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text);
+// The answer of InspectCodeModels: {"codes": [one "code" object per spec, in order]};
+// InvalidArgument when malformed or not `count` of them.
+absl::StatusOr<std::vector<CodeModelInfo>> ParseCodeModelInfos(const std::string& json_text,
+                                                               size_t count);
 
 // Runs the probe's catalog command.
 absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
@@ -82,6 +86,10 @@ absl::StatusOr<CheckpointInfo> InspectCheckpoint(const ProbeEnv& env, const std:
 // Builds the code model `spec` ("FILE.py:FUNCTION", FILE absolute) once through the probe
 // and describes it. InvalidArgument with the probe's whole error when the code fails.
 absl::StatusOr<CodeModelInfo> InspectCodeModel(const ProbeEnv& env, const std::string& spec);
+// InspectCodeModel of each of `specs` in one probe process (a suite's code models: torch is
+// imported once); the first failing spec's error for all.
+absl::StatusOr<std::vector<CodeModelInfo>> InspectCodeModels(const ProbeEnv& env,
+                                                             const std::vector<std::string>& specs);
 
 // The error a failed probe command reports, whole: the "error" member of the JSON object
 // on the last non-empty line of its stdout, else its stderr's last 4000 bytes, else its

@@ -16,6 +16,14 @@
 
 namespace compatlab {
 
+// A code model as planning knows it: its id, its spec ("ABSOLUTE_FILE.py:FUNCTION", the
+// tests' model_path) and what the probe described.
+struct PlannedCodeModel {
+  std::string id;
+  std::string spec;
+  CodeModelInfo info;
+};
+
 struct PlanOverrides {
   // Model types (llama or hf:llama) and hub:ORG/NAME[@REVISION] ids replacing the suite's list.
   std::vector<std::string> models;
@@ -49,6 +57,9 @@ struct PlanOverrides {
   std::string code_model_id;
   std::string code_model_spec;
   std::optional<CodeModelInfo> code_model;
+  // The suite's own code models (its `code_models`, doc/suites.md), in its order; planned
+  // in place of its `models` unless an own model or --models replaces them.
+  std::vector<PlannedCodeModel> suite_code_models;
   // --baseline: models (types, hf: or hub: ids) planned beside the variant (the checkpoint,
   // the code model or --models) with the same targets, modes, kinds, dtypes and shapes.
   std::vector<std::string> baseline;

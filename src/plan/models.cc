@@ -154,8 +154,17 @@ absl::StatusOr<std::vector<std::string>> ModelNames(const PlanInput& in) {
   return names;
 }
 
+bool PlansSuiteCodeModels(const PlanOverrides& overrides) {
+  return !HasOwnModel(overrides) && overrides.models.empty();
+}
+
 absl::StatusOr<std::vector<ModelChoice>> ChooseModels(const PlanInput& in) {
   std::vector<ModelChoice> models;
+  if (PlansSuiteCodeModels(in.overrides)) {
+    for (const PlannedCodeModel& c : in.overrides.suite_code_models) {
+      models.push_back({c.id, c.info.model_type, c.info.model_class, c.spec, {}, {}});
+    }
+  }
   for (const OwnModelSource& source : kOwnModelSources) {
     if (!source.given(in.overrides)) continue;
     absl::StatusOr<ModelChoice> m = source.choose(in.overrides);

@@ -61,12 +61,15 @@ absl::StatusOr<ModelChoice> HfModel(const std::string& name, const PlanInput& in
 
 // True when the command line gives a model in place of the suite's (a checkpoint, a code model).
 bool HasOwnModel(const PlanOverrides& overrides);
+// True when the suite's own code models are planned: no own model, no --models.
+bool PlansSuiteCodeModels(const PlanOverrides& overrides);
 // The names of the plan's models in order: --models, else the suite's (every type of the
 // catalog for a suite of all models; none beside an own model), then --baseline. Internal
 // when every type is wanted without the catalog.
 absl::StatusOr<std::vector<std::string>> ModelNames(const PlanInput& in);
-// Every model of the plan in order: the own model when given, then each name's model from
-// the first named source that takes it. Errors: the sources'.
+// Every model of the plan in order: the own model when given, else the suite's code models
+// (without --models), then each name's model from the first named source that takes it. Errors: the
+// sources'.
 absl::StatusOr<std::vector<ModelChoice>> ChooseModels(const PlanInput& in);
 
 // The models of `models`, one per head class --heads asks for (doc/suites.md, "--heads"):

@@ -429,6 +429,34 @@ TEST(CodeModelTest, ReplacesTheSuitesModelsAndPlansTheBaselineBeside) {
   EXPECT_EQ(baseline.size(), 2u);
 }
 
+TEST(CodeModelTest, ASuitesCodeModelsArePlannedInItsOrderUnlessModelsReplaceThem) {
+  Suite suite;
+  suite.name = "t";
+  suite.code_models = {"a.py:one", "a.py:two"};
+  suite.kinds = {"forward", "train"};
+  PlanOverrides o;
+  CodeModelInfo info;
+  info.model_class = "Layer";
+  o.suite_code_models = {{"code:a.one@aaaaaaaaaaaaaaaa", "/s/a.py:one", info},
+                         {"code:a.two@aaaaaaaaaaaaaaaa", "/s/a.py:two", info}};
+  EXPECT_FALSE(PlanNeedsCatalog(suite, o));
+  auto plan = ExpandPlan(suite, o, nullptr, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 4u);
+  EXPECT_EQ((*plan)[0].model_id, "code:a.one@aaaaaaaaaaaaaaaa");
+  EXPECT_EQ((*plan)[0].model_path, "/s/a.py:one");
+  EXPECT_EQ((*plan)[0].model_class, "Layer");
+  EXPECT_EQ((*plan)[1].kind, "train");
+  EXPECT_EQ((*plan)[3].model_id, "code:a.two@aaaaaaaaaaaaaaaa");
+
+  o.models = {"llama"};  // --models replaces the suite's models, its code models too
+  ModelCatalog catalog = TestCatalog();
+  auto replaced = ExpandPlan(suite, o, &catalog, Profiles());
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  for (const TestSpec& s : *replaced) EXPECT_EQ(s.model_id, "hf:llama");
+  EXPECT_FALSE(PlansSuiteCodeModels(o));
+}
+
 TEST(CodeModelTest, BaselineHubIdsAreResolvedLikeModels) {
   Suite suite;
   suite.name = "t";
@@ -474,6 +502,17 @@ TEST(CatalogTest, ProbeFailureTextIsTheWholeError) {
                                   std::string(64, 'b') + "\"}}")
                    .ok());  // no code files
   EXPECT_FALSE(ParseCodeModelInfo(R"({"code": {"model_class": "X", "sha256": "short"}})").ok());
+
+  const std::string one = R"({"model_class": "L", "sha256": ")" + std::string(64, 'c') +
+                          R"(", "files": [{"path": "/s/a.py", "rel": "a.py", "sha256": ")" +
+                          std::string(64, 'c') + "\"}]}";
+  auto infos = ParseCodeModelInfos(R"({"codes": [)" + one + "," + one + "]}", 2);
+  ASSERT_TRUE(infos.ok()) << infos.status();
+  EXPECT_EQ(infos->size(), 2u);
+  EXPECT_EQ((*infos)[1].model_class, "L");
+  EXPECT_FALSE(ParseCodeModelInfos(R"({"codes": [)" + one + "]}", 2).ok());  // one short
+  EXPECT_FALSE(ParseCodeModelInfos(R"({"codes": [1, 2]})", 2).ok());
+  EXPECT_FALSE(ParseCodeModelInfos(R"({"code": )" + one + "}", 1).ok());
 }
 
 }  // namespace

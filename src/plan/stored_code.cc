@@ -58,6 +58,18 @@ absl::Status CheckProfileCode(const ResolvedTest& test, const OwnCode& own) {
   return absl::OkStatus();
 }
 
+// True when the stored spec "FILE.py:FUNCTION" of a code model names a file inside
+// `suites_dir` (lexically: a stored ".." does not climb out).
+bool IsShippedSuiteCode(const std::string& spec, const std::string& suites_dir) {
+  if (suites_dir.empty()) return false;
+  const size_t colon = spec.rfind(':');
+  const std::filesystem::path file =
+      std::filesystem::path(spec.substr(0, colon == std::string::npos ? spec.size() : colon))
+          .lexically_normal();
+  const std::string dir = std::filesystem::path(suites_dir).lexically_normal().string();
+  return file.is_absolute() && file.string().starts_with(dir.ends_with('/') ? dir : dir + "/");
+}
+
 }  // namespace
 
 absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string& probe_dir,
@@ -94,9 +106,10 @@ absl::Status CheckStoredCode(const std::vector<ResolvedTest>& tests, const OwnCo
                     absl::StrCat("this compatlab's (", own.probe_dir, ")"));
     }
     if (absl::Status s = CheckProfileCode(test, own); !s.ok()) return s;
-    if (IsCodeModelId(test.spec.model_id) && !own.model_code) {
+    if (IsCodeModelId(test.spec.model_id) && !own.model_code &&
+        !IsShippedSuiteCode(test.spec.model_path, own.suites_dir)) {
       return NotOwn(test, "code model", test.spec.model_path,
-                    "named by --model-code on this resume");
+                    "named by --model-code on this resume, nor a shipped suite's");
     }
     auto trust = test.spec.kind_params.find("trust_remote_code");
     const bool trusts_code = trust != test.spec.kind_params.end() && trust->second == "true";

@@ -28,8 +28,11 @@ struct OwnCode {
   // The profiles whose content is trusted: every profile of <home>/targets as
   // it is now, and the profile files named by path on this resume's --targets.
   std::vector<TargetProfile> profiles;
-  std::string backend;             // --backend given on this resume ("" none)
-  bool model_code = false;         // --model-code given on this resume
+  std::string backend;      // --backend given on this resume ("" none)
+  bool model_code = false;  // --model-code given on this resume
+  // This compatlab's suites/ (absolute; "" none): the code models of its shipped suites
+  // (doc/suites.md, "Code models") are own; the child checks their files' hash.
+  std::string suites_dir;
   bool trust_remote_code = false;  // --trust-remote-code given on this resume
   std::string model_path;          // --model-path given on this resume, absolute ("" none)
 };
@@ -46,7 +49,8 @@ absl::StatusOr<OwnCode> LoadOwnCode(const std::string& python, const std::string
 // interpreter and probe directory are own's; its profile content is "" or
 // equals one of own.profiles; its compile options are "" or that profile's
 // (with or without "dynamic": false); a `module:function` backend is that
-// profile's or own.backend; a code model needs own.model_code and a
+// profile's or own.backend; a code model needs own.model_code (or its file
+// inside own.suites_dir) and a
 // checkpoint's own code own.trust_remote_code (and, for a local checkpoint,
 // own.model_path equal to its path). Else InvalidArgument, one line
 // naming the test and the stored field and --allow-stored-code.

@@ -111,6 +111,23 @@ TEST(StoredCodeTest, ModuleBackendsCodeModelsAndCheckpointCodeNeedTheirFlag) {
   EXPECT_TRUE(CheckStoredCode({remote}, given).ok());
 }
 
+TEST(StoredCodeTest, AShippedSuitesCodeModelIsOwnAndAStoredDotDotDoesNotClimbOut) {
+  OwnCode own = Own();
+  own.suites_dir = "/home/lab/suites";
+  ResolvedTest shipped = OwnTest();
+  shipped.spec.model_id = "code:flex.causal_d64@0123456789abcdef";
+  shipped.spec.model_path = "/home/lab/suites/flex-attention/flex.py:causal_d64";
+  EXPECT_TRUE(CheckStoredCode({shipped}, own).ok());
+  for (const char* path : {"/home/lab/suites/../evil.py:build", "/home/lab/suites_evil/x.py:build",
+                           "suites/flex-attention/flex.py:causal_d64", "/tmp/mine.py:build"}) {
+    ResolvedTest other = shipped;
+    other.spec.model_path = path;
+    ExpectRefused(other, own, "code model");
+  }
+  own.suites_dir.clear();  // repro and callers that vouch for no suites
+  ExpectRefused(shipped, own, "code model");
+}
+
 TEST(StoredCodeTest, ALocalCheckpointsOwnCodeNeedsItsPathGivenAgain) {
   ResolvedTest ckpt = OwnTest();
   ckpt.spec.model_id = "ckpt:mine";

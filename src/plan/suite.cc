@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/limits.h"
 #include "nlohmann/json.hpp"
+#include "plan/models.h"
 #include "plan/strict_json.h"
 #include "util/fs.h"
 
@@ -168,6 +169,25 @@ absl::Status SuiteKinds(const Parser& p, const std::string& key, const json& v, 
   return absl::OkStatus();
 }
 
+// "code_models": "FILE.py:FUNCTION" entries, FILE a relative path without ".." (it stays
+// inside the suite file's directory).
+absl::Status SuiteCodeModels(const Parser& p, const std::string& key, const json& v, Suite* suite) {
+  if (absl::Status s = p.Strings(v, key, &suite->code_models); !s.ok()) return s;
+  for (const std::string& spec : suite->code_models) {
+    const size_t colon = spec.rfind(':');
+    const fs::path file(colon == std::string::npos ? spec : spec.substr(0, colon));
+    const bool inside =
+        file.is_relative() &&
+        std::none_of(file.begin(), file.end(), [](const fs::path& part) { return part == ".."; });
+    if (!SplitModelCode(spec).ok() || !inside) {
+      return p.Error(key, absl::StrCat("has '", spec,
+                                       "', not FILE.py:FUNCTION with FILE a relative path inside "
+                                       "the suite's directory"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // "tests": a list of harness tests; an entry that fails is kept, as before, then reported.
 absl::Status SuiteTests(const Parser& p, const std::string& key, const json& v, Suite* suite) {
   if (!v.is_array()) return p.Error(key, "must be a list of objects");
@@ -204,6 +224,7 @@ const SuiteKey<Suite> kSuiteKeys[] = {
        }
        return p.Strings(v, key, &suite->models);
      }},
+    {"code_models", SuiteCodeModels},
     {"targets", SuiteStrings<&Suite::targets>},
     {"modes", SuiteStrings<&Suite::modes>},
     {"kinds", SuiteKinds},
@@ -233,15 +254,19 @@ absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& ori
   if (!s.ok()) return s;
   if (suite.name.empty())
     return absl::InvalidArgumentError(absl::StrCat(origin, ": needs a 'name'"));
-  if (!suite.all_models && suite.models.empty() && suite.tests.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(origin, ": names neither 'models' nor 'tests'"));
+  if (!suite.all_models && suite.models.empty() && suite.code_models.empty() &&
+      suite.tests.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": names neither 'models', 'code_models' nor 'tests'"));
   }
   return suite;
 }
 
 absl::StatusOr<Suite> LoadSuite(const std::string& name_or_path, const fs::path& suites_dir) {
   fs::path path;
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json")) {
+  const bool by_path =
+      name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  if (by_path) {
     path = name_or_path;
   } else {
     path = suites_dir / (name_or_path + ".json");
@@ -256,7 +281,12 @@ absl::StatusOr<Suite> LoadSuite(const std::string& name_or_path, const fs::path&
   if (!text.ok()) {
     return absl::NotFoundError(absl::StrCat("cannot read suite file ", path.string()));
   }
-  return ParseSuite(*text, path.string());
+  absl::StatusOr<Suite> suite = ParseSuite(*text, path.string());
+  if (!suite.ok()) return suite;
+  std::error_code ec;
+  suite->dir = fs::absolute(path, ec).parent_path().lexically_normal();
+  suite->shipped = !by_path;
+  return suite;
 }
 
 std::vector<std::string> ListSuiteNames(const fs::path& suites_dir) {

@@ -28,6 +28,11 @@ struct Suite {
   std::string description;
   bool all_models = false;          // "models": "all" (every registered type)
   std::vector<std::string> models;  // model types
+  // Code models the suite ships (doc/suites.md, "Code models"): "FILE.py:FUNCTION", FILE
+  // relative to the suite file's directory and inside it.
+  std::vector<std::string> code_models;
+  std::filesystem::path dir;  // the suite file's directory (set by LoadSuite)
+  bool shipped = false;       // loaded by name from the suites directory (LoadSuite)
   std::vector<std::string> targets = {"cpu"};
   std::vector<std::string> modes = {std::string(kModeEager)};
   std::vector<std::string> kinds = {"forward"};
@@ -42,7 +47,7 @@ struct Suite {
 absl::StatusOr<Suite> ParseSuite(const std::string& text, const std::string& origin);
 
 // Loads `name_or_path`: a path to a .json file, or the name of a suite in
-// `suites_dir` (`<suites_dir>/<name>.json`).
+// `suites_dir` (`<suites_dir>/<name>.json`, then `shipped`); sets the suite's `dir`.
 absl::StatusOr<Suite> LoadSuite(const std::string& name_or_path,
                                 const std::filesystem::path& suites_dir);
 

@@ -37,6 +37,12 @@ TEST(SuiteTest, RejectsMalformedSuitesWithTheKeyInTheMessage) {
       {R"({"name":"x","tests":[{"repeat":2}]})", "needs a 'kind'"},
       {R"({"models":["a"]})", "needs a 'name'"},
       {R"({"name":"x"})", "neither"},
+      {R"({"name":"x","code_models":[]})", "'code_models'"},
+      {R"({"name":"x","code_models":["m.py"]})", "'code_models'"},
+      {R"({"name":"x","code_models":["m.py:2x"]})", "'code_models'"},
+      {R"({"name":"x","code_models":["../m.py:build"]})", "'code_models'"},
+      {R"({"name":"x","code_models":["d/../../m.py:build"]})", "'code_models'"},
+      {R"({"name":"x","code_models":["/abs/m.py:build"]})", "'code_models'"},
   };
   for (const Case& c : cases) {
     auto s = ParseSuite(c.text, "bad.json");
@@ -47,12 +53,30 @@ TEST(SuiteTest, RejectsMalformedSuitesWithTheKeyInTheMessage) {
   }
 }
 
+TEST(SuiteTest, CodeModelsAreAModelSourceAndASuiteKnowsWhereItCameFrom) {
+  auto s = ParseSuite(R"({"name":"x","code_models":["cases/flex.py:causal_d64"]})", "x.json");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->code_models, std::vector<std::string>{"cases/flex.py:causal_d64"});
+  EXPECT_FALSE(s->shipped);  // only LoadSuite by name says so
+
+  const char* src = std::getenv("COMPATLAB_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const std::filesystem::path dir = std::filesystem::path(src) / "suites";
+  auto by_name = LoadSuite("flex-attention", dir);
+  ASSERT_TRUE(by_name.ok()) << by_name.status();
+  EXPECT_TRUE(by_name->shipped);
+  EXPECT_EQ(by_name->dir, dir.lexically_normal());
+  auto by_path = LoadSuite((dir / "flex-attention.json").string(), dir);
+  ASSERT_TRUE(by_path.ok()) << by_path.status();
+  EXPECT_FALSE(by_path->shipped);
+}
+
 TEST(SuiteTest, ShippedSuitesParse) {
   const char* src = std::getenv("COMPATLAB_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   std::filesystem::path dir = std::filesystem::path(src) / "suites";
   std::vector<std::string> names = ListSuiteNames(dir);
-  for (const char* expected : {"smoke", "ci", "faults", "noop", "hf-all"}) {
+  for (const char* expected : {"smoke", "ci", "faults", "noop", "hf-all", "flex-attention"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
   for (const std::string& name : names) {

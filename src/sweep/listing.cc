@@ -49,11 +49,11 @@ absl::StatusOr<std::string> SuitesTable(const std::filesystem::path& home) {
     if (!suite.ok()) return absl::InvalidArgumentError(suite.status().message());
     int64_t harness = 0;
     for (const HarnessTest& t : suite->tests) harness += t.repeat;
-    std::string models =
-        suite->all_models ? "all registered" : std::to_string(suite->models.size());
+    const size_t count = suite->models.size() + suite->code_models.size();
+    std::string models = suite->all_models ? "all registered" : std::to_string(count);
     std::string kinds;
     for (const std::string& k : suite->kinds) kinds += (kinds.empty() ? "" : ",") + k;
-    table.AddRow({name, models, suite->models.empty() && !suite->all_models ? "-" : kinds,
+    table.AddRow({name, models, count == 0 && !suite->all_models ? "-" : kinds,
                   std::to_string(harness), suite->description});
   }
   return table.Render();

@@ -46,9 +46,43 @@ absl::Status AddCheckpoint(const std::string& model_path, const ProbeEnv& probe,
   return absl::OkStatus();
 }
 
+// The code model the probe described as `info` (FILE `file`, FUNCTION `function`), checked:
+// every code file it lists lies under FILE's directory and hashes here as the probe said, and
+// the id's hash computed here agrees with the probe's. Errors start with `what`.
+absl::StatusOr<PlannedCodeModel> CheckedCodeModel(const std::string& what, const fs::path& file,
+                                                  const std::string& function,
+                                                  const CodeModelInfo& info) {
+  // The probe names the files by normalised absolute paths under FILE's directory.
+  const fs::path dir = file.parent_path().lexically_normal();
+  bool has_file = false;
+  for (const CodeFile& f : info.files) {
+    const fs::path path = (dir / f.rel).lexically_normal();
+    if (path != fs::path(f.path).lexically_normal() ||
+        !path.string().starts_with(dir.string() + "/")) {
+      return absl::InternalError(
+          absl::StrCat(what, ": the probe listed ", f.path, " as code outside ", dir.string()));
+    }
+    has_file = has_file || path == file.lexically_normal();
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    if (Sha256Hex(*text) != f.sha256) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": its code file ", f.rel, " changed while it was planned"));
+    }
+  }
+  const std::string sha = CodeFilesDigest(info.files);
+  if (!has_file || info.sha256 != sha) {
+    return absl::InternalError(
+        absl::StrCat(what, ": the probe's code files disagree with the file or their hash (",
+                     info.sha256, " against ", sha, ")"));
+  }
+  return PlannedCodeModel{CodeModelId(file.string(), function, sha),
+                          absl::StrCat(file.string(), ":", function), info};
+}
+
 // The code model of `spec` (FILE.py:FUNCTION) into `overrides`: the model built once by the
 // probe, which lists FILE and the code files it imports from FILE's directory tree; each of
-// them hashed here again, and the id's hash computed here must agree with the probe's.
+// them hashed here again (CheckedCodeModel).
 absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
                           PlanOverrides* overrides) {
   absl::StatusOr<std::pair<std::string, std::string>> parts = SplitModelCode(spec);
@@ -65,34 +99,66 @@ absl::Status AddCodeModel(const std::string& spec, const ProbeEnv& probe,
     return absl::InvalidArgumentError(
         absl::StrCat("--model-code ", spec, ": ", info.status().message()));
   }
-  // The probe names the files by normalised absolute paths under FILE's directory.
-  const fs::path dir = file.parent_path().lexically_normal();
-  bool has_file = false;
-  for (const CodeFile& f : info->files) {
-    const fs::path path = (dir / f.rel).lexically_normal();
-    if (path != fs::path(f.path).lexically_normal() ||
-        !path.string().starts_with(dir.string() + "/")) {
-      return absl::InternalError(absl::StrCat("--model-code ", spec, ": the probe listed ", f.path,
-                                              " as code outside ", dir.string()));
-    }
-    has_file = has_file || path == file.lexically_normal();
-    absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return text.status();
-    if (Sha256Hex(*text) != f.sha256) {
-      return absl::InvalidArgumentError(absl::StrCat("--model-code ", spec, ": its code file ",
-                                                     f.rel, " changed while it was planned"));
-    }
+  absl::StatusOr<PlannedCodeModel> planned =
+      CheckedCodeModel(absl::StrCat("--model-code ", spec), file, parts->second, *info);
+  if (!planned.ok()) return planned.status();
+  overrides->code_model_id = planned->id;
+  overrides->code_model_spec = planned->spec;
+  overrides->code_model = planned->info;
+  return absl::OkStatus();
+}
+
+// The file of a suite's code model entry `spec` ("FILE.py:FUNCTION", FILE relative to the
+// suite's directory): a regular file inside that directory once symbolic links are
+// resolved; InvalidArgument naming the suite and the entry otherwise.
+absl::StatusOr<fs::path> SuiteCodeFile(const Suite& suite, const std::string& spec,
+                                       const std::string& file) {
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(suite.dir, ec);
+  const fs::path path = fs::weakly_canonical(suite.dir / file, ec);
+  const std::string inside = dir.string() + "/";
+  if (ec || !fs::is_regular_file(path, ec) || !path.string().starts_with(inside)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(suite.name, ": 'code_models' ", spec, ": not a file inside ", dir.string()));
   }
-  const std::string sha = CodeFilesDigest(info->files);
-  if (!has_file || info->sha256 != sha) {
-    return absl::InternalError(absl::StrCat("--model-code ", spec,
-                                            ": the probe's code files disagree with the file or "
-                                            "their hash (",
-                                            info->sha256, " against ", sha, ")"));
+  return path;
+}
+
+// The suite's own code models (`code_models`) into `overrides`, all built once in one probe
+// process, unless an own model or --models replaces the suite's models. Only a shipped suite
+// (suites/NAME.json, this installation's own code) may name code: a suite file given by path
+// that does is InvalidArgument.
+absl::Status AddSuiteCodeModels(const Suite& suite, const ProbeEnv& probe,
+                                PlanOverrides* overrides) {
+  if (suite.code_models.empty() || !PlansSuiteCodeModels(*overrides)) return absl::OkStatus();
+  if (!suite.shipped) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        suite.name,
+        ": 'code_models' runs code in every test; only a suite of this compatlab's "
+        "suites/ may name it (sweep your own code with --model-code FILE.py:FUNCTION)"));
   }
-  overrides->code_model_id = CodeModelId(file.string(), parts->second, sha);
-  overrides->code_model_spec = full;
-  overrides->code_model = *info;
+  std::vector<std::pair<fs::path, std::string>> files;
+  std::vector<std::string> specs;
+  for (const std::string& spec : suite.code_models) {
+    absl::StatusOr<std::pair<std::string, std::string>> parts = SplitModelCode(spec);
+    if (!parts.ok()) return parts.status();
+    absl::StatusOr<fs::path> file = SuiteCodeFile(suite, spec, parts->first);
+    if (!file.ok()) return file.status();
+    files.emplace_back(*file, parts->second);
+    specs.push_back(absl::StrCat(file->string(), ":", parts->second));
+  }
+  absl::StatusOr<std::vector<CodeModelInfo>> infos = InspectCodeModels(probe, specs);
+  if (!infos.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(suite.name, ": 'code_models': ", infos.status().message()));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    absl::StatusOr<PlannedCodeModel> planned =
+        CheckedCodeModel(absl::StrCat(suite.name, ": 'code_models' ", suite.code_models[i]),
+                         files[i].first, files[i].second, (*infos)[i]);
+    if (!planned.ok()) return planned.status();
+    overrides->suite_code_models.push_back(*std::move(planned));
+  }
   return absl::OkStatus();
 }
 
@@ -530,6 +596,7 @@ absl::StatusOr<ResolvedPlan> LoadPlan(const PlanRequest& request, const fs::path
   if (!profiles.ok()) return profiles.status();
   const ProbeEnv probe{request.base.python, request.base.probe_dir};
   if (absl::Status s = AddOwnModel(request, probe, &overrides); !s.ok()) return s;
+  if (absl::Status s = AddSuiteCodeModels(*suite, probe, &overrides); !s.ok()) return s;
   if (absl::Status s = CheckBackendFlag(overrides.backend, *profiles, home, probe); !s.ok()) {
     return s;
   }

@@ -51,8 +51,9 @@ absl::Status CheckResumeCode(const std::string& origin, const std::vector<Resolv
   if (!own.ok()) return own.status();
   own->backend = given.backend;
   own->model_code = !given.model_code.empty();
-  own->trust_remote_code = given.trust_remote_code;
   std::error_code ec;
+  own->suites_dir = fs::weakly_canonical(home / "suites", ec).string();
+  own->trust_remote_code = given.trust_remote_code;
   if (!given.model_path.empty()) own->model_path = fs::absolute(given.model_path, ec).string();
   absl::Status s = CheckStoredCode(tests, *own);
   if (s.ok()) return s;

@@ -104,6 +104,17 @@ class Compatlab:
         path.write_text(json.dumps({"name": name, **suite}))
         return str(path)
 
+    def write_test_backend_profile(self, name, backend):
+        """Writes target profile NAME.json in the workdir: the cpu profile compiling with the
+        test-only backend `backend` ("module:function" of tests/e2e) at static shapes; returns
+        its path."""
+        profile = json.loads((REPO / "targets" / "cpu.json").read_text())
+        profile.update(name=name, description=f"cpu, compiled by tests/e2e's {backend}", pythonpath=["tests/e2e"])
+        profile["compile"] = {"backend": backend, "options": {"dynamic": False}}
+        path = self.workdir / f"{name}.json"
+        path.write_text(json.dumps(profile))
+        return path
+
     def runs(self, db, *args):
         """The rows of `compatlab runs --db DB --format json ARGS`, in stored order."""
         proc = self.run("runs", "--db", db, "--format", "json", *args)

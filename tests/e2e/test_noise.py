@@ -8,15 +8,12 @@ widens the intervals, and the slowdown is far beyond the widened ones."""
 
 import csv as csv_module
 import io
-import json
 import os
 import subprocess
 import sys
 import time
 
 import pytest
-
-from .conftest import REPO
 
 BURN = """
 import os, sys, time
@@ -25,16 +22,6 @@ end = time.monotonic() + float(sys.argv[1])
 while time.monotonic() < end:
     pass
 """
-
-
-def _profile(cli):
-    profile = json.loads((REPO / "targets" / "cpu.json").read_text())
-    profile.update(name="sleepy", description="cpu, compiled by tests/e2e/noise_backend.py",
-                   pythonpath=["tests/e2e"])
-    profile["compile"] = {"backend": "noise_backend:sleepy", "options": {"dynamic": False}}
-    path = cli.workdir / "sleepy.json"
-    path.write_text(json.dumps(profile))
-    return path
 
 
 def _sweep(cli, db, suite, sleep_s=0.0):
@@ -66,7 +53,7 @@ def _figures(row):
 
 
 def test_a_burner_marks_the_row_noisy_diff_reports_nothing_and_a_planted_slowdown_is_reported(cli, db):
-    suite = cli.write_suite("noise", models=["gpt2"], targets=[str(_profile(cli))], modes=["compile"],
+    suite = cli.write_suite("noise", models=["gpt2"], targets=[str(cli.write_test_backend_profile("sleepy", "noise_backend:sleepy"))], modes=["compile"],
                             kinds=["forward"], dtypes=["float32"], batch_sizes=[1], seq_lens=[16],
                             timeout_s=200)
     quiet_id, quiet, _ = _sweep(cli, db, suite)

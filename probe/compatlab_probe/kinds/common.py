@@ -95,6 +95,7 @@ class Built:
         self.token_inputs = kw["token_inputs"]  # True when the inputs are token ids
         self.position_changes = kw.get("position_changes") or {}
         self.hinted = kw.get("hinted") or set()  # inputs overrides.json gave (inputs.unbuilt_input_reason)
+        self.own_inputs = kw.get("own_inputs", False)  # a code model's function gave its inputs
 
     @property
     def tokens_per_call(self) -> int | None:
@@ -186,12 +187,12 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
         inputs = make_inputs(model, model.config, head_kind, batch, seq_len, seed, hints)
         other = make_inputs(model, model.config, head_kind, batch, seq_len + 1, seed, hints)
         varies = any(k not in other or tuple(v.shape) != tuple(other[k].shape) for k, v in inputs.items())
-        return model, _cast_inputs(inputs, dtype), varies
+        return model, _cast_inputs(inputs, dtype), varies, False
 
     if is_code:
         build = _code_build(request, result, dtype, batch, seq_len, seed)
         config = None
-    model, cpu_inputs, varies = stage(result, "build", "fail_to_load", build)
+    model, cpu_inputs, varies, own_inputs = stage(result, "build", "fail_to_load", build)
     cls = _runnable_class(request, result, model, cls, cpu_inputs)
     if not varies and seq_len != DEFAULT_SEQ_LEN:
         main = next((k for k in cpu_inputs if k in _INPUT_WORDS), next(iter(cpu_inputs), "its"))
@@ -208,7 +209,7 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes,
-                 hinted=set(overrides.get("inputs") or {}) - {"main_input"})
+                 hinted=set(overrides.get("inputs") or {}) - {"main_input"}, own_inputs=own_inputs)
 
 
 def _config(request: TestRequest, source: Any, cls: type, dtype: Any, overrides: dict[str, Any]) -> tuple[Any, str]:
@@ -295,13 +296,15 @@ def _check_code_files(request: TestRequest, result: Result) -> None:
 
 def _code_build(request: TestRequest, result: Result, dtype: Any, batch: int, seq_len: int,
                 seed: int) -> Callable[[], Any]:
-    """The build step of a code model (code_model.py; its files checked at import): built,
-    inputs made unless the code gave its own."""
+    """The build step of a code model (code_model.py; its files checked at import): built
+    (given the test's batch size and seq_len where its function takes them), inputs made
+    unless the code gave its own."""
     spec = request.model_path
 
     def build():
-        model, inputs, _ = code_model.build(spec, seed)
+        model, inputs, _ = code_model.build(spec, seed, shape={"batch_size": batch, "seq_len": seq_len})
         model = model.to(dtype=dtype).eval()
+        own = inputs is not None
         if inputs is None:
             config = getattr(model, "config", None)
             kind = code_model.registered_head(request.model_type, type(model))[1]
@@ -309,8 +312,8 @@ def _code_build(request: TestRequest, result: Result, dtype: Any, batch: int, se
             other = make_inputs(model, config, kind, batch, seq_len + 1, seed, None)
             varies = any(k not in other or tuple(v.shape) != tuple(other[k].shape) for k, v in inputs.items())
         else:
-            varies = True  # the code's own inputs: seq_len is the code's business
-        return model, _cast_inputs(inputs, dtype), varies
+            varies = True  # the code's own inputs: seq_len is the code's business (it is given it)
+        return model, _cast_inputs(inputs, dtype), varies, own
 
     return build
 

@@ -97,15 +97,16 @@ class ModelTest:
     def first_call(self) -> Iterator[None]:
         """The first (preparing) call, timed as prepare_s. In compile mode a dynamo, inductor
         or backend error is fail_to_compile at stage compile, any other error fail_to_run at
-        prepare; MemoryError oom. Compile mode also records the call's cache hits and misses
+        prepare; MemoryError oom; its compilations are stage marks `compile`
+        (compiler.compile_stage_marks: a deadline there is a timeout at compile). Compile mode also records the call's cache hits and misses
         and dynamo counters, and a call that captured no graph is harness_error at compile."""
-        from ..stacks.compiler import DynamoStats, cache_counters
+        from ..stacks.compiler import DynamoStats, cache_counters, compile_stage_marks
 
         stats = DynamoStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
         start = time.perf_counter()
         with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state, \
-                self._profiling_prepare():
+                self._profiling_prepare(), compile_stage_marks(self.compiling):
             yield
         self.result.metrics["prepare_s"] = time.perf_counter() - start
         self._record_noise(state, "prepare")

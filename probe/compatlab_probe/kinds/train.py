@@ -25,7 +25,9 @@ algorithms; train_grad_norm / train_ref_grad_norm per step (every run), train_ea
 CPU eager run at the test's dtype, same child) and accuracy.compare_learning's verdict.
 
 Skipped: a head kind that gives no loss from labels (base models, ...), a model whose
-forward returns no loss; otherwise statuses and stages as kind forward.
+forward returns no loss; otherwise statuses and stages as kind forward. A code model whose
+function gives its own inputs (doc/probe.md, "Own code") gets no labels: its inputs carry
+what its loss needs, and its forward's `loss` is trained (none: skipped as above).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..measure import accuracy
 from ..measure.timing import steady_figures
+from ..models import code_model
 from ..protocol.request import MeasureSettings, TestRequest
 from ..protocol.result import Result
 from ..stacks.compiler import compile_callable
@@ -115,7 +118,9 @@ def dropout_off(model: Any) -> int:
                 setattr(cfg, name, 0.0)
                 changed += 1
 
-    walk(model.config, 0)
+    config = getattr(model, "config", None)
+    if config is not None:  # a code model may have no config
+        walk(config, 0)
     return changed
 
 
@@ -282,14 +287,18 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
 
     cls, head_kind = common.resolve_class(request, result)
     reason = not_applicable(head_kind)
-    if reason:
+    own_code = request.model_id.startswith(code_model.PREFIX)
+    if reason and not own_code:
         test.skip(reason)
     built = test.build()
     model = built.model
+    own_loss = own_code and built.own_inputs  # the code's inputs carry what its loss needs
+    if reason and not own_loss:
+        test.skip(reason)
 
     def prepare_data():
         cpu_inputs = learning_inputs(built.cpu_inputs) if learning else built.cpu_inputs
-        labels = labels_for(head_kind, model.config, cpu_inputs, built.seed)
+        labels = {} if own_loss else labels_for(head_kind, model.config, cpu_inputs, built.seed)
         if "labels" in labels and labels["labels"].is_floating_point():
             labels["labels"] = labels["labels"].to(dtype)
         cpu_batch = dict(cpu_inputs, **labels)
@@ -314,8 +323,8 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
             trainer.step(keep_grads=True)
             target.sync()
         except _NoLoss:
-            test.skip(f"kind train: {cls.__name__} returned no loss for the labels given "
-                      f"({LABELS.get(head_kind, head_kind)})")
+            given = "its own inputs" if own_loss else f"the labels given ({LABELS.get(head_kind, head_kind)})"
+            test.skip(f"kind train: {cls.__name__} returned no loss for {given}")
     result.metrics["train_first_step_s"] = result.metrics["prepare_s"]
     # Memory through step 1 (optimizer state included), before compile mode's eager copy.
     test.read_memory()

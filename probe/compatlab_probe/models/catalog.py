@@ -97,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-path", help="describe this local checkpoint directory")
     parser.add_argument("--backend", help="check this torch.compile backend")
-    parser.add_argument("--model-code", help="describe this code model (FILE.py:FUNCTION)")
+    parser.add_argument("--model-code", action="append", default=[],
+                        help="describe this code model (FILE.py:FUNCTION); once per model with --several")
+    parser.add_argument("--several", action="store_true",
+                        help='with --model-code: answer {"codes": [one "code" object per model, in order]}')
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="with --model-path: a checkpoint's own code (auto_map) may be imported")
     args = parser.parse_args(argv)
@@ -114,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
 
             from .code_model import describe
 
+            spec = args.model_code[0]
             with contextlib.redirect_stdout(sys.stderr):  # the code's own prints stay off the answer
-                out = describe(args.model_code)
+                codes = []
+                for spec in args.model_code:
+                    codes.append(describe(spec)["code"])
+            out = {"codes": codes} if args.several else {"code": codes[0]}
         except BaseException as exc:  # the team's code may raise anything, SystemExit included
-            json.dump({"error": f"{args.model_code}: {type(exc).__name__}: {exc}"}, sys.stdout)
+            json.dump({"error": f"{spec}: {type(exc).__name__}: {exc}"}, sys.stdout)
             sys.stdout.write("\n")
             return 2
     elif args.model_path:

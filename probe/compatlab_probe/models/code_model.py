@@ -2,13 +2,17 @@
 
 The request's model_path is "FILE.py:FUNCTION". FUNCTION is either
   - a callable returning a model, or (model, inputs), or {"model": ..., "inputs": ...}
-    (inputs: {name: tensor}, on the CPU), called with no arguments after
-    torch.manual_seed(seed); or
+    (inputs: {name: tensor}, on the CPU), called after torch.manual_seed(seed) with no
+    arguments, except the test's shape (SHAPE_PARAMETERS) as keywords for those of them its
+    signature names; or
   - a PreTrainedModel subclass, built here from its own config class's defaults, reduced as
     the factory reduces an architecture's default config, seeded.
-The file is imported under a module name of its own (not added to sys.modules' usual names),
-so two code models in one zygote never share a module; its directory is first on sys.path
-(as for `python FILE.py`), so that FILE imports the modules and packages beside it. Those,
+The file is imported under a module name of its own, compatlab_code_<hash of its path> (never
+one of sys.modules' usual names), so two code models in one zygote never share a module; it is
+registered in sys.modules under that name, as an import would, since torch.compile looks a
+traced function's module up there by its __name__ (a mask_mod reading a global of FILE); its
+directory is first on sys.path (as for `python FILE.py`), so that FILE imports the modules
+and packages beside it. Those,
 transitively, are its code files (code_files): the id's hash covers all of them.
 
 Checkpoints whose config.json names custom code (`auto_map`) are loaded here too, with
@@ -31,6 +35,9 @@ from . import heads
 PREFIX = "code:"
 # Hex digits of the code files' hash (files_digest) kept in the model id.
 ID_HASH_CHARS = 16
+# The test's shape, passed to a FUNCTION whose signature names them (planning, which builds
+# the model once without a test, passes none: the function's defaults).
+SHAPE_PARAMETERS = ("batch_size", "seq_len")
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -59,7 +66,14 @@ def load_object(spec: str) -> Any:
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    # Registered before it runs, as an import does: dynamo resolves the globals of a function
+    # it inlines from FILE by importing its module's __name__ (a ModuleNotFoundError else).
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     if not hasattr(module, function):
         raise AttributeError(f"{path} defines no {function}")
     return getattr(module, function)
@@ -102,8 +116,23 @@ def _is_model_class(obj: Any) -> bool:
     return isinstance(obj, type) and issubclass(obj, PreTrainedModel)
 
 
-def build(spec: str, seed: int, overrides_of=None) -> tuple[Any, dict[str, Any] | None, Any]:
-    """(model in eval mode, its inputs or None, the config it was built from or None)."""
+def shape_arguments(function: Any, shape: dict[str, int] | None) -> dict[str, int]:
+    """The entries of `shape` (SHAPE_PARAMETERS) that `function`'s signature names."""
+    import inspect
+
+    if not shape:
+        return {}
+    try:
+        names = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        return {}
+    return {k: v for k, v in shape.items() if k in SHAPE_PARAMETERS and k in names}
+
+
+def build(spec: str, seed: int, overrides_of=None,
+          shape: dict[str, int] | None = None) -> tuple[Any, dict[str, Any] | None, Any]:
+    """(model in eval mode, its inputs or None, the config it was built from or None);
+    `shape`: the test's {"batch_size": B, "seq_len": S}, for a function that takes them."""
     import torch
 
     obj = load_object(spec)
@@ -120,7 +149,7 @@ def build(spec: str, seed: int, overrides_of=None) -> tuple[Any, dict[str, Any] 
         return factory.build_model(obj, config, torch.float32, seed), None, config
     if not callable(obj):
         raise TypeError(f"{spec}: not a callable or a PreTrainedModel subclass")
-    out = obj()
+    out = obj(**shape_arguments(obj, shape))
     inputs = None
     if isinstance(out, tuple) and len(out) == 2:
         out, inputs = out

@@ -21,6 +21,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.request import TestRequest
@@ -285,6 +286,36 @@ def compile_callable(fn_or_module: Any, request: TestRequest, target: Target) ->
         # The probe's own settings for the backend (never a profile's strings): the CPU plugin in float32.
         options["options"] = {"device": "CPU", "config": dict(OPENVINO_CONFIG)}
     return torch.compile(fn_or_module, backend=backend, **options)
+
+
+@contextmanager
+def compile_stage_marks(compiling: bool) -> Iterator[None]:
+    """While it is open (compile mode's first call), stage mark `compile` from the start to
+    the end of each dynamo compilation (torch._dynamo's compile callbacks: tracing, the
+    backend, inductor's code generation), so that a child that dies there (the deadline) is
+    a row at stage compile, and one that dies running the compiled code stays at prepare."""
+    if not compiling:
+        yield
+        return
+    import torch._dynamo
+
+    from ..protocol import stage_marks
+
+    handler = torch._dynamo.callback_handler
+
+    def start(_args: Any) -> None:
+        stage_marks.enter("compile")
+
+    def end(_args: Any) -> None:
+        stage_marks.leave()
+
+    handler.register_start_callback(start)
+    handler.register_end_callback(end)
+    try:
+        yield
+    finally:
+        handler.remove_start_callback(start)
+        handler.remove_end_callback(end)
 
 
 def reset_dynamo() -> None:
