@@ -18,6 +18,7 @@
 #include "cli/query.h"
 #include "cli/repro.h"
 #include "cli/scale_out.h"
+#include "cli/stack.h"
 #include "cli/suites.h"
 #include "cli/sweep.h"
 #include "cli/sweeps.h"
@@ -34,6 +35,7 @@ namespace {
 // Every subcommand's flags, filled by the parse.
 struct CliFlags {
   SweepFlags sweep;
+  StackFlags stack;
   PlanCommandFlags plan;
   TargetsFlags targets;
   HubListFlags hub_list;
@@ -88,6 +90,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
   return {
       Declare(app, f.sweep, AddSweepCommand, RunSweep),
       Declare(app, f.plan, AddPlanCommand, RunPlanCommand),
+      Declare(app, f.stack, AddStackCommand, RunStack),
       Declare(app, f.targets, AddTargetsCommand, RunTargets),
       Declare(app, f.hub_list, AddHubListCommand, RunHubList),
       Declare(app, f.suites, AddSuitesCommand, RunSuites),

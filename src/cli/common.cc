@@ -50,4 +50,10 @@ ProbeEnv ResolveProbeEnv(const std::string& python_flag) {
   return env;
 }
 
+std::string DefaultStackOf(const std::string& python) {
+  const std::filesystem::path own = ProjectHome() / ".venv" / "bin" / "python";
+  return std::filesystem::path(python).lexically_normal() == own.lexically_normal() ? "default"
+                                                                                    : "";
+}
+
 }  // namespace compatlab

@@ -30,6 +30,10 @@ int ExitCodeOf(const absl::Status& status);
 // else <project home>/.venv/bin/python; probe/ under the project home.
 ProbeEnv ResolveProbeEnv(const std::string& python_flag);
 
+// "default" when `python` is the project's own interpreter (<project home>/.venv/bin/python,
+// the stack `default` of doc/stacks.md), else "" (an interpreter given by path).
+std::string DefaultStackOf(const std::string& python);
+
 }  // namespace compatlab
 
 #endif  // COMPATLAB_CLI_COMMON_H_

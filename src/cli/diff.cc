@@ -4,6 +4,7 @@
 
 #include "cli/common.h"
 #include "query/compare.h"
+#include "query/error_kb.h"
 
 namespace compatlab {
 
@@ -23,7 +24,8 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffFlags& flags) {
   CLI::App* cmd = app.add_subcommand(
       "diff", "Compare two sweeps or stacks; check or write expected-status files");
   cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
-  cmd->add_option("--base", flags.base, "a sweep id, or stack versions: torch=V[,transformers=W]");
+  cmd->add_option("--base", flags.base,
+                  "a sweep id or stack name (stack ls), or torch=V[,transformers=W][,stack=NAME]");
   cmd->add_option("--head", flags.head, "the same, for the side under test")->required();
   cmd->add_flag("--fail-on-regression", flags.fail_on_regression, "exit 1 when anything regressed");
   cmd->add_option("--write-expected", flags.write_expected,
@@ -31,6 +33,13 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffFlags& flags) {
   cmd->add_option("--expected", flags.expected,
                   "check head against an expected-status file; exit 1 on any change");
   AddDiffThresholds(*cmd, flags.thresholds, "");
+  cmd->add_option("--format", flags.format,
+                  "text, or markdown: the release report (new failures with their knowledge-base "
+                  "entries, fixes, slower and faster tests, ops newly falling back)")
+      ->check(CLI::IsMember({"text", "markdown"}))
+      ->capture_default_str();
+  cmd->add_option("--kb", flags.kb,
+                  "knowledge file (default: knowledge/errors.json of the project)");
   return cmd;
 }
 
@@ -43,6 +52,8 @@ int RunDiff(const DiffFlags& flags) {
   options.write_expected = flags.write_expected;
   options.expected = flags.expected;
   options.thresholds = flags.thresholds;
+  options.markdown = flags.format == "markdown";
+  options.kb_path = flags.kb.empty() ? DefaultKnowledgeBasePath() : std::filesystem::path(flags.kb);
   absl::StatusOr<CompareOutcome> outcome = Compare(options);
   if (!outcome.ok()) return Fail(ExitCodeOf(outcome.status()), outcome.status());
   std::cout << outcome->text;

@@ -18,6 +18,8 @@ struct DiffFlags {
   std::string write_expected;
   std::string expected;
   DiffThresholds thresholds;
+  std::string format = "text";  // text or markdown (the release report)
+  std::string kb;               // knowledge file ("" = the project's)
 };
 
 // Adds diff's change thresholds (--steady-, --prepare-, --memory-threshold)

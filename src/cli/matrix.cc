@@ -17,6 +17,9 @@ CLI::App* AddMatrixCommand(CLI::App& app, MatrixFlags& flags) {
                   "newest (the newest torch release and transformers version), all, a sweep "
                   "id, or torch=R,transformers=V")
       ->capture_default_str();
+  command.add_option("--stacks", flags.stacks,
+                     "named stacks side by side (default,NAME: stack ls): a column per (stack, "
+                     "target, mode), cells changed from the first stack's marked by diff's rule");
   command.add_option("--format", flags.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
@@ -27,7 +30,11 @@ int RunMatrix(const MatrixFlags& flags) {
   MatrixOptions options;
   absl::StatusOr<RunFilter> filter = ToRunFilter(flags.filter);
   if (!filter.ok()) return Fail(kExitBadInput, filter.status());
-  absl::StatusOr<StackSelection> selection = ParseStackSelection(flags.stack);
+  if (!flags.stacks.empty() && flags.stack != "newest") {
+    return Fail(kExitBadInput, "give --stack or --stacks, not both");
+  }
+  absl::StatusOr<StackSelection> selection =
+      flags.stacks.empty() ? ParseStackSelection(flags.stack) : ParseNamedStacks(flags.stacks);
   if (!selection.ok()) return Fail(kExitBadInput, selection.status());
   options.db = flags.db;
   options.filter = *std::move(filter);

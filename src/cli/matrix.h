@@ -14,10 +14,12 @@ struct MatrixFlags {
   std::string db = "compatlab.db";
   RunFilterFlags filter;
   std::string stack = "newest";
+  std::string stacks;  // --stacks default,NAME: named stacks side by side
   std::string format = "table";
 };
 
-// Adds the `matrix` subcommand to `app`: --db, query's filters, --stack, --format.
+// Adds the `matrix` subcommand to `app`: --db, query's filters, --stack, --stacks,
+// --format.
 CLI::App* AddMatrixCommand(CLI::App& app, MatrixFlags& flags);
 
 // Prints the matrix. Exit codes as in cli/common.h: 2 for a bad filter or

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
 #include "runner/memlimit.h"
+#include "stack/stack.h"
 #include "sweep/sweep.h"
 #include "util/fs.h"
 
@@ -38,6 +39,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   ProbeEnv probe = ResolveProbeEnv(f.python);
   r.base.python = probe.python;
   r.base.probe_dir = probe.probe_dir;
+  r.base.stack = DefaultStackOf(probe.python);
   r.base.warm = f.warm;
   r.base.profile = f.profile;
   r.base.measure.max_time_s = f.max_measure_s.value_or(kDefaultMaxMeasureS);
@@ -173,6 +175,11 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepFlags& flags) {
   CLI::App* cmd = app.add_subcommand("sweep", "Run a suite's tests and store every result");
   cmd->add_option("--db", flags.db, "SQLite store")->capture_default_str();
   AddPlanOptions(*cmd, flags, /*execution_policy=*/true);
+  cmd->add_option("--stacks", flags.stacks,
+                  "run the plan on each of these stacks, one sweep (and zygote) each, every "
+                  "run stored with its stack's name: default (the project's environment) and "
+                  "names made by `compatlab stack add` (doc/stacks.md)")
+      ->delimiter(',');
   cmd->add_flag("--allow-stored-code", flags.allow_stored_code,
                 "with --resume or --plan: run the interpreter, probe, profiles and code the "
                 "stored plan (or plan file) names even where they are not this "
@@ -196,6 +203,12 @@ namespace {
 // The refusal of flags that do not go together, or "".
 std::string ShardFlagsConflict(const SweepFlags& flags) {
   const bool plan = !flags.plan_file.empty();
+  if (!flags.stacks.empty() && (flags.resume || plan || !flags.shard.empty())) {
+    return "--stacks plans new sweeps (a stack's sweep resumes by its own --resume ID)";
+  }
+  if (!flags.stacks.empty() && !flags.plan.python.empty()) {
+    return "--stacks names the interpreters itself: give --python or --stacks, not both";
+  }
   if (flags.allow_stored_code && !flags.resume && !plan) {
     return "--allow-stored-code applies to --resume and --plan (a new sweep runs only this "
            "installation's own code)";
@@ -206,6 +219,24 @@ std::string ShardFlagsConflict(const SweepFlags& flags) {
   }
   if (plan && flags.shard.empty()) return "--plan needs --shard I/N (the shard of the plan to run)";
   return "";
+}
+
+// The interpreter of each named stack (stack/stack.h), in the order given, each name once.
+absl::StatusOr<std::vector<NamedInterpreter>> StackInterpreters(
+    const std::vector<std::string>& names) {
+  const StackHome home = StackHomeOf(ProjectHome(), ResolveProbeEnv("").python);
+  std::vector<NamedInterpreter> out;
+  for (const std::string& name : names) {
+    for (const NamedInterpreter& seen : out) {
+      if (seen.stack == name)
+        return absl::InvalidArgumentError("--stacks: " + name + " given twice");
+    }
+    absl::StatusOr<StackRecord> stack = FindStack(home, name);
+    if (!stack.ok())
+      return absl::InvalidArgumentError("--stacks: " + std::string(stack.status().message()));
+    out.push_back({stack->name, stack->python.string()});
+  }
+  return out;
 }
 
 // The options of a sweep that replays a plan (--resume, --plan): what the command line
@@ -249,7 +280,14 @@ int RunSweep(const SweepFlags& flags) {
   } else {
     options.request = *std::move(request);
   }
-  SweepOutcome outcome = Sweep(options);
+  SweepOutcome outcome;
+  if (flags.stacks.empty()) {
+    outcome = Sweep(options);
+  } else {
+    absl::StatusOr<std::vector<NamedInterpreter>> stacks = StackInterpreters(flags.stacks);
+    if (!stacks.ok()) return Fail(ExitCodeOf(stacks.status()), stacks.status());
+    outcome = SweepStacks(options, *stacks);
+  }
   switch (outcome.end) {
     case SweepEnd::kDone:
       return kExitOk;

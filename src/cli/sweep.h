@@ -31,6 +31,7 @@ struct SweepFlags {
   bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
   std::string plan_file;             // --plan FILE: run a shard of a plan file
   std::string shard;                 // --shard I/N, as given
+  std::vector<std::string> stacks;   // --stacks: run the plan on each named stack
 };
 
 // Adds the `sweep` subcommand to `app`; its options fill `flags`.

@@ -1117,6 +1117,13 @@ std::vector<FieldDef> MakeResultFields() {
              "(Debian 12.2.0-14+deb12u1) 12.2.0\"); empty when inductor's C++ builder had "
              "not been imported in the test process (it usually has: the model imports load it).",
              COMPATLAB_MEMBER(result.cxx_compiler))));
+  // Version 25, stacks as data: the stack a run ran on (`sweep --stacks`, doc/stacks.md).
+  version = 25;
+  add(Member("stack", "",
+             "The named stack the run ran on (doc/stacks.md): default (the project's own "
+             "environment), a name made by `compatlab stack add`, empty for an interpreter given "
+             "with --python and for runs stored before schema 25.",
+             COMPATLAB_MEMBER(result.stack)));
   return fields;
 }
 

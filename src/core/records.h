@@ -333,6 +333,7 @@ struct RunResult {
   std::string blas;          // "mkl 2024.2"
   std::string openmp;        // "OpenMP 201511 libgomp"
   std::string cxx_compiler;  // inductor's C++ compiler on the CPU, with its version
+  std::string stack;         // the named stack it ran on ("default", a `stack add` name; "" none)
 };
 
 // One stored row: a test, where and when it ran, and what happened.

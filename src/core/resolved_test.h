@@ -59,6 +59,9 @@ struct TestExecution {
   // "" none, "steady" (after the measured steady calls) or "prepare" (the
   // first call); doc/probe.md, "Profile".
   std::string profile;
+  // The named stack `python` belongs to ("default", a `stack add` name; "" for an
+  // interpreter given by path): stored with each run (RunResult::stack).
+  std::string stack;
 
   bool operator==(const TestExecution&) const = default;
 };

@@ -1,7 +1,11 @@
 #include "query/compare.h"
 
+#include <utility>
+
+#include "absl/status/status.h"
 #include "fmt/format.h"
 #include "query/expected_status.h"
+#include "query/release_report.h"
 #include "util/fs.h"
 #include "util/status.h"
 
@@ -19,11 +23,19 @@ absl::StatusOr<std::vector<RunRecord>> SideRuns(Store& store, const std::string&
   *side = *parsed;
   if (!side->sweep_id.empty()) {
     if (absl::Status s = store.GetSweep(side->sweep_id).status(); !s.ok()) {
-      return absl::InvalidArgumentError(fmt::format("{}: {}", option, std::string(s.message())));
+      // A bare side that names no sweep names a stack (doc/stacks.md): `--base default`.
+      if (text.find('=') != std::string::npos || !absl::IsNotFound(s)) {
+        return absl::InvalidArgumentError(fmt::format("{}: {}", option, std::string(s.message())));
+      }
+      side->stack = std::exchange(side->sweep_id, "");
     }
   }
   auto runs = store.QueryRuns(side->Filter());
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
+  if (runs->empty() && text.find('=') == std::string::npos) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: no sweep or stack named {} in {}", option, text, store.path().string()));
+  }
   if (runs->empty()) {
     return absl::InvalidArgumentError(
         fmt::format("{} {}: no runs in {}", option, side->Describe(), store.path().string()));
@@ -63,7 +75,16 @@ absl::StatusOr<CompareOutcome> Compare(const CompareOptions& options) {
   const std::vector<RunRecord> latest = LatestPerTest(*head);
   if (!options.base.empty()) {
     DiffReport report = DiffRuns(std::move(base), *std::move(head), options.thresholds);
-    outcome.text += FormatDiffReport(report, base_side.Describe(), head_side.Describe());
+    if (options.markdown) {
+      absl::StatusOr<ErrorKnowledgeBase> kb = ErrorKnowledgeBase::Load(options.kb_path);
+      if (!kb.ok() && !absl::IsNotFound(kb.status())) {
+        return Recode(kb.status(), absl::StatusCode::kInvalidArgument);
+      }
+      outcome.text += FormatReleaseReport(report, base_side.Describe(), head_side.Describe(),
+                                          kb.ok() ? &*kb : nullptr);
+    } else {
+      outcome.text += FormatDiffReport(report, base_side.Describe(), head_side.Describe());
+    }
     if (options.fail_on_regression && report.Regressions() > 0) outcome.failed = true;
   }
   if (!options.write_expected.empty()) {

@@ -20,6 +20,10 @@ struct CompareOptions {
   std::filesystem::path write_expected;  // "" = none: else head's statuses are written there
   std::filesystem::path expected;        // "" = none: else head is checked against it
   DiffThresholds thresholds;
+  // The comparison's form: the text report, or the Markdown release report
+  // (query/release_report.h) with the knowledge base at `kb_path` explaining new failures.
+  bool markdown = false;
+  std::filesystem::path kb_path;
 };
 
 struct CompareOutcome {

@@ -74,7 +74,7 @@ TEST_F(CompareTest, BadInputIsInvalidArgumentAndAMissingStoreFailedPrecondition)
   options_.base = "nope";
   absl::StatusOr<CompareOutcome> unknown = Compare(options_);
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(unknown.status().message(), HasSubstr("--base: "));
+  EXPECT_THAT(unknown.status().message(), HasSubstr("--base: no sweep or stack named nope in "));
   options_.base = "torch=0.0.1";
   absl::StatusOr<CompareOutcome> empty = Compare(options_);
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);

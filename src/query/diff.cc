@@ -242,6 +242,7 @@ std::string DiffSide::Describe() const {
   if (!sweep_id.empty()) parts.push_back("sweep=" + sweep_id);
   if (!torch_version.empty()) parts.push_back("torch=" + torch_version);
   if (!transformers_version.empty()) parts.push_back("transformers=" + transformers_version);
+  if (!stack.empty()) parts.push_back("stack=" + stack);
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ",") + p;
   return out;
@@ -252,6 +253,7 @@ RunFilter DiffSide::Filter() const {
   filter.sweep_id = sweep_id;
   filter.torch_version = torch_version;
   filter.transformers_version = transformers_version;
+  filter.stack = stack;
   return filter;
 }
 
@@ -274,10 +276,12 @@ absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text) {
     if (key == "sweep") slot = &side.sweep_id;
     if (key == "torch") slot = &side.torch_version;
     if (key == "transformers") slot = &side.transformers_version;
+    if (key == "stack") slot = &side.stack;
     if (slot == nullptr) {
       return absl::InvalidArgumentError(fmt::format(
-          "'{}': unknown key '{}' (expected a sweep id, or sweep=, torch=, transformers=)", text,
-          key));
+          "'{}': unknown key '{}' (expected a sweep id or stack name, or sweep=, torch=, "
+          "transformers=, stack=)",
+          text, key));
     }
     if (value.empty()) {
       return absl::InvalidArgumentError(fmt::format("'{}': no value for {}", text, key));

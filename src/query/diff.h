@@ -23,15 +23,17 @@ struct DiffSide {
   std::string sweep_id;
   std::string torch_version;
   std::string transformers_version;
+  std::string stack;  // a named stack (doc/stacks.md): the runs whose `stack` field is it
 
-  // "sweep=ID", "torch=2.13.0+cpu,transformers=5.23.0": the set members.
+  // "sweep=ID", "torch=2.13.0+cpu,transformers=5.23.0", "stack=t5": the set members.
   std::string Describe() const;
   // The store filter that selects the side's runs.
   RunFilter Filter() const;
 };
 
 // Parses a side: "SWEEP_ID", or comma-separated key=value pairs with keys
-// sweep, torch and transformers ("torch=2.12.0", "torch=X,transformers=Y").
+// sweep, torch, transformers and stack ("torch=2.12.0", "torch=X,transformers=Y",
+// "stack=t5").
 // InvalidArgument for an unknown key, an empty value, a key given twice, or
 // nothing at all.
 absl::StatusOr<DiffSide> ParseDiffSide(std::string_view text);

@@ -10,6 +10,7 @@
 #include "core/blame.h"
 #include "core/fields.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "query/current.h"
 #include "query/noise_mark.h"
 #include "query/text_table.h"
@@ -84,7 +85,64 @@ std::string MatrixCellText(const RunRecord& run) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string ColumnName(const MatrixColumn& column) { return column.target + "/" + column.mode; }
+std::string ColumnName(const MatrixColumn& column) {
+  const std::string name = column.target + "/" + column.mode;
+  return column.stack.empty() ? name : column.stack + ":" + name;
+}
+
+// The identity of a run's cell among named stacks: MatrixCellKey and the run's stack.
+auto NamedCellKey(const RunRecord& run) {
+  return std::tuple_cat(MatrixCellKey(run), std::tie(run.result.stack));
+}
+
+// The position of `stack` in the named stacks (their order is the columns').
+size_t StackIndex(const StackSelection& selection, const std::string& stack) {
+  return std::find(selection.named.begin(), selection.named.end(), stack) - selection.named.begin();
+}
+
+// Kinds of DiffRuns' changes that say nothing about the model between two stacks.
+bool IsStackComparable(ChangeKind kind) {
+  return kind != ChangeKind::kDifferentCpu && kind != ChangeKind::kDifferentStack &&
+         kind != ChangeKind::kOnlyInBase && kind != ChangeKind::kOnlyInHead;
+}
+
+// How `head` changed from `base` by diff's rule (DiffRuns on the two runs).
+std::vector<StackChange> CellChanges(const RunRecord& base, const RunRecord& head) {
+  DiffReport report = DiffRuns({base}, {head});
+  std::vector<StackChange> out;
+  for (const Change& change : report.changes) {
+    if (!IsStackComparable(change.kind)) continue;
+    out.push_back({std::string(ChangeKindName(change.kind)), change.detail, change.rule});
+  }
+  return out;
+}
+
+// kNamed: each cell of a stack after the first marked with its changes from the first
+// stack's cell of the same (target, mode).
+void MarkStackChanges(Matrix& matrix) {
+  const std::string& base_stack = matrix.selection.named.front();
+  for (MatrixRow& row : matrix.rows) {
+    row.changes.assign(matrix.columns.size(), {});
+    for (size_t c = 0; c < matrix.columns.size(); ++c) {
+      const MatrixColumn& head = matrix.columns[c];
+      if (head.stack == base_stack || row.cells[c] < 0) continue;
+      const MatrixColumn base_column{head.target, head.mode, base_stack};
+      auto b = std::find(matrix.columns.begin(), matrix.columns.end(), base_column);
+      if (b == matrix.columns.end()) continue;
+      const int base_cell = row.cells[static_cast<size_t>(b - matrix.columns.begin())];
+      if (base_cell < 0) continue;
+      row.changes[c] = CellChanges(matrix.runs[static_cast<size_t>(base_cell)],
+                                   matrix.runs[static_cast<size_t>(row.cells[c])]);
+    }
+  }
+}
+
+// The kinds of `changes`, joined: "slower steady, newly failing".
+std::string ChangeKinds(const std::vector<StackChange>& changes) {
+  std::string out;
+  for (const StackChange& change : changes) out += (out.empty() ? "" : ", ") + change.kind;
+  return out;
+}
 
 ordered_json OptionalJson(const std::optional<double>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -104,6 +162,14 @@ ordered_json StackJson(const Matrix& matrix) {
   return stack;
 }
 
+ordered_json ChangesJson(const std::vector<StackChange>& changes) {
+  ordered_json out = ordered_json::array();
+  for (const StackChange& change : changes) {
+    out.push_back({{"kind", change.kind}, {"detail", change.detail}, {"rule", change.rule}});
+  }
+  return out;
+}
+
 ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_chars) {
   if (cell < 0) return {{"verdict", std::string(VerdictName(Verdict::kNotMeasured))}};
   const RunRecord& run = matrix.runs[static_cast<size_t>(cell)];
@@ -119,6 +185,7 @@ ordered_json MatrixCellJson(const Matrix& matrix, int cell, size_t max_error_cha
           {"finished_at", run.finished_at},
           {"torch_version", r.torch_version},
           {"transformers_version", r.transformers_version},
+          {"stack", r.stack},
           {"stack_versions", r.stack_versions},
           {"backend", run.spec.backend},
           {"prepare_s", OptionalJson(r.prepare_s)},
@@ -181,6 +248,9 @@ size_t NewestStack(const std::vector<StackPair>& stacks) {
 }
 
 bool StackSelection::Matches(const RunRecord& run) const {
+  if (choice == Choice::kNamed) {
+    return std::find(named.begin(), named.end(), run.result.stack) != named.end();
+  }
   if (choice != Choice::kGiven) return true;
   if (!given.sweep_id.empty() && run.sweep_id != given.sweep_id) return false;
   if (!given.torch_version.empty()) {
@@ -199,6 +269,8 @@ std::string StackSelection::Describe() const {
       return "newest";
     case Choice::kAll:
       return "all";
+    case Choice::kNamed:
+      return fmt::format("stacks {}", fmt::join(named, ","));
     case Choice::kGiven:
       break;
   }
@@ -267,6 +339,35 @@ std::string MatrixTestLabel(const TestSpec& spec) {
                          KindParamsToJson(spec.kind_params));
 }
 
+absl::StatusOr<StackSelection> ParseNamedStacks(std::string_view text) {
+  StackSelection selection;
+  selection.choice = StackSelection::Choice::kNamed;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = std::min(text.find(',', start), text.size());
+    const std::string name(text.substr(start, end - start));
+    const bool ok =
+        !name.empty() && name.size() <= 40 && std::all_of(name.begin(), name.end(), [](char ch) {
+          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+                 ch == '-';
+        });
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          fmt::format("--stacks: '{}' is not a stack name (default, or a name stack ls lists)",
+                      SanitizeForTerminal(name.substr(0, 60))));
+    }
+    if (std::find(selection.named.begin(), selection.named.end(), name) != selection.named.end()) {
+      return absl::InvalidArgumentError(fmt::format("--stacks: {} given twice", name));
+    }
+    selection.named.push_back(name);
+    start = end + 1;
+  }
+  if (selection.named.size() > kMaxNamedStacks) {
+    return absl::InvalidArgumentError(
+        fmt::format("--stacks: at most {} stacks side by side", kMaxNamedStacks));
+  }
+  return selection;
+}
+
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b) {
   const bool a_eager = a.mode == kModeEager;
   const bool b_eager = b.mode == kModeEager;
@@ -281,6 +382,9 @@ std::string Matrix::DescribeStack() const {
                          newest->transformers_version, stacks, stacks == 1 ? "" : "s");
     case StackSelection::Choice::kAll:
       return fmt::format("all stacks ({})", stacks);
+    case StackSelection::Choice::kNamed:
+      return fmt::format("stacks {} side by side (changes from {} by diff's rule)",
+                         fmt::join(selection.named, ", "), selection.named.front());
     case StackSelection::Choice::kGiven:
       break;
   }
@@ -308,19 +412,27 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
     matrix.newest = newest;
   }
   const size_t selected = runs.size();
+  const bool named = selection.choice == StackSelection::Choice::kNamed;
   matrix.runs =
-      CurrentPerKey(std::move(runs), [](const RunRecord& run) { return MatrixCellKey(run); });
+      named
+          ? CurrentPerKey(std::move(runs), [](const RunRecord& run) { return NamedCellKey(run); })
+          : CurrentPerKey(std::move(runs), [](const RunRecord& run) { return MatrixCellKey(run); });
   matrix.current = static_cast<int64_t>(matrix.runs.size());
   matrix.superseded = static_cast<int64_t>(selected) - matrix.current;
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode};
+    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : ""};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
   }
-  std::sort(matrix.columns.begin(), matrix.columns.end(), MatrixColumnBefore);
+  std::sort(matrix.columns.begin(), matrix.columns.end(),
+            [&selection](const MatrixColumn& a, const MatrixColumn& b) {
+              if (MatrixColumnBefore(a, b)) return true;
+              if (MatrixColumnBefore(b, a)) return false;
+              return StackIndex(selection, a.stack) < StackIndex(selection, b.stack);
+            });
   // Runs come sorted by cell key: a row's runs are adjacent, rows by model_id.
   std::map<std::pair<std::string, std::string>, size_t> row_of;  // (model_id, test) -> row
   std::vector<const RunRecord*> param_source;  // the newest run with param_count, by row
@@ -339,7 +451,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode};
+    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : ""};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -352,6 +464,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
   std::sort(matrix.rows.begin(), matrix.rows.end(), [](const MatrixRow& a, const MatrixRow& b) {
     return std::tie(a.model_id, a.test) < std::tie(b.model_id, b.test);
   });
+  if (named) MarkStackChanges(matrix);
   return matrix;
 }
 
@@ -368,6 +481,7 @@ std::string FormatMatrixTable(const Matrix& matrix) {
   }
   TextTable table(std::move(header));
   std::vector<std::string> errors;
+  std::vector<std::string> changed;
   std::vector<const RunRecord*> shown;
   for (const MatrixRow& row : matrix.rows) {
     std::vector<std::string> cells = {Truncate(row.name, 40),
@@ -379,7 +493,15 @@ std::string FormatMatrixTable(const Matrix& matrix) {
         continue;
       }
       const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
-      cells.push_back(MatrixCellText(run));
+      const bool moved = !row.changes.empty() && !row.changes[c].empty();
+      cells.push_back((moved ? "* " : "") + MatrixCellText(run));
+      if (moved) {
+        for (const StackChange& change : row.changes[c]) {
+          changed.push_back(fmt::format("  {} {}: {}: {} [{}]", Truncate(row.name, 40),
+                                        ColumnName(matrix.columns[c]), change.kind, change.detail,
+                                        change.rule));
+        }
+      }
       if (run.result.status == TestStatus::kPass) shown.push_back(&run);
       if (run.result.status != TestStatus::kPass && !run.result.error_message.empty()) {
         errors.push_back(
@@ -394,6 +516,13 @@ std::string FormatMatrixTable(const Matrix& matrix) {
   if (const std::string note = NoisyFootnote(shown, &NoisyRunLabel); !note.empty()) {
     text += "\n" + note;
   }
+  if (!changed.empty()) {
+    text += fmt::format(
+        "\n* changed from {} (diff's rule; doc/matrix.md, \"Stacks side by "
+        "side\"):\n",
+        matrix.selection.named.front());
+    for (const std::string& line : changed) text += SanitizeForTerminal(line) + "\n";
+  }
   if (!errors.empty()) {
     text += "\nerrors (the full text: compatlab query --format json, by run_id):\n";
     for (const std::string& line : errors) text += SanitizeForTerminal(line) + "\n";
@@ -404,12 +533,18 @@ std::string FormatMatrixTable(const Matrix& matrix) {
 ordered_json MatrixJson(const Matrix& matrix, size_t max_error_chars) {
   ordered_json columns = ordered_json::array();
   for (const MatrixColumn& column : matrix.columns) {
-    columns.push_back({{"target", column.target}, {"mode", column.mode}});
+    ordered_json one = {{"target", column.target}, {"mode", column.mode}};
+    if (!column.stack.empty()) one["stack"] = column.stack;
+    columns.push_back(std::move(one));
   }
   ordered_json rows = ordered_json::array();
   for (const MatrixRow& row : matrix.rows) {
     ordered_json cells = ordered_json::array();
-    for (int cell : row.cells) cells.push_back(MatrixCellJson(matrix, cell, max_error_chars));
+    for (size_t c = 0; c < row.cells.size(); ++c) {
+      ordered_json cell = MatrixCellJson(matrix, row.cells[c], max_error_chars);
+      if (!row.changes.empty()) cell["changes"] = ChangesJson(row.changes[c]);
+      cells.push_back(std::move(cell));
+    }
     rows.push_back({{"model_id", row.model_id},
                     {"model_type", row.model_type},
                     {"name", row.name},
@@ -443,10 +578,12 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "finished_at",
                                  "torch_version",
                                  "transformers_version",
+                                 "stack",
                                  "prepare_s",
                                  "steady_median_s",
                                  "noisy",
                                  "fallback_ops",
+                                 "changed",
                                  "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;
@@ -476,9 +613,10 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
         fields.insert(
             fields.end(),
             {std::string(VerdictName(VerdictOf(r))), std::string(TestStatusName(r.status)),
-             run.run_id, run.finished_at, r.torch_version, r.transformers_version,
+             run.run_id, run.finished_at, r.torch_version, r.transformers_version, r.stack,
              number(r.prepare_s), number(r.steady_median_s), AnyNoisy(r) ? "1" : "0",
-             number(FallbackOpCount(r)), r.error_message});
+             number(FallbackOpCount(r)), row.changes.empty() ? "" : ChangeKinds(row.changes[c]),
+             r.error_message});
       }
       text += line(fields);
     }

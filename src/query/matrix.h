@@ -55,8 +55,11 @@ struct StackSelection {
     kNewest,  // the runs of the newest stack pair among the selected runs
     kAll,     // every stack: a cell's current run may come from any of them
     kGiven,   // `given`'s runs
+    kNamed,   // the runs of the named stacks (RunResult::stack), side by side: a column each
   };
   Choice choice = Choice::kNewest;
+  // kNamed: the stack names in the order given; the first is the base of the comparison.
+  std::vector<std::string> named;
   // kGiven: a sweep and/or a stack. torch matches the release (TorchRelease)
   // of a run's torch_version, or the whole version when it holds '+';
   // sweep and transformers match exactly.
@@ -64,13 +67,19 @@ struct StackSelection {
 
   // True when `run` belongs to the selection (always for kNewest and kAll).
   bool Matches(const RunRecord& run) const;
-  // "newest", "all", or the given side ("torch=2.12.0,transformers=5.22.0").
+  // "newest", "all", the given side ("torch=2.12.0,transformers=5.22.0"), or the named
+  // stacks ("stacks default,t5").
   std::string Describe() const;
 };
 
 // "newest", "all", or a side as `diff` takes it (ParseDiffSide: a sweep id,
 // or sweep=, torch=, transformers= pairs). InvalidArgument otherwise.
 absl::StatusOr<StackSelection> ParseStackSelection(std::string_view text);
+
+// `--stacks default,NAME`: comma-separated stack names (doc/stacks.md), each once, at most
+// kMaxNamedStacks. InvalidArgument otherwise.
+absl::StatusOr<StackSelection> ParseNamedStacks(std::string_view text);
+inline constexpr size_t kMaxNamedStacks = 8;
 
 // What a cell says.
 enum class Verdict {
@@ -95,11 +104,20 @@ std::string MatrixTestLabel(const TestSpec& spec);
 struct MatrixColumn {
   std::string target;
   std::string mode;
+  std::string stack;  // a named stack's columns (StackSelection::kNamed); "" otherwise
   bool operator==(const MatrixColumn&) const = default;
 };
 
 // Columns in order: by target, then eager before the other modes (by name).
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b);
+
+// A cell's change from the base stack's cell of its (target, mode), by diff's rule
+// (query/diff.h, DiffRuns): its kind, figures and the rule that decided it.
+struct StackChange {
+  std::string kind;  // ChangeKindName: "newly failing", "slower steady", ...
+  std::string detail;
+  std::string rule;
+};
 
 struct MatrixRow {
   std::string model_id;
@@ -113,6 +131,9 @@ struct MatrixRow {
   std::optional<int64_t> param_count;  // of the newest of the row's cells that has one
   std::string test;                    // MatrixTestLabel
   std::vector<int> cells;              // by column: an index into Matrix::runs, -1 = not measured
+  // kNamed: by column, how the cell changed from the first stack's cell of its (target,
+  // mode) (empty: unchanged, not measured on either, or a base column); empty otherwise.
+  std::vector<std::vector<StackChange>> changes;
 };
 
 struct Matrix {

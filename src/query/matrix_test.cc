@@ -74,10 +74,10 @@ TEST(MatrixTest, OneCurrentVerdictPerCellOnTheNewestStack) {
   EXPECT_EQ(m.stacks, 2);
   EXPECT_EQ(m.DescribeStack(), "torch 2.13.0, transformers 5.23.0 (newest of 2 stacks)");
   ASSERT_EQ(m.columns.size(), 4u);
-  EXPECT_EQ(m.columns[0], (MatrixColumn{"cpu", "eager"}));
-  EXPECT_EQ(m.columns[1], (MatrixColumn{"cpu", "compile"}));
-  EXPECT_EQ(m.columns[2], (MatrixColumn{"ctest", "eager"}));
-  EXPECT_EQ(m.columns[3], (MatrixColumn{"cuda", "eager"}));
+  EXPECT_EQ(m.columns[0], (MatrixColumn{"cpu", "eager", ""}));
+  EXPECT_EQ(m.columns[1], (MatrixColumn{"cpu", "compile", ""}));
+  EXPECT_EQ(m.columns[2], (MatrixColumn{"ctest", "eager", ""}));
+  EXPECT_EQ(m.columns[3], (MatrixColumn{"cuda", "eager", ""}));
   ASSERT_EQ(m.rows.size(), 2u);  // the harness test is not a model
   EXPECT_EQ(m.rows[0].model_id, "hf:gpt2");
   EXPECT_EQ(Cells(m, 0), (std::vector<std::string>{"-", "-", "skipped", "pass"}));
@@ -104,7 +104,7 @@ TEST(MatrixTest, OneCurrentVerdictPerCellOnTheNewestStack) {
   EXPECT_EQ(Cells(older, 0), std::vector<std::string>{"oom"});
   const Matrix cuda_build = BuildMatrix(runs, *ParseStackSelection("torch=2.13.0+cu128"));
   ASSERT_EQ(cuda_build.rows.size(), 1u);
-  EXPECT_EQ(cuda_build.columns, std::vector<MatrixColumn>{(MatrixColumn{"cuda", "eager"})});
+  EXPECT_EQ(cuda_build.columns, std::vector<MatrixColumn>{(MatrixColumn{"cuda", "eager", ""})});
 }
 
 TEST(MatrixTest, RowsKeepTestsApartAndPagesKeepTheirColumns) {
@@ -113,12 +113,14 @@ TEST(MatrixTest, RowsKeepTestsApartAndPagesKeepTheirColumns) {
   generate.spec.kind = "generate";
   generate.spec.kind_params = {{"new_tokens", "8"}};
   generate.run_id = "generate";
-  const Matrix m = BuildMatrix({forward, generate}, StackSelection{},
-                               std::vector<MatrixColumn>{{"neuron", "compile"}, {"cpu", "eager"}});
+  const Matrix m =
+      BuildMatrix({forward, generate}, StackSelection{},
+                  std::vector<MatrixColumn>{{"neuron", "compile", ""}, {"cpu", "eager", ""}});
   ASSERT_EQ(m.rows.size(), 2u);
   EXPECT_EQ(m.rows[0].test, "forward 1x32 float32");
   EXPECT_EQ(m.rows[1].test, R"(generate 1x32 float32 {"new_tokens":"8"})");
-  EXPECT_EQ(m.columns, (std::vector<MatrixColumn>{{"cpu", "eager"}, {"neuron", "compile"}}));
+  EXPECT_EQ(m.columns,
+            (std::vector<MatrixColumn>{{"cpu", "eager", ""}, {"neuron", "compile", ""}}));
   EXPECT_EQ(m.rows[1].cells, (std::vector<int>{1, -1}));
 }
 
@@ -195,6 +197,51 @@ TEST(MatrixTest, ShowMatrixReadsTheStoreWithQuerysFilters) {
   EXPECT_EQ(ShowMatrix(options).status().code(), absl::StatusCode::kInvalidArgument);
   options.db = temp.path() / "missing.db";
   EXPECT_EQ(ShowMatrix(options).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A run of `model_type` on the cpu in eager mode on the named stack `stack`.
+RunRecord StackCell(const std::string& model_type, const std::string& stack, TestStatus status) {
+  RunRecord run = Cell(model_type, "cpu", "eager", status, "2026-12-01T10:00:00.000Z");
+  run.run_id += "-" + stack;
+  run.sweep_id = "s-" + stack;
+  run.result.stack = stack;
+  return run;
+}
+
+TEST(MatrixTest, NamedStacksSideBySideMarkWhatChangedFromTheFirstByDiffsRule) {
+  RunRecord broken = StackCell("gpt2", "t5", TestStatus::kFailToRun);
+  broken.result.error_message = "RuntimeError: boom";
+  std::vector<RunRecord> runs = {StackCell("gpt2", "default", TestStatus::kPass), broken,
+                                 StackCell("llama", "default", TestStatus::kPass),
+                                 StackCell("llama", "t5", TestStatus::kPass),
+                                 StackCell("llama", "other", TestStatus::kFailToRun)};
+  absl::StatusOr<StackSelection> selection = ParseNamedStacks("default,t5");
+  ASSERT_TRUE(selection.ok()) << selection.status();
+  const Matrix m = BuildMatrix(runs, *selection);
+  ASSERT_EQ(m.columns.size(), 2u);
+  EXPECT_EQ(m.columns[0], (MatrixColumn{"cpu", "eager", "default"}));
+  EXPECT_EQ(m.columns[1], (MatrixColumn{"cpu", "eager", "t5"}));
+  ASSERT_EQ(m.rows.size(), 2u);  // gpt2, llama; the stack "other" is not selected
+  EXPECT_EQ(Cells(m, 0), (std::vector<std::string>{"pass", "fail_to_run"}));
+  ASSERT_EQ(m.rows[0].changes[1].size(), 1u);
+  EXPECT_EQ(m.rows[0].changes[1][0].kind, "newly failing");
+  EXPECT_TRUE(m.rows[0].changes[0].empty());  // the base column
+  EXPECT_TRUE(m.rows[1].changes[1].empty());  // llama: the same on both
+  const std::string table = FormatMatrixTable(m);
+  EXPECT_THAT(table, HasSubstr("default:cpu/eager"));
+  EXPECT_THAT(table, HasSubstr("* fail_to_run"));
+  EXPECT_THAT(table, HasSubstr("* changed from default"));
+  EXPECT_THAT(table, HasSubstr("hf:gpt2 t5:cpu/eager: newly failing"));
+  const nlohmann::ordered_json json = MatrixJson(m);
+  EXPECT_EQ(json["columns"][1]["stack"], "t5");
+  EXPECT_EQ(json["rows"][0]["cells"][1]["changes"][0]["kind"], "newly failing");
+}
+
+TEST(MatrixTest, RefusesABadListOfNamedStacks) {
+  for (const char* bad :
+       {"", "default,", "default,default", "Default", "a/b", "a,b,c,d,e,f,g,h,i"}) {
+    EXPECT_FALSE(ParseNamedStacks(bad).ok()) << bad;
+  }
 }
 
 }  // namespace

@@ -171,6 +171,13 @@ void ApiRoutes::Route(HttpRouter& http, const std::string& path, std::set<std::s
 
 namespace {
 
+// A side's runs narrowed to the named stack `stack` (a diff side's `stack=`; the run index
+// has no column for it): those whose stack field is it. Nothing when `stack` is empty.
+void KeepStack(const std::string& stack, std::vector<RunRecord>& runs) {
+  if (stack.empty()) return;
+  std::erase_if(runs, [&stack](const RunRecord& run) { return run.result.stack != stack; });
+}
+
 // The rows of the last run list this worker thread answered, given back once
 // the answer is written (SendRunList): the next list fills their cells in
 // place, so that its strings mostly reuse the last one's storage rather than
@@ -459,6 +466,7 @@ std::optional<HttpError> ApiRoutes::Diff(const Params& params, HttpResponse& res
     if (auto error = SideRuns(query, keys[i], "model, target, mode or kind", &sides[i])) {
       return error;
     }
+    KeepStack(side->stack, sides[i]);
   }
   const DiffReport report = DiffRuns(std::move(sides[0]), std::move(sides[1]));
   ordered_json counts = ordered_json::object();
@@ -543,6 +551,7 @@ std::optional<HttpError> ApiRoutes::CompareEndpoint(const Params& params, HttpRe
       }
       parsed[i] = model;
     }
+    KeepStack(side->runs.stack, sides[i]);
     if (sides[i].empty()) {
       return HttpError{404,
                        fmt::format("the {} side {} selects no runs", keys[i], side->Describe())};

@@ -985,7 +985,7 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
     if (!column_used[c]) continue;
     const auto& [target, mode] = matrix_columns_[c];
-    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode]});
+    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode], ""});
   }
   std::sort(page.columns.begin(), page.columns.end(), MatrixColumnBefore);
   page.rows = static_cast<int64_t>(touched.size());

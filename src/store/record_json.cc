@@ -128,7 +128,8 @@ nlohmann::ordered_json ExecutionObject(const TestExecution& e) {
           {"grace_s", e.grace_s},
           {"mem_limit_bytes", e.mem_limit_bytes},
           {"mem_limit_method", e.mem_limit_method},
-          {"profile", e.profile}};
+          {"profile", e.profile},
+          {"stack", e.stack}};
 }
 
 absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
@@ -149,6 +150,7 @@ absl::StatusOr<TestExecution> ExecutionFromObject(const nlohmann::json& json) {
     e.mem_limit_bytes = json.at("mem_limit_bytes").get<int64_t>();
     e.mem_limit_method = json.at("mem_limit_method").get<std::string>();
     e.profile = json.value("profile", "");  // a plan stored before --profile: none
+    e.stack = json.value("stack", "");      // a plan stored before stacks: none named
     return e;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(fmt::format("test spec: bad 'execution': {}", e.what()));

@@ -127,6 +127,7 @@ Where BuildWhere(const RunFilter& filter) {
   equals("dtype", filter.dtype);
   equals("torch_version", filter.torch_version);
   equals("transformers_version", filter.transformers_version);
+  equals("stack", filter.stack);
   equals("test_id", filter.test_id);
   equals("run_id", filter.run_id);
   if (filter.status.has_value()) equals("status", std::string(TestStatusName(*filter.status)));

@@ -96,6 +96,7 @@ struct RunFilter {
   std::string dtype{};                 // exact
   std::string torch_version{};         // exact
   std::string transformers_version{};  // exact
+  std::string stack{};                 // exact: the named stack (RunResult::stack)
   std::string test_id{};               // exact
   std::string run_id{};                // exact
   int64_t limit = 0;                   // at most this many rows; 0 = all (QueryRuns only)

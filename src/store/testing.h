@@ -244,6 +244,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.blas = "mkl 2024.2";
   r.openmp = "OpenMP 201511 libgomp";
   r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
+  r.stack = "t5";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

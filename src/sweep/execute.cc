@@ -558,6 +558,7 @@ RunRecord Executor::MakeRecord(const Entry& entry, RunResult result, const std::
   rec.spec = entry.job.spec;
   rec.result = std::move(result);
   rec.result.compile_options = entry.job.compile_options_json;
+  rec.result.stack = options_.stack;
   rec.result.error_signature = FailureSignature(rec.result);  // once, here; stored, read everywhere
   rec.result.missing_packages = MissingPackagesText(rec.result);  // from error_message
   rec.result.blame = Blame(rec.result);                           // whose failure (core/blame.h)

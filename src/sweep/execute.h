@@ -26,6 +26,7 @@ namespace compatlab {
 
 struct ExecuteOptions {
   std::string sweep_id;
+  std::string stack;  // the sweep's named stack, stored with each run (RunResult::stack)
   int jobs = 1;
   // Per child: its compile threads, and its intra-op threads unless the model is reduced
   // (PlannedReduced: 1).

@@ -399,6 +399,7 @@ absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Pr
     eo.compiler_startup_s = launcher.compiler_startup_s();
   }
   eo.sweep_id = p.sweep_id;
+  eo.stack = p.pending.front().execution->stack;  // one interpreter, so one stack, per sweep
   eo.jobs = p.jobs;
   eo.torch_num_threads = std::max(1, UsableCores() / p.jobs);
   absl::StatusOr<fs::path> cache_root = SweepTempPath("compatlab-cache-", p.sweep_id);
@@ -536,6 +537,19 @@ SweepOutcome Sweep(const SweepOptions& o) {
   std::cerr << SweepTimeLine(times, *records);
   std::cerr << SweepFinishedLine(p.sweep_id, records->size(), wall, p.pending.size(), restarts);
   return {};
+}
+
+SweepOutcome SweepStacks(const SweepOptions& options, const std::vector<NamedInterpreter>& stacks) {
+  SweepOutcome outcome;
+  for (const NamedInterpreter& stack : stacks) {
+    SweepOptions one = options;
+    one.request.base.python = stack.python;
+    one.request.base.stack = stack.stack;
+    std::cerr << "stack " << stack.stack << ": " << stack.python << "\n";
+    outcome = Sweep(one);
+    if (outcome.end != SweepEnd::kDone) return outcome;
+  }
+  return outcome;
 }
 
 }  // namespace compatlab

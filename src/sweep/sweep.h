@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "sweep/plan_file.h"
@@ -66,6 +67,17 @@ struct SweepOutcome {
 // or whose stored interpreter no longer exists. Interrupted: a signal
 // stopped it (the resume command is printed).
 SweepOutcome Sweep(const SweepOptions& options);
+
+// A named stack's interpreter (stack/stack.h; doc/stacks.md).
+struct NamedInterpreter {
+  std::string stack;
+  std::string python;
+};
+
+// `sweep --stacks`: the new sweep of `options` once per stack, in order, each on the stack's
+// interpreter (its own zygote) with the stack's name in every planned test's execution
+// settings and so in every run. Stops at the first sweep that does not end done.
+SweepOutcome SweepStacks(const SweepOptions& options, const std::vector<NamedInterpreter>& stacks);
 
 }  // namespace compatlab
 
