@@ -68,10 +68,11 @@ struct ImportResult {
   // One error per rejected file ("<path>: <why>"). When not empty, nothing
   // was imported.
   std::vector<absl::Status> rejected;
-  int64_t files = 0;      // files read
-  int64_t runs_read = 0;  // runs in them
-  MergeStats merged;      // what the store did with them
-  int64_t traces = 0;     // profile traces brought into the store's artifact directory
+  int64_t files = 0;       // files read
+  int64_t runs_read = 0;   // runs in them
+  MergeStats merged;       // what the store did with them
+  int64_t traces = 0;      // profile traces brought into the store's artifact directory
+  int64_t op_results = 0;  // op results added (doc/ops.md), from op results files
 };
 
 // Imports `files` into `store`. Every file is read batch by batch
