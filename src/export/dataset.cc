@@ -158,7 +158,10 @@ absl::StatusOr<std::vector<fs::path>> CollectParquetFiles(const std::vector<fs::
       return absl::NotFoundError(fmt::format("{}: no such file or directory", path.string()));
     }
     if (!fs::is_directory(status)) {
-      files.insert(path.lexically_normal());
+      // An op results file (export/parquet_ops.h) is the op import's, never a runs file.
+      if (!path.filename().string().ends_with(kOpResultsFileSuffix)) {
+        files.insert(path.lexically_normal());
+      }
       continue;
     }
     for (auto it = fs::recursive_directory_iterator(path, error);

@@ -58,8 +58,9 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(
     const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
     const std::vector<ExtraExportFile>& extra = {});
 
-// The files named by `paths`: a file as given, a directory as every
-// "*.parquet" file under it (recursively); sorted and without duplicates.
+// The runs' files named by `paths`: a file as given, a directory as every
+// "*.parquet" file under it (recursively); sorted and without duplicates. An op
+// results file (kOpResultsFileSuffix, parquet_ops.h) is never one of them.
 // NotFound for a path that does not exist.
 absl::StatusOr<std::vector<std::filesystem::path>> CollectParquetFiles(
     const std::vector<std::filesystem::path>& paths);

@@ -22,6 +22,9 @@ absl::StatusOr<OpCatalog> ParseOpCatalog(std::string_view text) {
   }
   OpCatalog catalog;
   catalog.torch_version = answer["torch_version"].get<std::string>();
+  if (answer.value("python_version", json()).is_string()) {
+    catalog.python_version = answer["python_version"].get<std::string>();
+  }
   std::set<std::string> seen;
   for (const json& op : answer["ops"]) {
     if (!op.is_object() || !op.value("key", json()).is_string()) {

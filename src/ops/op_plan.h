@@ -21,6 +21,7 @@ namespace compatlab {
 // The probe's op catalog: every op_db entry's key, in op_db's order.
 struct OpCatalog {
   std::string torch_version;
+  std::string python_version;
   std::vector<std::string> keys;
 };
 

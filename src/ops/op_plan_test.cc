@@ -6,13 +6,15 @@ namespace compatlab {
 namespace {
 
 OpCatalog Catalog() {
-  return {"2.13.0+cpu", {"add", "max:reduction_with_dim", "max:binary", "maximum", "mul"}};
+  return {
+      "2.13.0+cpu", "3.11.7", {"add", "max:reduction_with_dim", "max:binary", "maximum", "mul"}};
 }
 
 TEST(OpCatalogTest, ParsesTheProbesAnswerAndRefusesBadKeysAndDuplicates) {
   auto catalog = ParseOpCatalog(
-      R"({"torch_version": "2.13.0+cpu", "ops": [{"key": "add", "op": "add"}, {"key": "max:binary"}]})");
+      R"({"torch_version": "2.13.0+cpu", "python_version": "3.11.7", "ops": [{"key": "add", "op": "add"}, {"key": "max:binary"}]})");
   ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->python_version, "3.11.7");
   EXPECT_EQ(catalog->keys, (std::vector<std::string>{"add", "max:binary"}));
   EXPECT_FALSE(ParseOpCatalog(R"({"torch_version": "x", "ops": [{"key": "a b"}]})").ok());
   EXPECT_FALSE(

@@ -325,6 +325,7 @@ OpsOutcome RunOps(const OpsOptions& o) {
   info.max_samples = o.max_samples;
   info.check_skips = o.check_skips;
   info.torch_version = catalog->torch_version;
+  info.python_version = catalog->python_version;
   info.host = HostName();
   info.args = o.command_line;
   info.planned = run.planned;

@@ -744,6 +744,7 @@ std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res)
   if (!categories.ok()) return FromStatus(categories.status());
   absl::StatusOr<std::vector<OpResult>> results = (*store)->OpResults(sweep->op_sweep_id);
   if (!results.ok()) return FromStatus(results.status());
+  const OpCounts counts = CountOps(*results);  // of the whole op sweep, before the filter
   const std::string q = params.Get("q");
   std::vector<OpResult> matching;
   for (OpResult& r : *results) {
@@ -754,7 +755,7 @@ std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res)
   std::vector<OpRow> rows = OpRows(matching, *users, {*categories, 0});
   const bool truncated = rows.size() > static_cast<size_t>(*limit);
   if (truncated) rows.resize(static_cast<size_t>(*limit));
-  ordered_json out = OpSweepReportJson(*sweep, CountOps(*results), rows);
+  ordered_json out = OpSweepReportJson(*sweep, counts, rows);
   out["matching"] = matching.size();
   out["truncated"] = truncated;
   out["op_sweeps"] = std::move(list);

@@ -162,3 +162,26 @@ def test_an_op_is_matched_by_its_exact_key_never_a_substring(cli, tmp_path):
     assert not (tmp_path / "s.db").exists()
     proc = cli.run(*RUN, "--db", tmp_path / "s.db", "--dtypes", "int64")
     assert proc.returncode == 2 and "--dtypes int64" in proc.stderr
+
+
+def test_op_results_go_through_parquet_and_a_bad_file_is_refused(stores, tmp_path):
+    cli, _, planted, _ = stores
+    proc = cli.run("export", "--db", planted, "--parquet", tmp_path / "ds")
+    assert proc.returncode == 0, proc.stderr
+    file = tmp_path / "ds" / "op_results.ops.parquet"
+    assert f"{file}\t10 op results" in proc.stdout
+    proc = cli.run("import", "--db", tmp_path / "copy.db", tmp_path / "ds")
+    assert proc.returncode == 0, proc.stderr
+    assert "10 op results" in proc.stdout
+    before, after = show(cli, planted), show(cli, tmp_path / "copy.db")
+    assert after[0]["counts"] == before[0]["counts"]
+    assert after[1]["neg"]["first_failure"] == before[1]["neg"]["first_failure"]
+    proc = cli.run("import", "--db", tmp_path / "copy.db", tmp_path / "ds")
+    assert proc.returncode == 0 and "op results" not in proc.stdout  # nothing new
+    proc = cli.run("import", "--db", tmp_path / "direct.db", file)  # the file itself
+    assert proc.returncode == 0 and "10 op results" in proc.stdout, proc.stdout + proc.stderr
+    file.write_bytes(file.read_bytes()[: len(file.read_bytes()) // 2])
+    proc = cli.run("import", "--db", tmp_path / "other.db", file)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "op_results.ops.parquet: not a readable Parquet file" in proc.stderr
+    assert not (tmp_path / "other.db").exists()

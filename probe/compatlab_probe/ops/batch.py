@@ -102,6 +102,7 @@ class Batch:
         self.dtype = getattr(torch, request.dtype)
         self.device_type = target.device.type
         self.compiling = request.mode == "compile"
+        self.reference_error = ""  # the first reference the CPU could not compute, this case
 
     def run(self) -> None:
         db = opinfo.by_key()
@@ -109,7 +110,12 @@ class Batch:
         for key in self.keys:
             _write_line({"op_start": key})
             start = time.perf_counter()
-            case = self.case(db.get(key), key)
+            try:
+                case = self.case(db.get(key), key)
+            except Exception as exc:  # noqa: BLE001 - compatlab's own failure on this op only
+                case = Case(key, opinfo.dtype_name(self.dtype))
+                case.set(status="harness_error", detail=f"{type(exc).__name__}: {exc}"[:MESSAGE_LIMIT],
+                         error_type=type(exc).__name__)
             case.row["wall_s"] = round(time.perf_counter() - start, 4)
             _write_line({"op_case": case.row})
 
@@ -157,6 +163,7 @@ class Batch:
     def samples(self, op: Any, case: Case) -> None:
         import torch
 
+        self.reference_error = ""
         ref_dtype = self._ref_dtype(op)
         case.set(ref_dtype=opinfo.dtype_name(ref_dtype) if ref_dtype is not None else case.row["dtype"])
         fn = self._callable(op)
@@ -196,7 +203,8 @@ class Batch:
                 audited = True
                 self.audit(fn, moved, case)
         if case.row["samples"] == 0:
-            case.set(detail="no sample input of this dtype had a CPU reference")
+            first = f" (first: {self.reference_error})" if self.reference_error else ""
+            case.set(detail=f"no sample input of this dtype had a CPU reference{first}")
         case.decide(compile_error)
 
     def reference(self, op: Any, sample: Any, ref_dtype: Any, seen: set[str] | None = None) -> Any:
@@ -214,7 +222,8 @@ class Batch:
                 return ref.output_process_fn_grad(out)
             except CaseTimeout:
                 raise
-            except Exception:  # noqa: BLE001 - no reference: the sample is not judged
+            except Exception as exc:  # noqa: BLE001 - no reference: the sample is not judged
+                self.reference_error = self.reference_error or f"{type(exc).__name__}: {exc}"[:300]
                 continue
         return _NO_REFERENCE
 

@@ -1,11 +1,13 @@
 """`python -m compatlab_probe.ops.catalog --device-type TYPE`: every op_db entry of the
-installed torch as one JSON object on stdout: {"torch_version", "ops": [{"key", "op",
-"variant", "dtypes"}]} (dtypes: those the entry declares for TYPE). The planner's input."""
+installed torch as one JSON object on stdout: {"torch_version", "python_version", "ops":
+[{"key", "op", "variant", "dtypes"}]} (dtypes: those the entry declares for TYPE). The
+planner's input."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import sys
 
 from . import opinfo
@@ -16,7 +18,7 @@ def catalog(device_type: str) -> dict:
 
     ops = [{"key": opinfo.key_of(op), "op": op.name, "variant": op.variant_test_name,
             "dtypes": opinfo.supported_dtypes(op, device_type)} for op in opinfo.op_db()]
-    return {"torch_version": torch.__version__, "ops": ops}
+    return {"torch_version": torch.__version__, "python_version": platform.python_version(), "ops": ops}
 
 
 def main(argv: list[str] | None = None) -> int:
