@@ -88,6 +88,11 @@ absl::StatusOr<OpResult> CaseOf(const json& c) {
   return r;
 }
 
+// Notes the first refused op line.
+void Refuse(OpLines* out, std::string why) {
+  if (out->bad_line.empty()) out->bad_line = std::move(why);
+}
+
 }  // namespace
 
 absl::StatusOr<OpLines> SplitOpLines(std::string_view text, size_t max_cases) {
@@ -104,23 +109,25 @@ absl::StatusOr<OpLines> SplitOpLines(std::string_view text, size_t max_cases) {
     }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || j.size() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("an op line does not parse: ", std::string(line.substr(0, 120))));
+      Refuse(&out, absl::StrCat("an op line does not parse: ", std::string(line.substr(0, 120))));
+      continue;
     }
     if (j.contains("op_start") && j["op_start"].is_string()) {
       out.last_started = Text(j, "op_start");
       continue;
     }
     if (!j.contains("op_case")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("an unknown op line: ", std::string(line.substr(0, 120))));
+      Refuse(&out, absl::StrCat("an unknown op line: ", std::string(line.substr(0, 120))));
+      continue;
     }
     if (out.cases.size() >= max_cases) {
       return absl::InvalidArgumentError(absl::StrCat("more than ", max_cases, " op cases"));
     }
     absl::StatusOr<OpResult> c = CaseOf(j["op_case"]);
-    if (!c.ok())
-      return absl::InvalidArgumentError(absl::StrCat("an op_case: ", c.status().message()));
+    if (!c.ok()) {
+      Refuse(&out, absl::StrCat("an op_case: ", c.status().message()));
+      continue;
+    }
     out.cases.push_back(*std::move(c));
   }
   return out;

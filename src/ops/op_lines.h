@@ -18,12 +18,14 @@ struct OpLines {
   std::vector<OpResult> cases;  // each op_case, in order (op_sweep_id unset)
   std::string last_started;     // the last op_start's key ("" without one)
   std::string rest;             // the pipe's other text: stage marks and the result object
+  std::string bad_line;         // why the first op line that did not parse was refused
 };
 
-// Splits a result pipe's text. An op line that does not parse, an op_case
-// without a checked key or with an unknown status, or more than `max_cases`
-// cases, is InvalidArgument (the batch's own result then says harness_error).
-// Strings are bounded (kMaxOpText bytes, UTF-8 kept valid).
+// Splits a result pipe's text. An op line that does not parse, or an op_case
+// without a checked key or with an unknown status, is left out and named in
+// `bad_line` (its op then has no case: SettleBatch makes it harness_error);
+// more than `max_cases` cases is InvalidArgument (the batch's own result then
+// says harness_error). Strings are bounded (kMaxOpText bytes, UTF-8 kept valid).
 inline constexpr size_t kMaxOpText = 2000;
 absl::StatusOr<OpLines> SplitOpLines(std::string_view text, size_t max_cases);
 

@@ -150,7 +150,11 @@ BatchSettlement SettleBatch(const OpBatch& batch, const ExitFacts& facts,
       RunResult why = child;
       if (!died) {
         why.status = TestStatus::kHarnessError;
-        why.status_detail = "the child reported no result for this op";
+        why.status_detail =
+            lines->bad_line.empty()
+                ? "the child reported no result for this op"
+                : absl::StrCat("the child's line for this op was refused (", lines->bad_line, ")");
+        why.error_message = why.status_detail;
       }
       out.results.push_back(UnreportedCase(op_sweep_id, key, batch.dtype, why));
     } else if (!past_dead && key == lines->last_started) {

@@ -71,7 +71,7 @@ struct BatchSettlement {
 // op_case) gets the batch's status (timeout, crash, oom) and message; the ops
 // after it are `rest`. A batch whose child reported no op at all gives every
 // op its status (a target that is unavailable here: skipped with its reason);
-// op lines that do not parse make the batch's ops harness_error. Cases of an
+// an op whose line was refused (op_lines.h), or too many lines, is harness_error. Cases of an
 // excluded op (run under check_skips) carry the exclusion as their skip.
 BatchSettlement SettleBatch(const OpBatch& batch, const ExitFacts& facts,
                             const std::string& op_sweep_id,

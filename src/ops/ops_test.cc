@@ -78,10 +78,27 @@ TEST(SettleBatchTest, AnOpTheChildNeverReportedIsAHarnessError) {
   EXPECT_FALSE(s.rest.has_value());
 }
 
-TEST(SettleBatchTest, BadOpLinesMakeTheBatchAHarnessError) {
+TEST(SettleBatchTest, ARefusedOpLineCostsOnlyItsOp) {
   BatchSettlement s =
-      SettleBatch(kBatch, Exited("{\"op_case\": 7}\n{\"status\": \"pass\"}"), "s", {});
+      SettleBatch(kBatch,
+                  Exited("{\"op_case\": {\"key\": \"add\", \"max_abs_err\": NaN}}\n" +
+                         CaseLine("tanh", "pass") + CaseLine("mul", "pass") +
+                         CaseLine("neg", "pass") + "{\"status\": \"pass\"}"),
+                  "s", {});
   ASSERT_EQ(s.results.size(), 4u);
+  EXPECT_EQ(s.results[0].Key(), "tanh");
+  EXPECT_EQ(s.results[0].status, TestStatus::kPass);
+  EXPECT_EQ(s.results[3].Key(), "add");
+  EXPECT_EQ(s.results[3].status, TestStatus::kHarnessError);
+  EXPECT_NE(s.results[3].detail.find("was refused (an op line does not parse"), std::string::npos)
+      << s.results[3].detail;
+}
+
+TEST(SettleBatchTest, MoreLinesThanOpsMakeTheBatchAHarnessError) {
+  const std::string line = CaseLine("add", "pass");
+  BatchSettlement s =
+      SettleBatch({"float32", {"add"}}, Exited(line + line + "{\"status\": \"pass\"}"), "s", {});
+  ASSERT_EQ(s.results.size(), 1u);
   EXPECT_EQ(s.results[0].status, TestStatus::kHarnessError);
 }
 

@@ -12,6 +12,7 @@ later op kills the child. The mode, target profile, dtype and backend are the re
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import time
@@ -35,11 +36,23 @@ class CaseTimeout(Exception):
     """A case ran past op_timeout_s (raised by the interval timer)."""
 
 
+def _finite(value: Any) -> Any:
+    """`value` with every NaN or infinite float as None: JSON has no such numbers (an error
+    against the reference of uninitialised memory, empty_like run under --check-skips)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _write_line(obj: dict[str, Any]) -> None:
     fd = stage_marks._fd
     if fd is None:
         return
-    data = (json.dumps(obj, sort_keys=True) + "\n").encode()
+    data = (json.dumps(_finite(obj), sort_keys=True, allow_nan=False) + "\n").encode()
     while data:
         data = data[os.write(fd, data):]
 
