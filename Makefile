@@ -13,7 +13,7 @@ PYTEST := .venv/bin/python -m pytest
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint complexity format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve bench-shards clean
+.PHONY: all deps debian python web-deps build build-asan testdevice sweep test lint complexity format test-cpp test-asan test-python test-slow test-web bench bench-compile bench-serve bench-shards bench-ops clean
 
 all: build
 
@@ -124,6 +124,9 @@ bench-serve: build python
 
 bench-shards: build python
 	bench/shards
+
+bench-ops: build python testdevice
+	bench/ops
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build/testdevice .stamps node_modules

@@ -58,7 +58,12 @@ function render() {
   table.tHead.replaceChildren(el("tr", {},
     header("model", "model"), header("params", "params", "parameter count"),
     el("th", {}, "size"), el("th", {}, "test"),
-    columns.map((c) => header(columnName(c), columnName(c)))));
+    columns.map((c) => {
+      const th = header(columnName(c), columnName(c));
+      th.append(el("a", { class: "ops-link", title: "op coverage of this target and mode",
+        href: `/ops.html?${new URLSearchParams({ target: c.target, mode: c.mode })}` }, "ops"));
+      return th;
+    })));
   table.tBodies[0].replaceChildren(...sorted().map((row) => el("tr", { "data-model-id": row.model_id },
     el("td", { class: "model", title: row.model_id },
       modelLink(row.model_id, row.name), row.model_type && row.name !== `hf:${row.model_type}`

@@ -14,6 +14,7 @@
 #include "cli/hub_list.h"
 #include "cli/matrix.h"
 #include "cli/migrate.h"
+#include "cli/ops.h"
 #include "cli/plan.h"
 #include "cli/query.h"
 #include "cli/repro.h"
@@ -55,6 +56,7 @@ struct CliFlags {
   CompareFlags compare;
   ErrorsFlags errors;
   ReproFlags repro;
+  OpsFlags ops;
 #ifndef COMPATLAB_PORTABLE
   ServeFlags serve;
 #endif
@@ -109,6 +111,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
       Declare(app, f.compare, AddCompareCommand, RunCompareCommand),
       Declare(app, f.errors, AddErrorsCommand, RunErrors),
       Declare(app, f.repro, AddReproCommand, RunRepro),
+      Declare(app, f.ops, AddOpsCommand, RunOpsCommand),
 #ifndef COMPATLAB_PORTABLE  // nor Boost.Beast
       Declare(app, f.serve, AddServeCommand, RunServe),
 #endif
@@ -142,6 +145,7 @@ int RunCli(int argc, char** argv) {
   app.set_version_flag("--version", std::string(COMPATLAB_VERSION));
   CliFlags flags;
   flags.sweep.command_line = JoinArgs(argc, argv);
+  flags.ops.command_line = flags.sweep.command_line;
 #ifndef COMPATLAB_PORTABLE
   flags.import_flags.command_line = flags.sweep.command_line;
   flags.merge.command_line = flags.sweep.command_line;

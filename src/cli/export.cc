@@ -50,6 +50,10 @@ int RunExport(const ExportFlags& flags) {
   options.traces = flags.traces;
   absl::StatusOr<ExportSummary> exported = ExportStore(options);
   if (!exported.ok()) return Fail(ExitCodeOf(exported.status()), exported.status());
+  if (exported->op_results > 0) {
+    std::cout << fmt::format("{}\t{} op results\n", exported->op_results_file.string(),
+                             exported->op_results);
+  }
   if (exported->runs == 0) {
     std::cerr << "compatlab: no runs match; nothing written\n";
     return kExitOk;
@@ -135,6 +139,9 @@ int RunImport(const ImportFlags& flags) {
   if (imported->traces > 0) {
     std::cout << fmt::format("with {} profile traces into {}\n", imported->traces,
                              ArtifactDir(flags.db).string());
+  }
+  if (imported->op_results > 0) {
+    std::cout << fmt::format("with {} op results into {}\n", imported->op_results, flags.db);
   }
   return kExitOk;
 }

@@ -44,7 +44,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 25;
+inline constexpr int kSchemaVersion = 26;
 // The schema versions that add no field: from kTypedListsVersion on Parquet
 // files hold the curves as typed list columns, from kTypedLoadDistsVersion on
 // also kind load's latency distributions (doc/dataset.md, "List columns");
@@ -58,6 +58,9 @@ inline constexpr int kKeyValueListsVersion = 20;
 // The schema version from which a sweep records its plan's id, its shard and
 // the shard count (sweeps.plan_id, shard, shards; doc/results-schema.md).
 inline constexpr int kShardedSweepsVersion = 21;
+// The schema version that adds op coverage: the op_sweeps and op_results tables
+// (`compatlab ops`, doc/ops.md); it adds no result field.
+inline constexpr int kOpCoverageVersion = 26;
 
 // How a field is stored. Matches SQLite's STRICT column types.
 enum class FieldType { kText, kInteger, kReal };

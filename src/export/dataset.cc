@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/limits.h"
+#include "export/parquet_ops.h"
 #include "export/parquet_runs.h"
 #include "export/staging.h"
 #include "fmt/format.h"
@@ -157,12 +158,16 @@ absl::StatusOr<std::vector<fs::path>> CollectParquetFiles(const std::vector<fs::
       return absl::NotFoundError(fmt::format("{}: no such file or directory", path.string()));
     }
     if (!fs::is_directory(status)) {
-      files.insert(path.lexically_normal());
+      // An op results file (export/parquet_ops.h) is the op import's, never a runs file.
+      if (!path.filename().string().ends_with(kOpResultsFileSuffix)) {
+        files.insert(path.lexically_normal());
+      }
       continue;
     }
     for (auto it = fs::recursive_directory_iterator(path, error);
          !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-      if (it->is_regular_file() && it->path().extension() == ".parquet") {
+      if (it->is_regular_file() && it->path().extension() == ".parquet" &&
+          !it->path().filename().string().ends_with(kOpResultsFileSuffix)) {
         files.insert(it->path().lexically_normal());
       }
     }

@@ -58,8 +58,9 @@ absl::StatusOr<std::vector<ExportedFile>> ExportRuns(
     const std::vector<RunRecord>& runs, const std::filesystem::path& dir,
     const std::vector<ExtraExportFile>& extra = {});
 
-// The files named by `paths`: a file as given, a directory as every
-// "*.parquet" file under it (recursively); sorted and without duplicates.
+// The runs' files named by `paths`: a file as given, a directory as every
+// "*.parquet" file under it (recursively); sorted and without duplicates. An op
+// results file (kOpResultsFileSuffix, parquet_ops.h) is never one of them.
 // NotFound for a path that does not exist.
 absl::StatusOr<std::vector<std::filesystem::path>> CollectParquetFiles(
     const std::vector<std::filesystem::path>& paths);
@@ -68,10 +69,11 @@ struct ImportResult {
   // One error per rejected file ("<path>: <why>"). When not empty, nothing
   // was imported.
   std::vector<absl::Status> rejected;
-  int64_t files = 0;      // files read
-  int64_t runs_read = 0;  // runs in them
-  MergeStats merged;      // what the store did with them
-  int64_t traces = 0;     // profile traces brought into the store's artifact directory
+  int64_t files = 0;       // files read
+  int64_t runs_read = 0;   // runs in them
+  MergeStats merged;       // what the store did with them
+  int64_t traces = 0;      // profile traces brought into the store's artifact directory
+  int64_t op_results = 0;  // op results added (doc/ops.md), from op results files
 };
 
 // Imports `files` into `store`. Every file is read batch by batch

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "core/limits.h"
 #include "export/card.h"
+#include "export/parquet_ops.h"
 #include "export/scrub.h"
 #include "export/staging.h"
 #include "fmt/format.h"
@@ -339,6 +341,88 @@ absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
   return traces;
 }
 
+namespace {
+
+// Merges checked op results into the store at `db` (created if missing), one op sweep
+// at a time (Store::MergeOpResults).
+absl::StatusOr<ImportResult> ImportOpResults(const std::filesystem::path& db,
+                                             const std::vector<OpSweepResults>& sweeps) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, OpenMode::kReadWriteCreate);
+  if (!store.ok()) return Recode(store.status(), absl::StatusCode::kFailedPrecondition);
+  ImportResult result;
+  for (const OpSweepResults& s : sweeps) {
+    absl::StatusOr<int64_t> added = (*store)->MergeOpResults(s.sweep, s.results);
+    if (!added.ok()) return added.status();
+    result.op_results += *added;
+  }
+  return result;
+}
+
+// Every op sweep of `store` and its results, written to <dir>/op_results.ops.parquet
+// when there is one (doc/dataset.md, "Op coverage").
+absl::Status ExportOpResults(Store& store, const std::filesystem::path& dir,
+                             ExportSummary* summary) {
+  absl::StatusOr<std::vector<OpSweepInfo>> sweeps = store.ListOpSweeps();
+  if (!sweeps.ok()) return Recode(sweeps.status(), absl::StatusCode::kInternal);
+  if (sweeps->empty()) return absl::OkStatus();
+  std::vector<OpSweepResults> all;
+  for (const OpSweepInfo& sweep : *sweeps) {
+    absl::StatusOr<std::vector<OpResult>> results = store.OpResults(sweep.op_sweep_id);
+    if (!results.ok()) return Recode(results.status(), absl::StatusCode::kInternal);
+    summary->op_results += static_cast<int64_t>(results->size());
+    all.push_back({sweep, *std::move(results)});
+  }
+  absl::StatusOr<std::string> bytes = OpResultsToParquet(all);
+  if (!bytes.ok()) return bytes.status();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  summary->op_results_file = dir / (std::string("op_results") + std::string(kOpResultsFileSuffix));
+  return Recode(WriteFileAtomic(summary->op_results_file, *bytes), absl::StatusCode::kInternal);
+}
+
+// The op results files under `paths` (kOpResultsFileSuffix), each read and checked,
+// kMaxImportOpResults rows in all; InvalidArgument naming the first bad one.
+absl::StatusOr<std::vector<OpSweepResults>> ReadOpResultsFiles(
+    const std::vector<std::filesystem::path>& paths) {
+  std::vector<OpSweepResults> all;
+  int64_t rows = 0;
+  for (const std::filesystem::path& path : paths) {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file() &&
+            it->path().filename().string().ends_with(kOpResultsFileSuffix)) {
+          files.push_back(it->path());
+        }
+      }
+    } else if (path.filename().string().ends_with(kOpResultsFileSuffix)) {
+      files.push_back(path);
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::filesystem::path& file : files) {
+      const uintmax_t size = std::filesystem::file_size(file, ec);
+      if (ec || size > static_cast<uintmax_t>(kMaxImportOpFileBytes)) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: unreadable or over {} bytes", file.string(), kMaxImportOpFileBytes));
+      }
+      absl::StatusOr<std::string> bytes = ReadFile(file);
+      if (!bytes.ok()) return bytes.status();
+      absl::StatusOr<std::vector<OpSweepResults>> read =
+          OpResultsFromParquet(*bytes, file.string(), kMaxImportOpResults - rows);
+      if (!read.ok()) return read.status();
+      for (OpSweepResults& s : *read) {
+        rows += static_cast<int64_t>(s.results.size());
+        all.push_back(std::move(s));
+      }
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
 absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   if (options.publish) {  // first: its message names --publish
     if (absl::Status s = CheckLicenseId(options.license); !s.ok()) return s;
@@ -355,6 +439,9 @@ absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(options.filter);
   if (!runs.ok()) return Recode(runs.status(), absl::StatusCode::kInternal);
   ExportSummary summary;
+  if (!options.publish) {
+    if (absl::Status s = ExportOpResults(**store, options.dir, &summary); !s.ok()) return s;
+  }
   if (runs->empty()) return summary;
   std::vector<ExtraExportFile> extra;
   if (options.publish) {
@@ -383,6 +470,9 @@ absl::StatusOr<ExportSummary> ExportStore(const ExportOptions& options) {
 absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
   absl::StatusOr<std::vector<std::filesystem::path>> files = CollectParquetFiles(options.paths);
   if (!files.ok()) return files.status();
+  absl::StatusOr<std::vector<OpSweepResults>> op_results = ReadOpResultsFiles(options.paths);
+  if (!op_results.ok()) return op_results.status();
+  if (files->empty() && !op_results->empty()) return ImportOpResults(options.db, *op_results);
   if (files->empty()) return absl::InvalidArgumentError("no .parquet files under the given paths");
   absl::StatusOr<std::vector<std::filesystem::path>> traces = CheckDatasetTraces(options.paths);
   if (!traces.ok()) return traces.status();
@@ -405,6 +495,11 @@ absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options) {
           StoreArtifact(ArtifactDir(options.db), *data, kMaxProfileTraceBytes);
       if (!kept.ok()) return kept.status();
       ++result->traces;
+    }
+    if (!op_results->empty()) {
+      absl::StatusOr<ImportResult> ops = ImportOpResults(options.db, *op_results);
+      if (!ops.ok()) return ops.status();
+      result->op_results = ops->op_results;
     }
   }
   return result;

@@ -37,6 +37,10 @@ struct ExportSummary {
   std::vector<ExportedFile> files;  // sorted by path
   int64_t scrubbed_runs = 0;        // publish: runs whose text the scrubber changed
   int64_t traces = 0;               // profile traces written (--traces)
+  // Op coverage (doc/ops.md): every op sweep's results in one file beside the runs'
+  // (kOpResultsFileSuffix); none with publish.
+  int64_t op_results = 0;
+  std::filesystem::path op_results_file;
 };
 
 // The runs options.filter selects, written under options.dir (ExportRuns);
@@ -69,6 +73,9 @@ absl::StatusOr<std::vector<std::filesystem::path>> CheckDatasetTraces(
 // when the store cannot be opened; the merge's error (AlreadyExists or
 // InvalidArgument for a conflict with the store, else Internal) with
 // "; nothing imported" appended.
+// Op results files (kOpResultsFileSuffix, export/parquet_ops.h) are read and checked
+// with the runs' files, kMaxImportOpResults rows in all, and merged after the runs
+// (Store::MergeOpResults: idempotent by op sweep and case); `ImportResult::op_results`.
 absl::StatusOr<ImportResult> ImportIntoStore(const ImportOptions& options);
 
 // `import --from-store`: every run of the compatlab stores at options.paths

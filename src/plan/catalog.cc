@@ -33,7 +33,15 @@ std::string Tail(const std::string& text, size_t bytes) {
 // path; the probe's own error (InvalidArgument) when it exits non-zero with one.
 absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::string> args,
                                      const std::vector<std::string>& pythonpath = {}) {
-  std::vector<std::string> argv = {env.python, "-m", "compatlab_probe.models.catalog"};
+  return RunProbeCommand(env, "compatlab_probe.models.catalog", std::move(args), pythonpath);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunProbeCommand(const ProbeEnv& env, const std::string& module,
+                                            std::vector<std::string> args,
+                                            const std::vector<std::string>& pythonpath) {
+  std::vector<std::string> argv = {env.python, "-m", module};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> path = pythonpath;
   path.push_back(env.probe_dir);
@@ -57,6 +65,8 @@ absl::StatusOr<std::string> RunProbe(const ProbeEnv& env, std::vector<std::strin
   }
   return r->stdout_text;
 }
+
+namespace {
 
 // The "files" of a code model answer's "code" object: a non-empty list of
 // objects, each with a path, a relative path and a SHA-256.

@@ -71,6 +71,14 @@ absl::StatusOr<CodeModelInfo> ParseCodeModelInfo(const std::string& json_text);
 absl::StatusOr<std::vector<CodeModelInfo>> ParseCodeModelInfos(const std::string& json_text,
                                                                size_t count);
 
+// `python -m MODULE ARGS`'s stdout (a probe command: the model catalog, the op
+// catalog), offline, `pythonpath` and then the probe first on its path; the probe's
+// own error (InvalidArgument) when it exits non-zero with one, else
+// FailedPrecondition with its output's tail.
+absl::StatusOr<std::string> RunProbeCommand(const ProbeEnv& env, const std::string& module,
+                                            std::vector<std::string> args,
+                                            const std::vector<std::string>& pythonpath = {});
+
 // Runs the probe's catalog command.
 absl::StatusOr<ModelCatalog> LoadCatalog(const ProbeEnv& env);
 // OK when the probe's torch registers the compile backend `backend`, or it is

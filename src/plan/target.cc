@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/op_records.h"
 #include "core/records.h"
 #include "core/resolved_test.h"
 #include "nlohmann/json.hpp"
@@ -213,6 +214,39 @@ std::optional<ProfileProblem> ProfileModes(const std::string& key, const json& v
   return std::nullopt;
 }
 
+// op_exclusions: objects of exactly "op" (an op key), "reason" and "citation" (non-empty
+// strings), no op twice.
+std::optional<ProfileProblem> ProfileOpExclusions(const std::string& key, const json& value) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& v = value[i];
+    const std::string at = absl::StrCat(key, "[", i, "]");
+    if (!v.is_object() || v.size() != 3 || !v.contains("op") || !v.contains("reason") ||
+        !v.contains("citation")) {
+      return ProfileError(at, "must be an object of exactly op, reason and citation");
+    }
+    for (const char* member : {"op", "reason", "citation"}) {
+      if (!v[member].is_string() || ProfileString(v[member]).empty()) {
+        return ProfileError(absl::StrCat(at, ".", member), "must be a non-empty string");
+      }
+    }
+    if (absl::Status s = CheckOpKey(ProfileString(v["op"])); !s.ok()) {
+      return ProfileError(absl::StrCat(at, ".op"), std::string(s.message()));
+    }
+    if (!seen.insert(ProfileString(v["op"])).second) {
+      return ProfileError(absl::StrCat(at, ".op"), "names an op listed before");
+    }
+  }
+  return std::nullopt;
+}
+
+void ApplyOpExclusions(const json& value, TargetProfile* profile) {
+  for (const json& v : value) {
+    profile->op_exclusions.push_back(
+        {ProfileString(v["op"]), ProfileString(v["reason"]), ProfileString(v["citation"])});
+  }
+}
+
 // memory: the device allocator's peak functions and the method's name, all three required.
 const ProfileField kMemoryFields[] = {
     {"reset_peak", ProfileKind::kString, kProfileFunction, ProfileNeed::kAlways, ProfileFunction},
@@ -284,6 +318,8 @@ std::span<const ProfileField> ProfileFields() {
        [](const json& v, TargetProfile* p) { p->modes = v.get<std::vector<std::string>>(); }},
       {"profile", kString, "must be a string", kOptional, ProfileWindow,
        [](const json& v, TargetProfile* p) { p->profile = ProfileString(v); }},
+      {"op_exclusions", kList, "must be a list of objects", kOptional, ProfileOpExclusions,
+       ApplyOpExclusions},
   };
   return kFields;
 }

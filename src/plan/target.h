@@ -14,6 +14,16 @@
 
 namespace compatlab {
 
+// One op the target's own documentation excludes (op_exclusions, doc/targets.md;
+// doc/ops.md, "Skips"): matched by its exact op key, never by substring.
+struct OpExclusion {
+  std::string op;  // "name" or "name:variant" (core/op_records.h, CheckOpKey)
+  std::string reason;
+  std::string citation;  // where the target's documentation says so
+
+  bool operator==(const OpExclusion&) const = default;
+};
+
 struct TargetProfile {
   std::string name;  // "cpu", "cuda", ...; equals the file's stem for a named profile
   std::string description;
@@ -29,7 +39,8 @@ struct TargetProfile {
                                         // the repository root)
   std::string profile;                  // the profiler's window without --profile: "", "steady"
                                         // or "prepare" (doc/probe.md, "Profile")
-  std::string json;                     // the whole profile as canonical JSON object text
+  std::vector<OpExclusion> op_exclusions;  // ops the target's documentation excludes
+  std::string json;                        // the whole profile as canonical JSON object text
 };
 
 // Parses and checks profile JSON text; `origin` names the file in errors.

@@ -96,8 +96,9 @@ std::string WithKey(const std::string& member) {
 TEST(TargetTableTest, AnUnknownKeyListsTheKnownOnesSorted) {
   EXPECT_EQ(ProfileError(WithKey(R"("colour":"red")")),
             "t.json: 'colour' is not a known key (available, compile, description, device, "
-            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, profile, "
-            "pythonpath, reset_fallback_counts, setup, synchronize, verified; see doc/targets.md)");
+            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, op_exclusions, "
+            "profile, pythonpath, reset_fallback_counts, setup, synchronize, verified; see "
+            "doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":"m",
                                               "x":1})")),
             "t.json: 'memory.x' is not a known key (reset_peak, peak, method)");
@@ -135,6 +136,27 @@ TEST(TargetTableTest, AMissingRequiredKeyIsNamedInTheTablesOrder) {
             "t.json: 'verified' must be true or false");
 }
 
+TEST(TargetTest, OpExclusionsAreExactKeysWithAReasonAndACitation) {
+  auto p = ParseTargetProfile(
+      R"({"name":"n","device":"x","modes":["eager"],"op_exclusions":[
+          {"op":"max:binary","reason":"not in the compiler","citation":"vendor doc, ops list"}]})",
+      "n.json");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->op_exclusions.size(), 1u);
+  EXPECT_EQ(p->op_exclusions[0],
+            (OpExclusion{"max:binary", "not in the compiler", "vendor doc, ops list"}));
+  EXPECT_EQ(ProfileError(WithKey(R"("op_exclusions":[{"op":"max*","reason":"r","citation":"c"}])")),
+            "t.json: 'op_exclusions[0].op' bad op key 'max*': an op is NAME or NAME:VARIANT, each "
+            "of letters, digits, _ . -");
+  EXPECT_EQ(ProfileError(WithKey(R"("op_exclusions":[{"op":"max","reason":"r"}])")),
+            "t.json: 'op_exclusions[0]' must be an object of exactly op, reason and citation");
+  EXPECT_EQ(ProfileError(WithKey(R"("op_exclusions":[{"op":"a","reason":"r","citation":""}])")),
+            "t.json: 'op_exclusions[0].citation' must be a non-empty string");
+  EXPECT_EQ(ProfileError(WithKey(R"("op_exclusions":[{"op":"a","reason":"r","citation":"c"},
+                                                     {"op":"a","reason":"r","citation":"c"}])")),
+            "t.json: 'op_exclusions[1].op' names an op listed before");
+}
+
 TEST(TargetTest, AProfileMayAskForTheProfilersWindow) {
   auto p = ParseTargetProfile(
       R"({"name":"c","device":"cpu","compile":{"backend":"inductor"},"profile":"prepare"})",
@@ -169,7 +191,7 @@ TEST(TargetTableTest, EveryKeyIsDocumentedInTheFieldsTable) {
   const std::string fields = doc->substr(doc->find("## Fields"));
   const std::string table = fields.substr(0, fields.find("\n## "));
   std::vector<std::string> keys = TargetProfileKeys();
-  EXPECT_EQ(keys.size(), 17u);
+  EXPECT_EQ(keys.size(), 18u);
   for (const std::string& key : keys) {
     EXPECT_NE(table.find(absl::StrCat("`", key, "`")), std::string::npos) << key;
   }

@@ -105,6 +105,7 @@ absl::Status ZygoteLauncher::Spawn() {
 
 absl::Status ZygoteLauncher::Handshake() {
   json preload = {{"type", "preload"}, {"model_types", options_.preload}};
+  if (!options_.preload_modules.empty()) preload["modules"] = options_.preload_modules;
   if (!options_.compile_seed_dir.empty()) {
     preload["compile_calibration"] = {{"seed_dir", options_.compile_seed_dir}};
   }

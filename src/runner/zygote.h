@@ -17,9 +17,12 @@
 namespace compatlab {
 
 struct ZygoteOptions {
-  std::string python;                      // interpreter path
-  std::string probe_dir;                   // directory holding compatlab_probe/
-  std::vector<std::string> preload;        // model types whose modules to import
+  std::string python;                // interpreter path
+  std::string probe_dir;             // directory holding compatlab_probe/
+  std::vector<std::string> preload;  // model types whose modules to import
+  // Python modules the zygote imports after them (an op sweep's OpInfo database,
+  // doc/worker-protocol.md, `preload`); a failure is one of import_failures().
+  std::vector<std::string> preload_modules;
   std::map<std::string, std::string> env;  // extra environment for zygote and tests
   std::string log_path;                    // zygote's own stdout/stderr ("" = /dev/null)
   // Non-empty: the zygote runs the calibration compile at every start

@@ -5,9 +5,12 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/strings/str_split.h"
 #include "core/blame.h"
 #include "core/limits.h"
 #include "fmt/format.h"
+#include "ops/op_json.h"
+#include "ops/op_report.h"
 #include "query/diff.h"
 #include "query/errors_report.h"
 #include "query/matrix.h"
@@ -156,6 +159,8 @@ void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   Route(http, "/api/summary", filters, &ApiRoutes::SummaryEndpoint);
   Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
   Route(http, "/api/matrix", Allowed({"stack", "offset", "limit"}), &ApiRoutes::MatrixEndpoint);
+  Route(http, "/api/ops", {"op_sweep", "target", "mode", "category", "q", "limit"},
+        &ApiRoutes::Ops);
 }
 
 void ApiRoutes::Route(HttpRouter& http, const std::string& path, std::set<std::string> allowed,
@@ -680,6 +685,90 @@ std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpRes
   out["next_offset"] = next < page.rows ? ordered_json(next) : ordered_json(nullptr);
   SendJson(res, 200, out);
   matrices_.Put(key, size, res.body);
+  return std::nullopt;
+}
+
+}  // namespace compatlab
+
+namespace compatlab {
+namespace {
+
+constexpr int64_t kDefaultOpRows = 1000;  // cases of a /api/ops answer
+constexpr int64_t kMaxOpRows = 20000;
+
+// The op sweep /api/ops names: op_sweep=ID, else the latest of target (and mode); NotFound.
+absl::StatusOr<OpSweepInfo> ChosenOpSweep(const std::vector<OpSweepInfo>& sweeps,
+                                          const Params& params) {
+  const std::string id = params.Get("op_sweep");
+  const std::string target = params.Get("target");
+  const std::string mode = params.Get("mode");
+  for (auto it = sweeps.rbegin(); it != sweeps.rend(); ++it) {
+    if (!id.empty()
+            ? it->op_sweep_id == id
+            : (target.empty() || it->target == target) && (mode.empty() || it->mode == mode)) {
+      return *it;
+    }
+  }
+  return absl::NotFoundError("no op sweep matches op_sweep, target and mode");
+}
+
+// The categories of the comma-separated `text` (all when empty); InvalidArgument.
+absl::StatusOr<std::set<OpCategory>> OpCategories(const std::string& text) {
+  std::set<OpCategory> out;
+  for (absl::string_view name : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    absl::StatusOr<OpCategory> c = ParseOpCategory(std::string(name));
+    if (!c.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter 'category': ", c.status().message()));
+    out.insert(*c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res) {
+  absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
+  if (!store.ok()) return FromStatus(store.status());
+  absl::StatusOr<std::vector<OpSweepInfo>> sweeps = (*store)->ListOpSweeps();
+  if (!sweeps.ok()) return FromStatus(sweeps.status());
+  ordered_json list = ordered_json::array();
+  for (const OpSweepInfo& s : *sweeps) {
+    absl::StatusOr<std::vector<OpResult>> results = (*store)->OpResults(s.op_sweep_id);
+    if (!results.ok()) return FromStatus(results.status());
+    ordered_json item = OpSweepJson(s);
+    item["counts"] = OpCountsJson(CountOps(*results));
+    list.push_back(std::move(item));
+  }
+  if (params.Get("op_sweep").empty() && params.Get("target").empty() &&
+      params.Get("mode").empty()) {
+    SendJson(res, 200, {{"op_sweeps", list}});
+    return std::nullopt;
+  }
+  absl::StatusOr<OpSweepInfo> sweep = ChosenOpSweep(*sweeps, params);
+  if (!sweep.ok()) return FromStatus(sweep.status());
+  absl::StatusOr<int64_t> limit = params.Int("limit", kDefaultOpRows, 1, kMaxOpRows);
+  if (!limit.ok()) return FromStatus(limit.status());
+  absl::StatusOr<std::set<OpCategory>> categories = OpCategories(params.Get("category"));
+  if (!categories.ok()) return FromStatus(categories.status());
+  absl::StatusOr<std::vector<OpResult>> results = (*store)->OpResults(sweep->op_sweep_id);
+  if (!results.ok()) return FromStatus(results.status());
+  const OpCounts counts = CountOps(*results);  // of the whole op sweep, before the filter
+  const std::string q = params.Get("q");
+  std::vector<OpResult> matching;
+  for (OpResult& r : *results) {
+    if (q.empty() || r.Key().find(q) != std::string::npos) matching.push_back(std::move(r));
+  }
+  absl::StatusOr<OpUsers> users = FallbackUsers(**store);
+  if (!users.ok()) return FromStatus(users.status());
+  std::vector<OpRow> rows = OpRows(matching, *users, {*categories, 0});
+  const bool truncated = rows.size() > static_cast<size_t>(*limit);
+  if (truncated) rows.resize(static_cast<size_t>(*limit));
+  ordered_json out = OpSweepReportJson(*sweep, counts, rows);
+  out["matching"] = matching.size();
+  out["truncated"] = truncated;
+  out["op_sweeps"] = std::move(list);
+  SendJson(res, 200, out);
   return std::nullopt;
 }
 

@@ -59,6 +59,11 @@ class ApiRoutes {
   std::optional<HttpError> SummaryEndpoint(const Params& params, HttpResponse& res);
   std::optional<HttpError> Repro(const Params& params, HttpResponse& res);
   std::optional<HttpError> MatrixEndpoint(const Params& params, HttpResponse& res);
+  // /api/ops (doc/ops.md, doc/api.md): without op_sweep, target or mode, every op sweep
+  // with its counts; else one op sweep (op_sweep=ID, or the latest of target and mode) with
+  // its cases, most used first, of `category` (comma-separated) and containing `q` in their
+  // key, at most `limit`.
+  std::optional<HttpError> Ops(const Params& params, HttpResponse& res);
 
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
   absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);

@@ -75,6 +75,57 @@ std::vector<std::string> CreateTables(const std::vector<FieldDef>& fields) {
   };
 }
 
+// Op coverage (doc/ops.md, "Store tables"): an op sweep per target and mode, and
+// its results, one per (op, variant, dtype).
+constexpr const char* kOpCoverageTables[] = {
+    "CREATE TABLE op_sweeps (\n"
+    "  op_sweep_id TEXT NOT NULL PRIMARY KEY,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  finished_at TEXT,\n"
+    "  target TEXT NOT NULL,\n"
+    "  mode TEXT NOT NULL,\n"
+    "  backend TEXT NOT NULL,\n"
+    "  dtypes TEXT NOT NULL,\n"
+    "  max_samples INTEGER NOT NULL,\n"
+    "  check_skips INTEGER NOT NULL,\n"
+    "  torch_version TEXT NOT NULL,\n"
+    "  python_version TEXT NOT NULL,\n"
+    "  host TEXT NOT NULL,\n"
+    "  args TEXT NOT NULL,\n"
+    "  planned INTEGER NOT NULL\n"
+    ") STRICT",
+    "CREATE TABLE op_results (\n"
+    "  op_sweep_id TEXT NOT NULL REFERENCES op_sweeps (op_sweep_id),\n"
+    "  op TEXT NOT NULL,\n"
+    "  variant TEXT NOT NULL,\n"
+    "  dtype TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL,\n"
+    "  detail TEXT NOT NULL,\n"
+    "  samples INTEGER NOT NULL,\n"
+    "  passed INTEGER NOT NULL,\n"
+    "  failed INTEGER NOT NULL,\n"
+    "  errored INTEGER NOT NULL,\n"
+    "  timed_out INTEGER NOT NULL,\n"
+    "  first_failure TEXT NOT NULL,\n"
+    "  error_type TEXT NOT NULL,\n"
+    "  signature TEXT NOT NULL,\n"
+    "  max_abs_err REAL,\n"
+    "  max_rel_err REAL,\n"
+    "  atol REAL,\n"
+    "  rtol REAL,\n"
+    "  tol_source TEXT NOT NULL,\n"
+    "  ref_dtype TEXT NOT NULL,\n"
+    "  fallback_audit TEXT NOT NULL,\n"
+    "  aten_ops TEXT NOT NULL,\n"
+    "  fallback_ops TEXT NOT NULL,\n"
+    "  skip_source TEXT NOT NULL,\n"
+    "  skip_kind TEXT NOT NULL,\n"
+    "  skip_reason TEXT NOT NULL,\n"
+    "  wall_s REAL NOT NULL,\n"
+    "  PRIMARY KEY (op_sweep_id, op, variant, dtype)\n"
+    ") STRICT",
+};
+
 }  // namespace
 
 std::vector<std::string> MigrationStatements(int version, const std::vector<FieldDef>& fields) {
@@ -86,6 +137,9 @@ std::vector<std::string> MigrationStatements(int version, const std::vector<Fiel
     statements.push_back("ALTER TABLE sweeps ADD COLUMN plan_id TEXT NOT NULL DEFAULT ''");
     statements.push_back("ALTER TABLE sweeps ADD COLUMN shard INTEGER");
     statements.push_back("ALTER TABLE sweeps ADD COLUMN shards INTEGER");
+  }
+  if (version == kOpCoverageVersion) {
+    for (const char* sql : kOpCoverageTables) statements.push_back(sql);
   }
   for (const FieldDef& field : fields) {
     if (version > 1 && field.since_version == version) {

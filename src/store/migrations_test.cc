@@ -73,10 +73,11 @@ TEST(MigrationsTest, EachVersionAddsItsFieldsInTableOrder) {
       if (f.since_version <= version) expected.push_back(std::string(f.name));
     }
     EXPECT_EQ(RunColumns(*db), expected);
-    // Every version adds a field but the ones that changed Parquet's column types
-    // and the one that gave sweeps their plan and shard.
+    // Every version adds a field but the ones that changed Parquet's column types,
+    // the one that gave sweeps their plan and shard and the one of the op tables.
     if (version == kTypedListsVersion || version == kTypedLoadDistsVersion ||
-        version == kKeyValueListsVersion || version == kShardedSweepsVersion) {
+        version == kKeyValueListsVersion || version == kShardedSweepsVersion ||
+        version == kOpCoverageVersion) {
       EXPECT_EQ(previous, expected.size());
     } else {
       EXPECT_LT(previous, expected.size());
@@ -84,6 +85,18 @@ TEST(MigrationsTest, EachVersionAddsItsFieldsInTableOrder) {
     previous = expected.size();
   }
   EXPECT_EQ(previous, ResultFields().size());
+}
+
+TEST(MigrationsTest, TheOpCoverageVersionAddsTheOpTables) {
+  test::ScopedTempDir dir;
+  auto db = OpenDb(dir.path() / "m.db");
+  ASSERT_TRUE(Migrate(*db, kOpCoverageVersion - 1, ResultFields()).ok());
+  EXPECT_EQ(*db->QueryInt("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'op_%'"), 0);
+  ASSERT_TRUE(Migrate(*db, kOpCoverageVersion, ResultFields()).ok());
+  EXPECT_EQ(*db->QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
+                          "('op_sweeps', 'op_results')"),
+            2);
+  EXPECT_TRUE(CheckSchemaObjects(*db, kOpCoverageVersion, ResultFields()).ok());
 }
 
 TEST(MigrationsTest, LaterVersionAddsItsFieldsAsColumns) {

@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/op_records.h"
 #include "core/records.h"
 #include "core/resolved_test.h"
 #include "store/schema.h"
@@ -308,8 +309,39 @@ class Store {
   absl::StatusOr<std::vector<RunRecord>> RunsByRowid(const std::vector<int64_t>& rowids,
                                                      bool with_outputs);
 
+  // --- Op coverage (`compatlab ops`, doc/ops.md; op_store.cc) ---
+
+  // Records a new op sweep (its `recorded` is ignored). InvalidArgument for an
+  // empty id; AlreadyExists when the id is taken.
+  absl::Status CreateOpSweep(const OpSweepInfo& sweep);
+  // Stores `results` in one transaction; durable when it returns OK. Errors
+  // (nothing written): NotFound for a result of no stored op sweep,
+  // AlreadyExists for a second result of the same (op, variant, dtype) in an
+  // op sweep.
+  absl::Status InsertOpResults(const std::vector<OpResult>& results);
+  // Sets the finished_at of an op sweep. NotFound if none.
+  absl::Status FinishOpSweep(const std::string& op_sweep_id, const std::string& finished_at);
+  // Every op sweep, oldest first, with its recorded results counted.
+  absl::StatusOr<std::vector<OpSweepInfo>> ListOpSweeps();
+  // The op sweep `op_sweep_id`; NotFound if none.
+  absl::StatusOr<OpSweepInfo> GetOpSweep(const std::string& op_sweep_id);
+  // The results of `op_sweep_id` by op, variant and dtype, with the sweep's
+  // target, mode and torch version. NotFound if the op sweep does not exist;
+  // DataLoss for a stored status this compatlab does not know.
+  absl::StatusOr<std::vector<OpResult>> OpResults(const std::string& op_sweep_id);
+  // An import's op sweep and results in one transaction: the sweep is created
+  // when missing (an existing one must have the same target, mode and torch
+  // version, else InvalidArgument); a result whose (op, variant, dtype) the
+  // sweep holds already is skipped. Returns the results added.
+  absl::StatusOr<int64_t> MergeOpResults(const OpSweepInfo& sweep,
+                                         const std::vector<OpResult>& results);
+
  private:
   Store(std::filesystem::path path, std::unique_ptr<sqlite::Database> db, int opened_version);
+
+  // The INSERT of one op result, inside the caller's transaction; with
+  // `skip_present`, a result already stored is left (returns false).
+  absl::StatusOr<bool> InsertOpResultRow(const OpResult& result, bool skip_present);
 
   // The INSERT of InsertRun and MergeRuns, inside the caller's transaction.
   absl::Status InsertRunRow(const RunRecord& record);

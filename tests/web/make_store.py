@@ -1,6 +1,9 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves|profile]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves|profile|ops]  -> prints the store's path.
+
+With `ops`: a store of its own for the op coverage page: `compatlab ops run` of a few OpInfo
+entries on ctest (native, fallback and a skip of PyTorch's), eager.
 
 With `profile`: a store of its own for the model page's profile section: a tiny gpt2's
 forward, eager, on the cpu under `--profile` (its trace beside the store).
@@ -133,6 +136,16 @@ def blame_store(binary, work):
     return db
 
 
+def ops_store(binary, work):
+    db = work / "ops.db"
+    proc = subprocess.run([str(binary), "ops", "run", "--db", str(db), "--target", "ctest", "--ops",
+                           "add,mul,mm,tanh,neg,bernoulli", "--max-samples", "2"],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        sys.exit(f"make_store.py: the op sweep failed: {proc.stderr}")
+    return db
+
+
 def main():
     binary, work = sys.argv[1], pathlib.Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
@@ -150,6 +163,9 @@ def main():
         return
     if sys.argv[3:] == ["blame"]:
         print(blame_store(binary, work))
+        return
+    if sys.argv[3:] == ["ops"]:
+        print(ops_store(binary, work))
         return
     db = work / "web.db"
     suite = work / "web-suite.json"

@@ -14,6 +14,7 @@ from .. import kinds
 from ..host.runtime import stack_info
 from ..kinds.context import Context
 from ..measure import memlimit
+from ..ops import batch as op_batch
 from ..protocol.request import BadRequest, MemoryLimit, TestRequest, parse_request
 from ..protocol.result import Result
 
@@ -68,6 +69,9 @@ def run_test(request: TestRequest | Mapping[str, Any], context: Context | None =
             return bad_request(exc)
     result = Result(stack_info())
     try:
+        if request.kind == op_batch.KIND:
+            op_batch.run(request, result)
+            return result.to_dict()
         problem = kinds.check_request(request)
         if problem:
             status, detail = problem

@@ -86,7 +86,8 @@ class Zygote:
             return None
         _close(fds)
         if kind == "preload":
-            self.preload(message.get("model_types") or [], message.get("compile_calibration"))
+            self.preload(message.get("model_types") or [], message.get("compile_calibration"),
+                         message.get("modules"))
         elif kind == "shutdown":
             return "shutdown"
         else:
@@ -95,8 +96,9 @@ class Zygote:
 
     # ----------------------------------------------------------------- preload
 
-    def preload(self, model_types: list[str], calibration: Any = None) -> None:
-        """Imports the modelling modules of `model_types`; with `calibration`
+    def preload(self, model_types: list[str], calibration: Any = None, modules: Any = None) -> None:
+        """Imports the modelling modules of `model_types`, then `modules` (module names: an op
+        sweep's OpInfo database, doc/worker-protocol.md); with `calibration`
         ({"seed_dir": DIR}), then runs the sweep's calibration compile
         (compiler.calibrate); answers `ready`."""
         from ..host.osutil import thread_names
@@ -110,6 +112,11 @@ class Zygote:
                 importlib.import_module(heads.modeling_module_name(str(model_type)))
             except (Exception, SystemExit) as exc:
                 failures[str(model_type)] = f"{type(exc).__name__}: {exc}"
+        for module in modules if isinstance(modules, list) else []:
+            try:
+                importlib.import_module(str(module))
+            except (Exception, SystemExit) as exc:
+                failures[str(module)] = f"{type(exc).__name__}: {exc}"
         self.import_s += time.perf_counter() - start
         ready = {"type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
         if isinstance(calibration, dict) and isinstance(calibration.get("seed_dir"), str) \
