@@ -157,8 +157,10 @@ export function statusBadge(run) {
   return el("span", { class: `status status-${run.status}` }, label);
 }
 
-export function modelLink(modelId, label = modelId) {
-  return el("a", { href: `/model.html?${new URLSearchParams({ model_id: modelId })}` }, label);
+// `stacks` (named stacks side by side, "default,t5") is carried to the model page's comparison.
+export function modelLink(modelId, label = modelId, stacks = "") {
+  const query = stacks ? { model_id: modelId, stacks } : { model_id: modelId };
+  return el("a", { href: `/model.html?${new URLSearchParams(query)}` }, label);
 }
 
 // The filters (and any other `extra` view parameters, like the matrix's
@@ -187,6 +189,12 @@ export async function setUpFilters(form, filters, onChange) {
     let control;
     if (name === "model") {
       control = el("input", { id: "q", type: "search", placeholder: "model id or type, e.g. llama", autofocus: true });
+    } else if (name === "stacks") {
+      control = el("input", {
+        type: "search", placeholder: "stacks side by side, e.g. default,t5",
+        title: "named stacks (compatlab stack ls), comma-separated: a column per stack, target and mode; "
+          + "cells changed from the first stack's by diff's rule are marked *",
+      });
     } else if (name === "stack") {
       control = el("select", {}, el("option", { value: "" }, "newest stack"),
         el("option", { value: "all" }, "latest on any stack"));
@@ -196,7 +204,7 @@ export async function setUpFilters(form, filters, onChange) {
     }
     control.dataset.filter = name;
     control.value = filters[name];
-    control.addEventListener(name === "model" ? "input" : "change", () => {
+    control.addEventListener(control.tagName === "INPUT" ? "input" : "change", () => {
       filters[name] = control.value;
       writeFilters(filters);
       onChange(filters);
@@ -299,10 +307,21 @@ export function matrixCell(cell, modelId) {
     parts.push(errorText(cell.error_message,
       cell.error_truncated ? el("a", { href: runHref(modelId, cell.run_id) }, "whole message") : null));
   }
-  return el("td", { class: "cell", "data-verdict": cell.verdict, "data-run-id": cell.run_id }, parts);
+  const changes = cell.changes || [];
+  if (changes.length) {
+    parts.unshift(el("span", {
+      class: "changed-mark",
+      title: changes.map((c) => `${c.kind}: ${c.detail} [${c.rule}]`).join("\n"),
+    }, "* "));
+  }
+  return el("td", {
+    class: changes.length ? "cell changed" : "cell", "data-verdict": cell.verdict, "data-run-id": cell.run_id,
+    "data-changed": changes.length ? changes.map((c) => c.kind).join(", ") : null,
+  }, parts);
 }
 
 // "cpu eager": a matrix column's name.
+// "default: cpu eager" for a named stack's column (/api/matrix?stacks=...).
 export function columnName(column) {
-  return `${column.target} ${column.mode}`;
+  return column.stack ? `${column.stack}: ${column.target} ${column.mode}` : `${column.target} ${column.mode}`;
 }

@@ -7,7 +7,7 @@ import {
 const table = document.getElementById("matrix");
 const note = document.getElementById("count");
 const more = document.getElementById("more");
-const filters = readFilters(["stack", "sort"]);
+const filters = readFilters(["stack", "stacks", "sort"]);
 let columns = [];
 let rows = [];  // the rows loaded so far
 let nextOffset = 0;
@@ -66,7 +66,7 @@ function render() {
     })));
   table.tBodies[0].replaceChildren(...sorted().map((row) => el("tr", { "data-model-id": row.model_id },
     el("td", { class: "model", title: row.model_id },
-      modelLink(row.model_id, row.name), row.model_type && row.name !== `hf:${row.model_type}`
+      modelLink(row.model_id, row.name, filters.stacks), row.model_type && row.name !== `hf:${row.model_type}`
         ? el("div", { class: "note" }, row.model_type) : null),
     el("td", { class: "num" }, count(row.param_count)),
     el("td", {}, row.size || DASH),
@@ -74,8 +74,10 @@ function render() {
     row.cells.map((cell) => matrixCell(cell, row.model_id)))));
 }
 
+// The API's parameters: named stacks side by side (`stacks`) replace the `stack` selection.
 function apiFilters() {
   const { sort, ...rest } = filters;
+  if (rest.stacks) rest.stack = "";
   return rest;
 }
 
@@ -88,9 +90,12 @@ async function load(append) {
     rows = append ? [...rows, ...page.rows] : page.rows;
     nextOffset = page.next_offset;
     more.hidden = !page.has_more;
+    const changed = rows.reduce((n, r) => n + r.cells.filter((c) => c.changes?.length).length, 0);
     note.textContent = page.total_rows === 0 ? "no results"
-      : `${page.stack.description}: ${page.total_rows} models × ${columns.length} target/mode columns, `
+      : `${page.stack.description}: ${page.total_rows} models × ${columns.length} `
+        + `${filters.stacks ? "stack/target/mode" : "target/mode"} columns, `
         + `${page.current} current results, ${page.superseded} superseded`
+        + (filters.stacks ? `; ${changed} cells changed (*) from ${filters.stacks.split(",")[0]}` : "")
         + (page.has_more ? `; showing ${rows.length}` : "");
     render();
   } catch (e) {

@@ -53,6 +53,7 @@ function sideBySide(m) {
   document.getElementById("targets-stack").textContent = m.rows.length
     ? `The current result of each test on each target and mode, on ${m.stack.description}; `
       + `${m.superseded} earlier results superseded.`
+      + (stacks ? ` A cell marked * changed from ${stacks.split(",")[0]}'s by diff's rule.` : "")
     : "No results on this stack.";
   table.tHead.replaceChildren(el("tr", {}, el("th", {}, "test"), m.columns.map((c) => el("th", {}, columnName(c)))));
   table.tBodies[0].replaceChildren(...m.rows.map((row) => el("tr", {},
@@ -413,8 +414,10 @@ api("/api/model", { model_id: modelId }).then((m) => {
     (e) => showError(document.getElementById("profile-note"), e))]);
 }, (e) => showError(document.getElementById("summary"), e));
 
-const stack = new URLSearchParams(location.search).get("stack") || "";
-api("/api/matrix", { model_id: modelId, stack, limit: 200 }).then(sideBySide,
+// `stacks` (named stacks side by side, from the matrix page) replaces `stack`.
+const stacks = new URLSearchParams(location.search).get("stacks") || "";
+const stack = stacks ? "" : new URLSearchParams(location.search).get("stack") || "";
+api("/api/matrix", { model_id: modelId, stack, stacks, limit: 200 }).then(sideBySide,
   (e) => showError(document.getElementById("targets-stack"), e));
 if (runId) showDetails(runId);
 

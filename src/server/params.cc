@@ -102,4 +102,22 @@ absl::StatusOr<IndexQuery> ToIndexQuery(const Params& params) {
   return query;
 }
 
+absl::StatusOr<StackSelection> ToMatrixSelection(const Params& params) {
+  const std::string stack = params.Get("stack");
+  const std::string stacks = params.Get("stacks");
+  if (!stack.empty() && !stacks.empty()) {
+    return absl::InvalidArgumentError("parameters 'stack' and 'stacks' cannot both be given");
+  }
+  const bool named = !stacks.empty();
+  absl::StatusOr<StackSelection> selection =
+      named ? ParseNamedStacks(stacks) : ParseStackSelection(stack.empty() ? "newest" : stack);
+  if (!selection.ok()) {
+    std::string message(selection.status().message());
+    if (message.starts_with("--stacks: ")) message.erase(0, 10);  // the CLI's flag
+    return absl::InvalidArgumentError(
+        fmt::format("parameter '{}': {}", named ? "stacks" : "stack", message));
+  }
+  return selection;
+}
+
 }  // namespace compatlab

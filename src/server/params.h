@@ -54,6 +54,11 @@ std::set<std::string> Allowed(std::initializer_list<std::string> extra);
 // for an unknown status.
 absl::StatusOr<IndexQuery> ToIndexQuery(const Params& params);
 
+// The matrix's stack selection of `params` (doc/api.md, /api/matrix): `stack` (newest when
+// absent: ParseStackSelection) or `stacks` (named stacks side by side, at most
+// kMaxNamedStacks: ParseNamedStacks), not both. InvalidArgument naming the parameter otherwise.
+absl::StatusOr<StackSelection> ToMatrixSelection(const Params& params);
+
 }  // namespace compatlab
 
 #endif  // COMPATLAB_SERVER_PARAMS_H_

@@ -83,5 +83,34 @@ TEST(ParamsTest, FiltersBecomeTheIndexQuery) {
   EXPECT_TRUE(Allowed({"limit"}).contains("transformers_version"));
 }
 
+// The matrix's selection of `values` (/api/matrix's stack and stacks parameters).
+absl::StatusOr<StackSelection> MatrixSelectionOf(const Values& values) {
+  absl::StatusOr<Params> params =
+      Params::Parse("/api/matrix", values, Allowed({"stack", "stacks"}));
+  EXPECT_TRUE(params.ok()) << params.status();
+  return ToMatrixSelection(*params);
+}
+
+TEST(ParamsTest, MatrixStacksNameStacksSideBySideWithinBounds) {
+  absl::StatusOr<StackSelection> named = MatrixSelectionOf({{"stacks", "default,t5"}});
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->choice, StackSelection::Choice::kNamed);
+  EXPECT_EQ(named->named, (std::vector<std::string>{"default", "t5"}));
+  absl::StatusOr<StackSelection> newest = MatrixSelectionOf({});
+  ASSERT_TRUE(newest.ok());
+  EXPECT_EQ(newest->choice, StackSelection::Choice::kNewest);
+
+  EXPECT_EQ(MatrixSelectionOf({{"stack", "all"}, {"stacks", "default"}}).status().message(),
+            "parameters 'stack' and 'stacks' cannot both be given");
+  EXPECT_EQ(MatrixSelectionOf({{"stacks", "a,b,c,d,e,f,g,h,i"}}).status().message(),
+            "parameter 'stacks': at most 8 stacks side by side");
+  EXPECT_EQ(MatrixSelectionOf({{"stacks", "default,default"}}).status().message(),
+            "parameter 'stacks': default given twice");
+  EXPECT_THAT(std::string(MatrixSelectionOf({{"stacks", "../x"}}).status().message()),
+              HasSubstr("parameter 'stacks': '../x' is not a stack name"));
+  EXPECT_THAT(std::string(MatrixSelectionOf({{"stack", "nope=1"}}).status().message()),
+              HasSubstr("parameter 'stack': "));
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -158,7 +158,8 @@ void ApiRoutes::Register(HttpRouter& http, std::function<void()> before_each) {
   Route(http, "/api/compare", {"base", "head"}, &ApiRoutes::CompareEndpoint);
   Route(http, "/api/summary", filters, &ApiRoutes::SummaryEndpoint);
   Route(http, "/api/repro", {"run_id"}, &ApiRoutes::Repro);
-  Route(http, "/api/matrix", Allowed({"stack", "offset", "limit"}), &ApiRoutes::MatrixEndpoint);
+  Route(http, "/api/matrix", Allowed({"stack", "stacks", "offset", "limit"}),
+        &ApiRoutes::MatrixEndpoint);
   Route(http, "/api/ops", {"op_sweep", "target", "mode", "category", "q", "limit"},
         &ApiRoutes::Ops);
 }
@@ -639,12 +640,8 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& re
 std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpResponse& res) {
   absl::StatusOr<IndexQuery> query = ToIndexQuery(params);
   if (!query.ok()) return FromStatus(query.status());
-  const std::string stack = params.Get("stack");
-  absl::StatusOr<StackSelection> selection = ParseStackSelection(stack.empty() ? "newest" : stack);
-  if (!selection.ok()) {
-    return HttpError{
-        400, fmt::format("parameter 'stack': {}", std::string(selection.status().message()))};
-  }
+  absl::StatusOr<StackSelection> selection = ToMatrixSelection(params);
+  if (!selection.ok()) return FromStatus(selection.status());
   absl::StatusOr<int64_t> limit = params.Int("limit", kDefaultMatrixRows, 1, kMaxMatrixRows);
   if (!limit.ok()) return FromStatus(limit.status());
   absl::StatusOr<int64_t> offset = params.Int("offset", 0, 0, 100'000'000);
@@ -656,6 +653,9 @@ std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpRes
     res.set_header("Cache-Control", "no-store");
     res.set_content(*std::move(body), "application/json");
     return std::nullopt;
+  }
+  if (selection->choice == StackSelection::Choice::kNamed) {
+    return NamedMatrixPage(*std::move(query), *selection, *offset, *limit, key, size, res);
   }
   MatrixIndexQuery matrix_query;
   matrix_query.query = *std::move(query);
@@ -676,15 +676,49 @@ std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpRes
   matrix.newest = page.newest;
   matrix.current = page.cells;
   matrix.superseded = page.selected - page.cells;
+  SendMatrixPage(matrix, page.rows, *offset, *limit, key, size, res);
+  return std::nullopt;
+}
+
+void ApiRoutes::SendMatrixPage(const Matrix& matrix, int64_t total_rows, int64_t offset,
+                               int64_t limit, const std::string& key, int64_t size,
+                               HttpResponse& res) {
   ordered_json out = MatrixJson(matrix, kMatrixErrorChars);
-  const int64_t next = *offset + static_cast<int64_t>(matrix.rows.size());
-  out["total_rows"] = page.rows;
-  out["offset"] = *offset;
-  out["limit"] = *limit;
-  out["has_more"] = next < page.rows;
-  out["next_offset"] = next < page.rows ? ordered_json(next) : ordered_json(nullptr);
+  const int64_t next = offset + static_cast<int64_t>(matrix.rows.size());
+  out["total_rows"] = total_rows;
+  out["offset"] = offset;
+  out["limit"] = limit;
+  out["has_more"] = next < total_rows;
+  out["next_offset"] = next < total_rows ? ordered_json(next) : ordered_json(nullptr);
   SendJson(res, 200, out);
   matrices_.Put(key, size, res.body);
+}
+
+std::optional<HttpError> ApiRoutes::NamedMatrixPage(IndexQuery query,
+                                                    const StackSelection& selection, int64_t offset,
+                                                    int64_t limit, const std::string& key,
+                                                    int64_t size, HttpResponse& res) {
+  // The run index keys current runs by stack pair, not by named stack (the runs' `stack`
+  // field): the matching runs are read and BuildMatrix picks each named stack's current run
+  // and marks the changes by diff's rule, as `matrix --stacks` does.
+  query.limit = kMaxMatrixRuns + 1;
+  query.count_cap = kMaxMatrixRuns + 1;
+  const IndexPage found = index_.Search(query);
+  if (found.rowids.size() > kMaxMatrixRuns) {
+    return HttpError{400, fmt::format("stacks side by side would read more than {} runs; narrow "
+                                      "them with model, target or mode",
+                                      kMaxMatrixRuns)};
+  }
+  absl::StatusOr<std::vector<RunRecord>> runs = Fetch(found.rowids, false);
+  if (!runs.ok()) return FromStatus(runs.status());
+  Matrix matrix = BuildMatrix(*std::move(runs), selection);
+  const auto total_rows = static_cast<int64_t>(matrix.rows.size());
+  // The page's rows; their cells still index matrix.runs, and the counts are the whole matrix's.
+  const auto first = static_cast<size_t>(std::min(offset, total_rows));
+  const size_t last = std::min(first + static_cast<size_t>(limit), matrix.rows.size());
+  matrix.rows = std::vector<MatrixRow>(std::make_move_iterator(matrix.rows.begin() + first),
+                                       std::make_move_iterator(matrix.rows.begin() + last));
+  SendMatrixPage(matrix, total_rows, offset, limit, key, size, res);
   return std::nullopt;
 }
 

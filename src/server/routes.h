@@ -64,6 +64,14 @@ class ApiRoutes {
   // its cases, most used first, of `category` (comma-separated) and containing `q` in their
   // key, at most `limit`.
   std::optional<HttpError> Ops(const Params& params, HttpResponse& res);
+  // /api/matrix with `stacks`: a page of the named stacks side by side, from the matching
+  // runs (at most kMaxMatrixRuns). Sends it, or returns the error to send.
+  std::optional<HttpError> NamedMatrixPage(IndexQuery query, const StackSelection& selection,
+                                           int64_t offset, int64_t limit, const std::string& key,
+                                           int64_t size, HttpResponse& res);
+  // Sends a page of `matrix` (its rows the page's, of `total_rows`) and keeps it under `key`.
+  void SendMatrixPage(const Matrix& matrix, int64_t total_rows, int64_t offset, int64_t limit,
+                      const std::string& key, int64_t size, HttpResponse& res);
 
   // {"fields": [...], "rows": [[...], ...]} of these runs, in this order.
   absl::StatusOr<nlohmann::ordered_json> RunTable(const std::vector<int64_t>& rowids);

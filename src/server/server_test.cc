@@ -467,5 +467,61 @@ TEST_F(ServerTest, MatrixPagesBoundsAndNewRuns) {
   EXPECT_EQ(again["total_rows"], 30);
 }
 
+TEST_F(ServerTest, MatrixStacksSideBySideMarkTheCellsThatChanged) {
+  // model0 and model1 on the cpu, on the named stacks default and t5: model0 newly fails on
+  // t5, model1 passes on both with the same figures.
+  for (const char* stack : {"default", "t5"}) {
+    SweepInfo sweep;
+    sweep.sweep_id = std::string("sweep-") + stack;  // one sweep per stack, as sweep --stacks
+    sweep.created_at = "2026-11-30T03:00:00.000Z";
+    ASSERT_TRUE(writer_->CreateSweep(sweep, plan_).ok());
+    for (size_t i : {size_t{0}, size_t{2}}) {
+      const bool fails = i == 0 && std::string(stack) == "t5";
+      RunRecord run =
+          MakeRun(sweep.sweep_id, plan_[i], fails ? TestStatus::kFailToRun : TestStatus::kPass);
+      run.result.stack = stack;
+      run.result.torch_version = "2.13.0";
+      run.result.transformers_version = std::string(stack) == "t5" ? "5.18.0" : "5.23.0";
+      if (fails) {
+        run.result.error_type = "RuntimeError";
+        run.result.error_message = "broken on t5";
+      } else {
+        run.result.prepare_s = 1.0;
+        run.result.steady_median_s = 0.01;
+      }
+      absl::Status inserted = writer_->InsertRun(run);
+      ASSERT_TRUE(inserted.ok()) << inserted;
+    }
+  }
+  Start();
+  auto [status, page] = Get("/api/matrix?stacks=default,t5&limit=1");
+  ASSERT_EQ(status, 200) << page;
+  EXPECT_EQ(page["total_rows"], 2);  // the runs without a stack name are left out
+  EXPECT_EQ(page["has_more"], true);
+  ASSERT_EQ(page["columns"].size(), 2u);
+  EXPECT_EQ(page["columns"][0]["stack"], "default");
+  EXPECT_EQ(page["columns"][1]["stack"], "t5");
+  ASSERT_EQ(page["rows"].size(), 1u);
+  const json& model0 = page["rows"][0];
+  EXPECT_EQ(model0["model_id"], "hf:model0");
+  EXPECT_EQ(model0["cells"][0]["changes"].size(), 0u);
+  ASSERT_EQ(model0["cells"][1]["changes"].size(), 1u);
+  EXPECT_EQ(model0["cells"][1]["changes"][0]["kind"], "newly failing");
+  auto [s2, rest] = Get("/api/matrix?stacks=default,t5&offset=1");
+  ASSERT_EQ(s2, 200) << rest;
+  ASSERT_EQ(rest["rows"].size(), 1u);
+  EXPECT_EQ(rest["rows"][0]["model_id"], "hf:model1");
+  EXPECT_EQ(rest["rows"][0]["cells"][1]["verdict"], "pass");
+  EXPECT_EQ(rest["rows"][0]["cells"][1]["changes"].size(), 0u);
+  EXPECT_EQ(rest["next_offset"], nullptr);
+  for (const std::string path :
+       {"/api/matrix?stacks=default,t5&stack=all", "/api/matrix?stacks=Default",
+        "/api/matrix?stacks=a,a", "/api/matrix?stacks=a,b,c,d,e,f,g,h,i"}) {
+    auto [code, body] = Get(path);
+    EXPECT_EQ(code, 400) << path;
+    EXPECT_TRUE(body.contains("error")) << path;
+  }
+}
+
 }  // namespace
 }  // namespace compatlab

@@ -1,9 +1,14 @@
 """Builds the store of the browser tests with the real binary, quickly.
 
-Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves|profile|ops]  -> prints the store's path.
+Usage: make_store.py COMPATLAB_BIN WORKDIR [load|hub|blame|curves|profile|ops|stacks]  -> prints the store's path.
 
 With `ops`: a store of its own for the op coverage page: `compatlab ops run` of a few OpInfo
 entries on ctest (native, fallback and a skip of PyTorch's), eager.
+
+With `stacks`: a store of its own for named stacks side by side (doc/stacks.md): a noop
+sweep's run copied as bert's forward on the cpu, eager and compile, on the stacks `default`
+and `t5` (t5 on another transformers release: eager newly failing there, compile unchanged)
+and on a third stack `other` that the page does not ask for; imported with `compatlab import`.
 
 With `profile`: a store of its own for the model page's profile section: a tiny gpt2's
 forward, eager, on the cpu under `--profile` (its trace beside the store).
@@ -113,6 +118,49 @@ def hub_store(binary, work):
     return db
 
 
+def stacks_store(binary, work):
+    db = work / "stacks.db"
+    suite = work / "stacks-suite.json"
+    suite.write_text(json.dumps({
+        "name": "stacks", "description": "browser tests of stacks side by side",
+        "targets": ["cpu"], "modes": ["eager"], "dtypes": ["float32"],
+        "batch_sizes": [1], "seq_lens": [32], "timeout_s": 300, "tests": [{"kind": "noop"}]}))
+    run(binary, "sweep", "--suite", suite, "--db", db)
+    run(binary, "export", "--db", db, "--parquet", work / "out")
+    (exported,) = sorted((work / "out").rglob("*.parquet"))
+    table = pq.read_table(exported)
+    (noop,) = table.to_pylist()
+    bert = dict(noop, model_id="hf:bert", model_type="bert", kind="forward", status="pass",
+                prepare_s=1.5, steady_median_s=0.004, steady_ci_low_s=0.0039,
+                steady_ci_high_s=0.0041, noisy=0, noisy_reason="", prepare_noisy=0,
+                prepare_noisy_reason="")
+
+    def copy(sweep, **changes):
+        new = dict(bert, sweep_id=sweep, run_id=f"{sweep}-{noop['run_id']}", **changes)
+        new["test_id"] = test_id(new)
+        return new
+
+    compile_ = {"mode": "compile", "backend": "inductor"}
+    t5 = {"stack": "t5", "transformers_version": "5.18.0"}
+    planted = [
+        copy("default-eager", stack="default"),
+        copy("default-compile", stack="default", **compile_),
+        copy("t5-eager", status="fail_to_run", stage="run", error_type="RuntimeError",
+             error_message="planted: t5 breaks bert's forward", steady_median_s=None,
+             steady_ci_low_s=None, steady_ci_high_s=None, **t5),
+        copy("t5-compile", **compile_, **t5),
+        copy("other-eager", stack="other", transformers_version="5.0.0"),
+    ]
+    missing = [k for k in ("stack", "steady_ci_low_s", "steady_ci_high_s") if k not in table.schema.names]
+    if missing:
+        sys.exit(f"make_store.py: the export has no {missing} columns")
+    planted_dir = work / "planted"
+    planted_dir.mkdir(exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(planted, schema=table.schema), planted_dir / "planted.parquet")
+    run(binary, "import", "--db", db, planted_dir)
+    return db
+
+
 def blame_store(binary, work):
     import os
 
@@ -160,6 +208,9 @@ def main():
         return
     if sys.argv[3:] == ["hub"]:
         print(hub_store(binary, work))
+        return
+    if sys.argv[3:] == ["stacks"]:
+        print(stacks_store(binary, work))
         return
     if sys.argv[3:] == ["blame"]:
         print(blame_store(binary, work))
