@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/cache.h"
 #include "cli/common.h"
 #include "cli/compare.h"
 #include "cli/diff.h"
@@ -53,6 +54,7 @@ struct CliFlags {
   CompareFlags compare;
   ErrorsFlags errors;
   ReproFlags repro;
+  CacheFlags cache;
 #ifndef COMPATLAB_PORTABLE
   ServeFlags serve;
 #endif
@@ -106,6 +108,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
       Declare(app, f.compare, AddCompareCommand, RunCompareCommand),
       Declare(app, f.errors, AddErrorsCommand, RunErrors),
       Declare(app, f.repro, AddReproCommand, RunRepro),
+      Declare(app, f.cache, AddCacheCommand, RunCache),
 #ifndef COMPATLAB_PORTABLE  // nor Boost.Beast
       Declare(app, f.serve, AddServeCommand, RunServe),
 #endif

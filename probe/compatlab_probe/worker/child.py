@@ -16,6 +16,7 @@ from ..kinds.context import Context
 from ..measure import memlimit
 from ..protocol.request import BadRequest, MemoryLimit, TestRequest, parse_request
 from ..protocol.result import Result
+from ..stacks import compile_store
 
 
 def apply_memory_limit(limit: MemoryLimit, model_kind: bool = False) -> None:
@@ -77,6 +78,7 @@ def run_test(request: TestRequest | Mapping[str, Any], context: Context | None =
             kinds.KINDS[request.kind](request, result, context or Context())
         except kinds.StageFailed:
             pass  # a model kind's stage failed; the result already says how
+        compile_store.keep_after_test(request, result.status, result.metrics)
         eager_frames = result.metrics.get("frames_run_eagerly") or 0
         if result.status == "pass" and eager_frames > 0:
             # A compiled pass with frames dynamo gave up on: say so next to the status.
