@@ -44,26 +44,27 @@ absl::StatusOr<std::string> FileSha256(const fs::path& path) {
 
 // artifacts.bin or kernels/XX/NAME, as the probe writes them (compile_store.py).
 bool IsEntryFilePath(std::string_view path) {
-  static const std::regex* const kPath = new std::regex(
-      R"(^(artifacts\.bin|kernels/[a-z0-9]{2}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,199})$)");
+  static const std::regex* const kPath =
+      new std::regex(R"(^(artifacts\.bin|kernels/[a-z0-9]{2}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,199})$)");
   return path.find("..") == std::string_view::npos &&
          std::regex_match(path.begin(), path.end(), *kPath);
 }
 
 absl::StatusOr<EntryFile> ParseEntryFile(const json& item) {
   if (!item.is_object() || !item.contains("path") || !item["path"].is_string() ||
-      !item.contains("bytes") || !item["bytes"].is_number_integer() ||
-      !item.contains("sha256") || !item["sha256"].is_string()) {
+      !item.contains("bytes") || !item["bytes"].is_number_integer() || !item.contains("sha256") ||
+      !item["sha256"].is_string()) {
     return absl::InvalidArgumentError("entry.json: a file without path, bytes and sha256");
   }
   EntryFile file{item["path"].get<std::string>(), item["bytes"].get<int64_t>(),
                  item["sha256"].get<std::string>()};
   if (!IsEntryFilePath(file.path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("entry.json: file path '", file.path.substr(0, 200), "' is not one of an entry"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "entry.json: file path '", file.path.substr(0, 200), "' is not one of an entry"));
   }
   if (file.bytes < 0 || file.bytes > kMaxEntryBytes || !IsEntryId(file.sha256)) {
-    return absl::InvalidArgumentError(absl::StrCat("entry.json: bad size or digest of ", file.path));
+    return absl::InvalidArgumentError(
+        absl::StrCat("entry.json: bad size or digest of ", file.path));
   }
   return file;
 }
@@ -99,7 +100,8 @@ absl::Status ParseManifest(std::string_view text, Entry* entry) {
   }
   if (m.contains("artifacts") && m["artifacts"].is_object() && m["artifacts"].size() <= 16) {
     for (const auto& [kind, count] : m["artifacts"].items()) {
-      if (count.is_number_integer() && kind.size() <= 64) entry->artifacts[kind] = count.get<int64_t>();
+      if (count.is_number_integer() && kind.size() <= 64)
+        entry->artifacts[kind] = count.get<int64_t>();
     }
   }
   return absl::OkStatus();
@@ -118,8 +120,8 @@ absl::Status CheckNothingElse(const fs::path& dir, const Entry& entry) {
     if (fs::is_directory(st)) continue;
     const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
     if (!listed.contains(rel)) {
-      return absl::InvalidArgumentError(absl::StrCat("holds a file entry.json does not list: ",
-                                                     rel.substr(0, 200)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("holds a file entry.json does not list: ", rel.substr(0, 200)));
     }
   }
   if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot list it: ", ec.message()));
@@ -164,8 +166,8 @@ absl::StatusOr<KeyParts> ParseKey(std::string_view json_text) {
   KeyParts parts;
   for (const auto& [name, value] : k.items()) {
     if (!value.is_string() || name.size() > 64) {
-      return absl::InvalidArgumentError(absl::StrCat("key: part '", name.substr(0, 64),
-                                                     "' is not a string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("key: part '", name.substr(0, 64), "' is not a string"));
     }
     parts[name] = value.get<std::string>();
   }
@@ -203,7 +205,8 @@ absl::StatusOr<Entry> ReadEntry(const fs::path& dir, std::string_view id, bool v
   absl::Status s = CheckNothingElse(dir, *entry);
   if (s.ok() && verify_content) s = VerifyContent(dir, *entry);
   if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("entry ", entry->id, ": ", std::string(s.message())));
+    return absl::Status(s.code(),
+                        absl::StrCat("entry ", entry->id, ": ", std::string(s.message())));
   }
   return entry;
 }

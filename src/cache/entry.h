@@ -42,7 +42,7 @@ struct Entry {
   std::vector<EntryFile> files;
   std::map<std::string, int64_t> artifacts;  // torch's artifact counts by cache
   int64_t created_unix = 0;
-  int64_t bytes = 0;  // every file, key and manifest included
+  int64_t bytes = 0;                          // every file, key and manifest included
   std::filesystem::file_time_type last_used;  // the manifest's mtime
 };
 

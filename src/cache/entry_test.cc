@@ -56,7 +56,8 @@ TEST(EntryTest, RefusesAPathOutsideTheEntryAndUnlistedFilesAndLinks) {
 
   test::WriteEntry(dir, test::TestKey("t"));
   ASSERT_TRUE(WriteFileAtomic(dir / "kernels/ab/extra.so", "x").ok());
-  EXPECT_THAT(ReadEntry(dir, id, false).status().message(), HasSubstr("does not list: kernels/ab/extra.so"));
+  EXPECT_THAT(ReadEntry(dir, id, false).status().message(),
+              HasSubstr("does not list: kernels/ab/extra.so"));
   fs::remove(dir / "kernels/ab/extra.so");
   fs::create_symlink("/etc/passwd", dir / "kernels/ab/link.so");
   EXPECT_THAT(ReadEntry(dir, id, false).status().message(), HasSubstr("symbolic link"));

@@ -21,10 +21,10 @@ std::string Count(const std::optional<int64_t>& n) { return n ? std::to_string(*
 
 std::string RunLine(const RunRecord& run) {
   const RunResult& r = run.result;
-  std::string line = fmt::format(
-      "run {} ({}): prepare_state {}, prepare_s {}", run.run_id, run.spec.TestId(),
-      r.prepare_state.empty() ? "-" : r.prepare_state,
-      r.prepare_s ? fmt::format("{:.2f}", *r.prepare_s) : "-");
+  std::string line = fmt::format("run {} ({} {} {}, test {}): prepare_state {}, prepare_s {}",
+                                 run.run_id, run.spec.model_id, run.spec.kind, run.spec.mode,
+                                 run.spec.TestId(), r.prepare_state.empty() ? "-" : r.prepare_state,
+                                 r.prepare_s ? fmt::format("{:.2f}", *r.prepare_s) : "-");
   if (!r.cache_bundle.empty()) line += fmt::format(", cache_bundle {}", r.cache_bundle);
   line += fmt::format(
       "\n  FX graph cache {} hits, {} misses; AOTAutograd cache {} hits, {} misses; autotune "
@@ -65,8 +65,8 @@ std::vector<const Entry*> NearestEntries(const KeyParts& key, const std::vector<
 absl::StatusOr<std::string> ExplainRun(const RunRecord& run, const std::vector<Entry>& entries,
                                        const std::string& where) {
   if (!run.spec.IsCompiled()) {
-    return absl::InvalidArgumentError(fmt::format("run {} was not compiled (mode {})", run.run_id,
-                                                  run.spec.mode));
+    return absl::InvalidArgumentError(
+        fmt::format("run {} was not compiled (mode {})", run.run_id, run.spec.mode));
   }
   absl::StatusOr<KeyParts> key = ParseKey(run.result.compile_key);
   if (!key.ok()) {

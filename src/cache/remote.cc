@@ -27,19 +27,18 @@ absl::StatusOr<json> RunHubHelper(const HubHelper& helper, const std::vector<std
   absl::StatusOr<CommandResult> r =
       RunCommand(argv, {{"PYTHONPATH", helper.probe_dir}}, kHubTimeoutS);
   if (!r.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot run the probe's compile-store Hub helper with ", helper.python, ": ",
-        std::string(r.status().message())));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot run the probe's compile-store Hub helper with ", helper.python, ": ",
+                     std::string(r.status().message())));
   }
   const json answer = json::parse(r->stdout_text, nullptr, false);
   if (r->exit_code == 0 && answer.is_object()) return answer;
   if (answer.is_object() && answer.contains("error") && answer["error"].is_string()) {
-    return absl::UnavailableError(
-        TruncateForDisplay(answer["error"].get<std::string>(), 1024));
+    return absl::UnavailableError(TruncateForDisplay(answer["error"].get<std::string>(), 1024));
   }
   return absl::InternalError(absl::StrCat("the compile-store Hub helper failed (exit ",
-                                          r->exit_code, "): ",
-                                          TruncateForDisplay(r->stderr_text, 400)));
+                                          r->exit_code,
+                                          "): ", TruncateForDisplay(r->stderr_text, 400)));
 }
 
 // A fresh scratch directory beside the local store, removed by the caller.
@@ -47,7 +46,8 @@ absl::StatusOr<fs::path> Scratch(const fs::path& local) {
   std::error_code ec;
   const fs::path dir = local / "staging" / absl::StrCat("hub.", RandomHex(6));
   fs::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot write ", dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot write ", dir.string(), ": ", ec.message()));
   return dir;
 }
 
@@ -59,8 +59,8 @@ absl::StatusOr<Remote> ParseRemote(std::string_view text) {
         new std::regex("[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}");
     const std::string repo(text.substr(kHubPrefix.size()));
     if (!std::regex_match(repo, *kRepo) || repo.find("..") != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", TruncateForDisplay(text, 200), "' is not a Hub repository (hub:ORG/NAME)"));
+      return absl::InvalidArgumentError(absl::StrCat("'", TruncateForDisplay(text, 200),
+                                                     "' is not a Hub repository (hub:ORG/NAME)"));
     }
     return Remote{Remote::Kind::kHub, repo};
   }
@@ -73,14 +73,16 @@ std::string RemoteName(const Remote& remote) {
                                            : remote.location;
 }
 
-absl::StatusOr<CopyReport> Push(const fs::path& local, const Remote& remote, const HubHelper& helper,
+absl::StatusOr<CopyReport> Push(const fs::path& local, const Remote& remote,
+                                const HubHelper& helper,
                                 const std::function<bool(const Entry&)>& want) {
   if (remote.kind == Remote::Kind::kDirectory) return CopyEntries(local, remote.location, want);
   // The Hub: the entries the repository lacks, checked, uploaded in one commit.
   std::vector<std::string> problems;
   absl::StatusOr<fs::path> scratch = Scratch(local);
   if (!scratch.ok()) return scratch.status();
-  absl::StatusOr<std::vector<Entry>> there = RemoteEntries(remote, helper, *scratch / "keys", &problems);
+  absl::StatusOr<std::vector<Entry>> there =
+      RemoteEntries(remote, helper, *scratch / "keys", &problems);
   std::error_code ec;
   if (!there.ok()) {
     fs::remove_all(*scratch, ec);
@@ -98,8 +100,8 @@ absl::StatusOr<CopyReport> Push(const fs::path& local, const Remote& remote, con
     return true;
   });
   if (staged.ok() && !staged->copied.empty()) {
-    absl::StatusOr<json> answer = RunHubHelper(
-        helper, {"push", "--repo", remote.location, "--dir", EntriesDir(*scratch / "upload").string()});
+    absl::StatusOr<json> answer = RunHubHelper(helper, {"push", "--repo", remote.location, "--dir",
+                                                        EntriesDir(*scratch / "upload").string()});
     if (!answer.ok()) staged = answer.status();
   }
   fs::remove_all(*scratch, ec);
@@ -109,7 +111,8 @@ absl::StatusOr<CopyReport> Push(const fs::path& local, const Remote& remote, con
   return report;
 }
 
-absl::StatusOr<CopyReport> Pull(const Remote& remote, const fs::path& local, const HubHelper& helper,
+absl::StatusOr<CopyReport> Pull(const Remote& remote, const fs::path& local,
+                                const HubHelper& helper,
                                 const std::function<bool(const Entry&)>& want) {
   if (remote.kind == Remote::Kind::kDirectory) {
     std::error_code ec;
@@ -123,7 +126,8 @@ absl::StatusOr<CopyReport> Pull(const Remote& remote, const fs::path& local, con
   if (!scratch.ok()) return scratch.status();
   std::vector<std::string> problems;
   std::error_code ec;
-  absl::StatusOr<std::vector<Entry>> there = RemoteEntries(remote, helper, *scratch / "keys", &problems);
+  absl::StatusOr<std::vector<Entry>> there =
+      RemoteEntries(remote, helper, *scratch / "keys", &problems);
   std::vector<std::string> ids;
   for (const Entry& e : there.ok() ? *there : std::vector<Entry>{}) {
     if ((!want || want(e)) && !fs::exists(EntriesDir(local) / e.id / kManifestFile, ec)) {
@@ -154,7 +158,8 @@ absl::StatusOr<std::vector<Entry>> RemoteEntries(const Remote& remote, const Hub
   if (!answer.ok()) return answer.status();
   std::vector<Entry> entries;
   std::error_code ec;
-  for (fs::directory_iterator it(EntriesDir(scratch), ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(EntriesDir(scratch), ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!IsEntryId(name)) continue;
     // Only key.json and entry.json were downloaded: read without the files they list.

@@ -30,7 +30,8 @@ TEST(RemoteTest, ParsesAHubRepositoryOrADirectory) {
 TEST(RemoteTest, PushesToADirectoryAndPullsBackIntoAnEmptyStore) {
   test::TempDir temp;
   const fs::path a = temp.path() / "a", b = temp.path() / "b";
-  const std::string id = test::WriteEntry(temp.path() / "staged", test::TestKey("hf:llama/forward"));
+  const std::string id =
+      test::WriteEntry(temp.path() / "staged", test::TestKey("hf:llama/forward"));
   ASSERT_TRUE(Keep(a, temp.path() / "staged", kDefaultStoreMaxBytes).ok());
   const Remote remote{Remote::Kind::kDirectory, (temp.path() / "shared").string()};
   absl::StatusOr<CopyReport> pushed = Push(a, remote, {}, nullptr);

@@ -23,21 +23,27 @@ absl::Status Install(const fs::path& root, const fs::path& staged, const std::st
   if (fs::exists(dest, ec)) {
     const fs::path old = StagingDir(root) / absl::StrCat(id, ".old.", RandomHex(6));
     fs::rename(dest, old, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot replace ", dest.string(), ": ", ec.message()));
+    if (ec)
+      return absl::InternalError(
+          absl::StrCat("cannot replace ", dest.string(), ": ", ec.message()));
     fs::remove_all(old, ec);
   }
   fs::rename(staged, dest, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot move the entry to ", dest.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("cannot move the entry to ", dest.string(), ": ", ec.message()));
   fs::last_write_time(dest / kManifestFile, fs::file_time_type::clock::now(), ec);
   return absl::OkStatus();
 }
 
 // Copies the files of `entry` (in `from`) to a fresh staging directory of `to_root`.
-absl::StatusOr<fs::path> StageCopy(const fs::path& from, const Entry& entry, const fs::path& to_root) {
+absl::StatusOr<fs::path> StageCopy(const fs::path& from, const Entry& entry,
+                                   const fs::path& to_root) {
   std::error_code ec;
   const fs::path staged = StagingDir(to_root) / absl::StrCat(entry.id, ".", RandomHex(6));
   fs::create_directories(staged, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot write ", staged.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot write ", staged.string(), ": ", ec.message()));
   std::vector<std::string> names = {std::string(kKeyFile), std::string(kManifestFile)};
   for (const EntryFile& f : entry.files) names.push_back(f.path);
   for (const std::string& name : names) {
@@ -69,7 +75,8 @@ std::vector<Entry> ListEntries(const fs::path& root, std::vector<std::string>* p
   size_t seen = 0;
   for (fs::directory_iterator it(EntriesDir(root), ec), end; !ec && it != end; it.increment(ec)) {
     if (++seen > kMaxStoreEntries) {
-      problems->push_back(absl::StrCat("more than ", kMaxStoreEntries, " entries: the rest not read"));
+      problems->push_back(
+          absl::StrCat("more than ", kMaxStoreEntries, " entries: the rest not read"));
       break;
     }
     const std::string name = it->path().filename().string();
@@ -137,7 +144,9 @@ absl::StatusOr<CopyReport> CopyEntries(const fs::path& from, const fs::path& to,
   std::error_code ec;
   fs::create_directories(EntriesDir(to), ec);
   if (!ec) fs::create_directories(StagingDir(to), ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot write ", to.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write ", to.string(), ": ", ec.message()));
   CopyReport report;
   std::vector<std::string> problems;
   for (const Entry& entry : ListEntries(from, &problems)) {

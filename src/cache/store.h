@@ -31,7 +31,8 @@ std::filesystem::path EntriesDir(const std::filesystem::path& root);
 // The entries of the store at `root`, each read (not its content verified) and sorted by
 // id; an unreadable or malformed one is left out and named in `problems` ("entry ID: why"),
 // and its id (when its name is one) added to `malformed` (may be null).
-std::vector<Entry> ListEntries(const std::filesystem::path& root, std::vector<std::string>* problems,
+std::vector<Entry> ListEntries(const std::filesystem::path& root,
+                               std::vector<std::string>* problems,
                                std::vector<std::string>* malformed = nullptr);
 
 // Moves the staged entry in `staged` (a child's, sweep/execute) into the store at `root`,
@@ -41,8 +42,8 @@ absl::StatusOr<std::string> Keep(const std::filesystem::path& root,
                                  const std::filesystem::path& staged, int64_t max_bytes);
 
 struct GcReport {
-  int removed = 0;  // leftovers of stopped copies and malformed entries
-  int evicted = 0;  // least recently used, past the bound
+  int removed = 0;    // leftovers of stopped copies and malformed entries
+  int evicted = 0;    // least recently used, past the bound
   int64_t bytes = 0;  // left in the store
   size_t entries = 0;
 };

@@ -20,7 +20,8 @@ using ::testing::SizeIs;
 TEST(StoreTest, KeepsAStagedEntryUnderItsIdAndListsIt) {
   test::TempDir temp;
   const std::string id = test::WriteEntry(temp.path() / "staged", test::TestKey("a"));
-  absl::StatusOr<std::string> kept = Keep(temp.path() / "store", temp.path() / "staged", kDefaultStoreMaxBytes);
+  absl::StatusOr<std::string> kept =
+      Keep(temp.path() / "store", temp.path() / "staged", kDefaultStoreMaxBytes);
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_EQ(*kept, id);
   EXPECT_FALSE(fs::exists(temp.path() / "staged"));

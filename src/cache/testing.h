@@ -37,9 +37,12 @@ class TempDir {
 
 // The key parts of a test entry: torch 2.13.0+cpu, inductor, test `test_id`.
 inline std::map<std::string, std::string> TestKey(const std::string& test_id) {
-  return {{"torch", "2.13.0+cpu"},   {"backend", "inductor"},
-          {"device", "cpu x86_64 avx512"}, {"compile_options", R"({"dynamic": false})"},
-          {"dtype", "float32"},      {"test_id", test_id}};
+  return {{"torch", "2.13.0+cpu"},
+          {"backend", "inductor"},
+          {"device", "cpu x86_64 avx512"},
+          {"compile_options", R"({"dynamic": false})"},
+          {"dtype", "float32"},
+          {"test_id", test_id}};
 }
 
 // Writes an entry of `key` into `dir` (made): key.json, artifacts.bin, one kernel and the
@@ -59,7 +62,9 @@ inline std::string WriteEntry(const std::filesystem::path& dir,
       {"artifacts", {{"inductor", 1}, {"aot_autograd", 1}}},
       {"files",
        {{{"path", "artifacts.bin"}, {"bytes", artifacts.size()}, {"sha256", Sha256Hex(artifacts)}},
-        {{"path", "kernels/ab/cabc.so"}, {"bytes", kernel.size()}, {"sha256", Sha256Hex(kernel)}}}}};
+        {{"path", "kernels/ab/cabc.so"},
+         {"bytes", kernel.size()},
+         {"sha256", Sha256Hex(kernel)}}}}};
   EXPECT_TRUE(WriteFileAtomic(dir / "entry.json", manifest.dump()).ok());
   return Sha256Hex(key_text);
 }

@@ -90,9 +90,9 @@ int RunTransfer(const CacheFlags& flags, bool push) {
            : cache::Pull(*remote, LocalStore(flags), HelperOf(flags), want);
   if (!report.ok()) return Fail(ExitCodeOf(report.status()), report.status());
   std::cout << fmt::format("{} {} entries {} {}, {} there already, {} refused\n",
-                           push ? "pushed" : "pulled", report->copied.size(),
-                           push ? "to" : "from", cache::RemoteName(*remote),
-                           report->present.size(), report->refused.size());
+                           push ? "pushed" : "pulled", report->copied.size(), push ? "to" : "from",
+                           cache::RemoteName(*remote), report->present.size(),
+                           report->refused.size());
   for (const std::string& r : report->refused) {
     std::cout << "refused: " << TruncateForDisplay(r, 400) << "\n";
   }
@@ -107,8 +107,8 @@ int RunExplain(const CacheFlags& flags) {
   absl::StatusOr<std::vector<RunRecord>> runs = (*store)->QueryRuns(filter);
   if (!runs.ok()) return Fail(ExitCodeOf(runs.status()), runs.status());
   if (runs->empty()) {
-    return Fail(kExitBadInput, fmt::format("no run {} in {}",
-                                           TruncateForDisplay(flags.run_id, 200), flags.db));
+    return Fail(kExitBadInput,
+                fmt::format("no run {} in {}", TruncateForDisplay(flags.run_id, 200), flags.db));
   }
   std::string where;
   std::vector<std::string> problems;
@@ -123,13 +123,14 @@ int RunExplain(const CacheFlags& flags) {
 
 int RunGc(const CacheFlags& flags) {
   absl::StatusOr<int64_t> max_bytes = ParseByteSize(flags.max_size);
-  if (!max_bytes.ok()) return Fail(kExitBadInput, "--max-size: " + std::string(max_bytes.status().message()));
+  if (!max_bytes.ok())
+    return Fail(kExitBadInput, "--max-size: " + std::string(max_bytes.status().message()));
   const cache::GcReport report = cache::Collect(LocalStore(flags), *max_bytes);
   std::cout << fmt::format(
       "removed {} leftovers and malformed entries, evicted {} least recently used; {} entries, "
       "{:.1f} MiB left in {}\n",
-      report.removed, report.evicted, report.entries,
-      static_cast<double>(report.bytes) / (1 << 20), LocalStore(flags).string());
+      report.removed, report.evicted, report.entries, static_cast<double>(report.bytes) / (1 << 20),
+      LocalStore(flags).string());
   return kExitOk;
 }
 
@@ -137,7 +138,8 @@ int RunGc(const CacheFlags& flags) {
 
 CLI::App* AddCacheCommand(CLI::App& app, CacheFlags& flags) {
   CLI::App* cmd = app.add_subcommand(
-      "cache", "The compile store: list, push, pull, explain a miss, collect (doc/compile-cache.md)");
+      "cache",
+      "The compile store: list, push, pull, explain a miss, collect (doc/compile-cache.md)");
   cmd->require_subcommand(1);
   cmd->add_option("--store", flags.store,
                   "the local compile store (default: $COMPATLAB_COMPILE_STORE, else "
@@ -148,7 +150,8 @@ CLI::App* AddCacheCommand(CLI::App& app, CacheFlags& flags) {
   flags.push = cmd->add_subcommand("push", "Copy the local entries a remote lacks to it");
   flags.push->add_option("remote", flags.remote, "a directory or hub:ORG/NAME")->required();
   flags.push->add_option("--key", flags.key, "that entry only (its id: the key's SHA-256)");
-  flags.pull = cmd->add_subcommand("pull", "Copy a remote's entries the local store lacks, checked");
+  flags.pull =
+      cmd->add_subcommand("pull", "Copy a remote's entries the local store lacks, checked");
   flags.pull->add_option("remote", flags.remote, "a directory or hub:ORG/NAME")->required();
   flags.pull->add_option("--key", flags.key,
                          "that entry only (its id: the SHA-256 of a run's compile_key)");

@@ -1166,8 +1166,8 @@ std::vector<FieldDef> MakeResultFields() {
        &RunResult::autotune_cache_misses},
   };
   for (const CacheCount& c : cache_counts) {
-    add(Metric(Member(c.name, "", c.description,
-                      [m = c.member](auto& r) -> auto& { return r.result.*m; })),
+    add(Metric(Member(
+            c.name, "", c.description, [m = c.member](auto& r) -> auto& { return r.result.*m; })),
         every_compile);
   }
   return fields;

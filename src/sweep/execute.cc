@@ -540,8 +540,9 @@ void Executor::KeepCompileEntry(const TestJob& job, bool compiled, RunResult* re
   if (compiled && result->compile_entry == kCompileEntryWritten) {
     absl::StatusOr<std::string> id = cache::Keep(options_.compile_store_root, job.compile_entry_out,
                                                  options_.compile_store_max_bytes);
-    result->compile_entry = id.ok() ? absl::StrCat(std::string(kCompileEntryKeptPrefix), *id)
-                                    : absl::StrCat("not kept: ", std::string(id.status().message()));
+    result->compile_entry = id.ok()
+                                ? absl::StrCat(std::string(kCompileEntryKeptPrefix), *id)
+                                : absl::StrCat("not kept: ", std::string(id.status().message()));
   }
   RemoveDir(job.compile_entry_out);
 }

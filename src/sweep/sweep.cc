@@ -87,15 +87,19 @@ absl::Status CheckRemeasureRanges(const SweepOptions& o) {
 }
 
 // Options out of range; nothing is read or written yet.
+// --cache-from names a remote: a directory, or hub:ORG/NAME (cache/remote.h).
+absl::Status CheckCacheFrom(const SweepOptions& o) {
+  if (o.cache_from.empty()) return absl::OkStatus();
+  absl::StatusOr<cache::Remote> remote = cache::ParseRemote(o.cache_from);
+  if (remote.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--cache-from: ", std::string(remote.status().message())));
+}
+
 absl::Status CheckRanges(const SweepOptions& o) {
   if (o.jobs.has_value() && (*o.jobs < 1 || *o.jobs > 256))
     return absl::InvalidArgumentError("--jobs must be from 1 to 256");
   if (absl::Status s = CheckStorePath(o.db); !s.ok()) return s;
-  if (!o.cache_from.empty()) {
-    if (absl::StatusOr<cache::Remote> r = cache::ParseRemote(o.cache_from); !r.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--cache-from: ", std::string(r.status().message())));
-    }
-  }
   const std::optional<double> timeout =
       o.timeout_s.has_value() ? o.timeout_s : o.request.overrides.timeout_s;
   if (timeout.has_value()) {
@@ -407,19 +411,19 @@ absl::Status PullForSweep(const SweepOptions& o, const Prepared& p) {
   std::set<std::string> test_ids;
   for (const ResolvedTest& t : p.pending) test_ids.insert(t.spec.TestId());
   const TestExecution& first = *p.pending.front().execution;
-  absl::StatusOr<cache::CopyReport> pulled =
-      cache::Pull(*remote, CompileStoreOf(o), {first.python, first.probe_dir},
-                  [&](const cache::Entry& e) {
-                    auto it = e.key.find("test_id");
-                    return it != e.key.end() && test_ids.contains(it->second);
-                  });
+  absl::StatusOr<cache::CopyReport> pulled = cache::Pull(
+      *remote, CompileStoreOf(o), {first.python, first.probe_dir}, [&](const cache::Entry& e) {
+        auto it = e.key.find("test_id");
+        return it != e.key.end() && test_ids.contains(it->second);
+      });
   if (!pulled.ok()) {
     return absl::Status(pulled.status().code(),
                         absl::StrCat("--cache-from ", cache::RemoteName(*remote), ": ",
                                      std::string(pulled.status().message())));
   }
-  std::cerr << fmt::format("compatlab: cache: {} entries pulled from {} for this sweep, {} here already",
-                           pulled->copied.size(), cache::RemoteName(*remote), pulled->present.size());
+  std::cerr << fmt::format(
+      "compatlab: cache: {} entries pulled from {} for this sweep, {} here already",
+      pulled->copied.size(), cache::RemoteName(*remote), pulled->present.size());
   if (!pulled->refused.empty()) {
     std::cerr << fmt::format(", {} refused (first: {})", pulled->refused.size(),
                              TruncateForDisplay(pulled->refused.front(), 300));
@@ -547,6 +551,7 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
 
 SweepOutcome Sweep(const SweepOptions& o) {
   if (absl::Status s = CheckRanges(o); !s.ok()) return BadInput(s);
+  if (absl::Status s = CheckCacheFrom(o); !s.ok()) return BadInput(s);
   SweepOutcome failure = {SweepEnd::kBadInput, absl::OkStatus()};
   absl::StatusOr<Prepared> prepared = o.resume               ? PrepareResume(o)
                                       : !o.plan_file.empty() ? PrepareFromPlanFile(o, &failure)
