@@ -5,7 +5,7 @@ it downloads (src/cache) before it keeps one.
 `python -m compatlab_probe.compile_hub keys --repo ORG/NAME --dir DIR`:
   every entry's key.json and entry.json downloaded into DIR (snapshot_download with those
   patterns), after checking the repository's listing against the bounds; answers
-  {"entries": N, "commit": SHA}.
+  {"entries": N, "commit": SHA} (N 0 when the repository does not exist yet).
 `python -m compatlab_probe.compile_hub pull --repo ORG/NAME --dir DIR ID...`:
   the named entries' files downloaded into DIR; answers {"entries": N, "commit": SHA}.
 `python -m compatlab_probe.compile_hub push --repo ORG/NAME --dir ENTRIES`:
@@ -65,8 +65,13 @@ def keys(repo: str, folder: str) -> dict[str, Any]:
     """Every entry's key.json and entry.json in `folder`."""
     from huggingface_hub import HfApi, snapshot_download
 
+    from huggingface_hub import errors
+
     _reachable()
-    commit, entries = _listing(HfApi(), repo)
+    try:
+        commit, entries = _listing(HfApi(), repo)
+    except errors.RepositoryNotFoundError:
+        return {"entries": 0, "commit": ""}  # no repository yet: a first push makes it
     if entries:
         snapshot_download(repo, repo_type="dataset", revision=commit, local_dir=folder,
                           allow_patterns=["entries/*/key.json", "entries/*/entry.json"])

@@ -134,7 +134,8 @@ absl::StatusOr<CopyReport> Pull(const Remote& remote, const fs::path& local,
       ids.push_back(e.id);
     }
   }
-  absl::StatusOr<CopyReport> report = there.status();
+  absl::StatusOr<CopyReport> report = absl::UnknownError("not pulled");
+  if (!there.ok()) report = there.status();
   if (there.ok()) {
     std::vector<std::string> args = {"pull", "--repo", remote.location, "--dir",
                                      (*scratch / "download").string()};
