@@ -63,9 +63,7 @@ def _listing(api: Any, repo: str) -> tuple[str, dict[str, list[tuple[str, int]]]
 
 def keys(repo: str, folder: str) -> dict[str, Any]:
     """Every entry's key.json and entry.json in `folder`."""
-    from huggingface_hub import HfApi, snapshot_download
-
-    from huggingface_hub import errors
+    from huggingface_hub import HfApi, errors, snapshot_download
 
     _reachable()
     try:
