@@ -17,6 +17,7 @@ async function showScript(runId) {
   document.getElementById("script-run").textContent = `run ${runId}`;
   pre.textContent = "generating…";
   script = "";
+  showCachePull(runId);
   try {
     script = (await api("/api/repro", { run_id: runId })).script;
     pre.textContent = script;
@@ -24,6 +25,20 @@ async function showScript(runId) {
     pre.textContent = `no script: ${e.message}`;
   }
   section.scrollIntoView();
+}
+
+// Beside the script: the command that pulls a compiled run's artifacts from the served
+// compile store remote (/api/run's cache_pull; doc/compile-cache.md), when there is one.
+async function showCachePull(runId) {
+  const line = document.getElementById("cache-pull-line");
+  line.hidden = true;
+  try {
+    const pull = (await api("/api/run", { run_id: runId })).cache_pull;
+    document.getElementById("cache-pull").textContent = pull;
+    line.hidden = !pull;
+  } catch (e) {
+    line.hidden = true;
+  }
 }
 
 // Every field of the run, as stored (new fields appear as they are added).

@@ -62,6 +62,23 @@ def test_compiled_aot_eager_passes_accuracy_with_counters():
     assert m["acc_cosine"] > 0.999999 and m["acc_max_abs_err"] < 1e-4
     assert m["fallback_audit"] == "not_applicable"
     assert m["device_peak_bytes"] is None and m["device_memory_method"] is None
+    key = json.loads(m["compile_key"])  # the compile store's key (doc/compile-cache.md)
+    assert key["backend"] == "aot_eager" and key["test_id"] == "" and key["dtype"] == "float32"
+    assert key["device"].startswith("cpu ") and key["shapes"] == "batch_size 1, seq_len 8"
+    assert m["prepare_state"] == "model-cold" and "cache_bundle" not in m and "compile_entry" not in m
+    assert m["fx_graph_cache_hits"] == 0 and m["autotune_cache_misses"] == 0
+
+
+def test_a_cold_compile_without_artifacts_keeps_no_entry_and_says_why(tmp_path):
+    # aot_eager records nothing in torch's cache artifacts: no bundle to keep.
+    compiler.reset_dynamo()  # llama compiled earlier in this process: dynamo would capture nothing
+    result = compiled(compile_cache_dir=str(tmp_path / "c"), cache_phase="cold",
+                      compile_entry_out=str(tmp_path / "entry"), compile_store_dir=str(tmp_path / "store"))
+    assert result["status"] == "pass", result["error_message"]
+    m = result["metrics"]
+    assert m["compile_entry"] == "not kept: no cache artifacts"
+    assert m["cache_bundle"].startswith("none: no entry for this key")
+    assert not (tmp_path / "entry").exists()
 
 
 def test_perturbing_backend_is_fail_accuracy_with_numbers():

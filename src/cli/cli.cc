@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "cli/cache.h"
 #include "cli/common.h"
 #include "cli/compare.h"
 #include "cli/diff.h"
@@ -57,6 +58,7 @@ struct CliFlags {
   ErrorsFlags errors;
   ReproFlags repro;
   OpsFlags ops;
+  CacheFlags cache;
 #ifndef COMPATLAB_PORTABLE
   ServeFlags serve;
 #endif
@@ -112,6 +114,7 @@ std::vector<Command> DeclareCommands(CLI::App& app, CliFlags& f) {
       Declare(app, f.errors, AddErrorsCommand, RunErrors),
       Declare(app, f.repro, AddReproCommand, RunRepro),
       Declare(app, f.ops, AddOpsCommand, RunOpsCommand),
+      Declare(app, f.cache, AddCacheCommand, RunCache),
 #ifndef COMPATLAB_PORTABLE  // nor Boost.Beast
       Declare(app, f.serve, AddServeCommand, RunServe),
 #endif

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cache/remote.h"
 #include "cli/common.h"
 #include "query/error_kb.h"
 #include "server/serve.h"
@@ -51,6 +52,9 @@ CLI::App* AddServeCommand(CLI::App& app, ServeFlags& flags) {
       ->capture_default_str();
   AddServeLimits(*cmd, flags.limits);
   cmd->add_option("--python", flags.python, "interpreter that runs the probe");
+  cmd->add_option("--cache-remote", flags.cache_remote,
+                  "compile store remote (a directory or hub:ORG/NAME) whose pull command the "
+                  "page and /api/run show for a compiled run (doc/compile-cache.md)");
   return cmd;
 }
 
@@ -67,6 +71,12 @@ int RunServe(const ServeFlags& flags) {
   server.limits = flags.limits;
   server.probe = ResolveProbeEnv(flags.python);
   server.targets_dir = ProjectHome() / "targets";
+  if (!flags.cache_remote.empty()) {
+    absl::StatusOr<cache::Remote> remote = cache::ParseRemote(flags.cache_remote);
+    if (!remote.ok())
+      return Fail(kExitBadInput, "--cache-remote: " + std::string(remote.status().message()));
+    server.cache_remote = cache::RemoteName(*remote);
+  }
   if (!std::filesystem::is_directory(server.vendor_dir)) {
     Warn(server.vendor_dir.string() +
          " is missing (run `make web-deps`): the dashboard has no plots");

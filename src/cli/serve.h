@@ -15,7 +15,8 @@ struct ServeFlags {
   std::string host = "127.0.0.1";
   int port = 8080;
   int threads = 16;
-  std::string python;  // interpreter that runs the probe's script generator
+  std::string python;        // interpreter that runs the probe's script generator
+  std::string cache_remote;  // --cache-remote: the compile store remote /api/run's pull names
   // Deadlines, connection cap and sizes (doc/api.md, "Connections and limits").
   HttpLimits limits;
 };

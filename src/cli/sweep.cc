@@ -143,6 +143,12 @@ void AddSweepRunOptions(CLI::App& cmd, SweepFlags& flags, bool execution_policy)
     cmd.add_option("--remeasure-wait-s", flags.remeasure_wait_s,
                    "how long the end of the sweep waits for a quiet machine before it keeps the "
                    "noisy figures as they are (default 60)");
+    cmd.add_option("--cache-from", flags.cache_from,
+                   "compile store remote (a directory, or hub:ORG/NAME): its entries of the "
+                   "plan's tests are pulled into the local store first, and each cold compile "
+                   "loads the entry of its key (prepare_state warm-remote; doc/compile-cache.md)");
+    cmd.add_flag("--no-keep-compile", flags.no_keep_compile,
+                 "keep no model-cold compile in the local compile store");
   }
   cmd.add_option("--python", flags.plan.python, "interpreter that runs the probe");
 }
@@ -275,6 +281,8 @@ int RunSweep(const SweepFlags& flags) {
   options.rerun_reduced = !flags.no_rerun_reduced;
   options.remeasure_noisy = flags.remeasure_noisy;
   options.remeasure_wait_s = flags.remeasure_wait_s;
+  options.cache_from = flags.cache_from;
+  options.no_keep_compile = flags.no_keep_compile;
   if (flags.resume || !flags.plan_file.empty()) {
     SetReplayOptions(flags, request->base.mem_limit_bytes, options);
   } else {

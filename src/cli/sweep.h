@@ -28,6 +28,8 @@ struct SweepFlags {
   bool no_rerun_reduced = false;     // --no-rerun-reduced: no reduction reruns
   int remeasure_noisy = 3;           // --remeasure-noisy
   double remeasure_wait_s = 60;      // --remeasure-wait-s
+  std::string cache_from;            // --cache-from REMOTE (doc/compile-cache.md)
+  bool no_keep_compile = false;      // --no-keep-compile
   bool allow_stored_code = false;    // --allow-stored-code: a resume runs the stored plan's code
   std::string plan_file;             // --plan FILE: run a shard of a plan file
   std::string shard;                 // --shard I/N, as given

@@ -1124,6 +1124,59 @@ std::vector<FieldDef> MakeResultFields() {
              "environment), a name made by `compatlab stack add`, empty for an interpreter given "
              "with --python and for runs stored before schema 25.",
              COMPATLAB_MEMBER(result.stack)));
+
+  // Version 27, the compile store (doc/compile-cache.md).
+  version = 27;
+  add(Metric(Member(
+          "compile_key", "",
+          "Compile mode: the compile store's key of this test as a JSON object of readable "
+          "parts (torch and its commit, python, backend and its version, device model: a GPU's "
+          "name or the CPU's vector ISA as inductor picks it, inductor's C++ compiler, compile "
+          "options, dtype, shapes, test id); what cache explain compares.",
+          COMPATLAB_MEMBER(result.compile_key))),
+      every_compile);
+  add(Metric(Member("prepare_state", "",
+                    "Compile mode: what prepare_s measured: model-cold (no artifact of this "
+                    "model) or warm-remote (a compile-store entry loaded before the first call, "
+                    "sweep --cache-from).",
+                    COMPATLAB_MEMBER(result.prepare_state))),
+      every_compile);
+  add(Metric(Member("cache_bundle", "",
+                    "sweep --cache-from: hit (the entry loaded and gave cache hits), inert (it "
+                    "loaded but gave none), or none: WHY (no entry for this key, or it did not "
+                    "load); empty without --cache-from.",
+                    COMPATLAB_MEMBER(result.cache_bundle))));
+  add(Metric(Member("compile_entry", "",
+                    "Compile mode, a model-cold pass: kept ID (its compile-store entry, in the "
+                    "local store) or not kept: WHY; empty when none was to be kept.",
+                    COMPATLAB_MEMBER(result.compile_entry))));
+  struct CacheCount {
+    std::string_view name;
+    std::string_view description;
+    std::optional<int64_t> RunResult::*member;
+  };
+  const CacheCount cache_counts[] = {
+      {"fx_graph_cache_hits", "Compile mode: inductor's FX graph cache hits of the first call.",
+       &RunResult::fx_graph_cache_hits},
+      {"fx_graph_cache_misses",
+       "Compile mode: FX graph cache misses of the first call (graphs compiled).",
+       &RunResult::fx_graph_cache_misses},
+      {"aot_autograd_cache_hits", "Compile mode: AOTAutograd cache hits of the first call.",
+       &RunResult::aot_autograd_cache_hits},
+      {"aot_autograd_cache_misses", "Compile mode: AOTAutograd cache misses of the first call.",
+       &RunResult::aot_autograd_cache_misses},
+      {"autotune_cache_hits",
+       "Compile mode: inductor's autotune cache hits of the first call (Triton's kernels; 0 "
+       "on the CPU).",
+       &RunResult::autotune_cache_hits},
+      {"autotune_cache_misses", "Compile mode: autotune cache misses of the first call.",
+       &RunResult::autotune_cache_misses},
+  };
+  for (const CacheCount& c : cache_counts) {
+    add(Metric(Member(
+            c.name, "", c.description, [m = c.member](auto& r) -> auto& { return r.result.*m; })),
+        every_compile);
+  }
   return fields;
 }
 

@@ -50,6 +50,10 @@ inline constexpr std::string_view kHarnessModelId = "none";
 // hits, passed without any, or failed ("failed: STATUS (message)").
 inline constexpr std::string_view kWarmStateWarm = "warm";
 inline constexpr std::string_view kWarmStateNoCacheHits = "no_cache_hits";
+// RunResult::compile_entry: the child wrote its entry (compile_entry_out), and the
+// supervisor kept it in the local compile store as "kept ID" (doc/compile-cache.md).
+inline constexpr std::string_view kCompileEntryWritten = "written";
+inline constexpr std::string_view kCompileEntryKeptPrefix = "kept ";
 inline constexpr std::string_view kWarmStateFailedPrefix = "failed: ";
 
 // One test = model x target x mode x kind x shape x dtype (+ kind parameters).
@@ -334,6 +338,17 @@ struct RunResult {
   std::string openmp;        // "OpenMP 201511 libgomp"
   std::string cxx_compiler;  // inductor's C++ compiler on the CPU, with its version
   std::string stack;         // the named stack it ran on ("default", a `stack add` name; "" none)
+  // Schema 25: the compile store (doc/compile-cache.md; probe: stacks/compile_store.py).
+  std::string compile_key;    // the key parts as canonical JSON object text
+  std::string prepare_state;  // model-cold or warm-remote: what prepare_s measured
+  std::string cache_bundle;   // --cache-from: hit, inert, none: WHY; "" without
+  std::string compile_entry;  // kept ID, not kept: WHY; "" when none was to be kept
+  std::optional<int64_t> fx_graph_cache_hits;
+  std::optional<int64_t> fx_graph_cache_misses;
+  std::optional<int64_t> aot_autograd_cache_hits;
+  std::optional<int64_t> aot_autograd_cache_misses;
+  std::optional<int64_t> autotune_cache_hits;
+  std::optional<int64_t> autotune_cache_misses;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -57,6 +57,12 @@ struct LaunchRequest {
   // this is its first (cold) or a second (warm) process on it.
   std::string compile_cache_dir;
   std::string cache_phase;  // "", kCachePhaseCold or kCachePhaseWarm
+  // The compile store (doc/compile-cache.md): the local store's entries directory a cold
+  // compile loads its key's entry from ("" none: sweep --cache-from), and the directory a
+  // model-cold pass writes its entry into ("" none), sent as "compile_store_dir" and
+  // "compile_entry_out".
+  std::string compile_store_dir;
+  std::string compile_entry_out;
   // Kind load, a server row whose group's offline row passed: its base, sent as
   // "load_base"; unset otherwise (the child then measures its own).
   std::optional<LoadBase> load_base;

@@ -40,6 +40,8 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
             {"supervisor_pid", supervisor_pid},
             {"compile_cache_dir", r.compile_cache_dir},
             {"cache_phase", r.cache_phase},
+            {"compile_store_dir", r.compile_store_dir},
+            {"compile_entry_out", r.compile_entry_out},
             {"measure",
              {{"warmup", r.measure.warmup},
               {"min_iters", r.measure.min_iters},

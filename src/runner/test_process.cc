@@ -101,6 +101,8 @@ absl::StatusOr<std::unique_ptr<TestProcess>> TestProcess::Start(const TestJob& j
                           job.compile_options_json,
                           job.compile_cache_dir,
                           job.cache_phase,
+                          job.compile_store_dir,
+                          job.compile_entry_out,
                           job.load_base,
                           job.load_slo,
                           job.compile_threads,

@@ -32,6 +32,8 @@ struct TestJob {
   std::string compile_options_json;   // see LaunchRequest
   std::string compile_cache_dir;      // see LaunchRequest; the caller owns the directory
   std::string cache_phase;            // see LaunchRequest
+  std::string compile_store_dir;      // see LaunchRequest
+  std::string compile_entry_out;      // see LaunchRequest; the caller owns the directory
   std::optional<LoadBase> load_base;  // see LaunchRequest
   std::optional<LoadSlo> load_slo;    // see LaunchRequest
   std::string profile;                // see LaunchRequest

@@ -1,5 +1,12 @@
 #include "server/responses.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "fmt/format.h"
+#include "util/hash.h"
+
 namespace compatlab {
 
 using nlohmann::ordered_json;
@@ -39,6 +46,30 @@ int HttpStatusOf(const absl::Status& status) {
 
 HttpError FromStatus(const absl::Status& status) {
   return {HttpStatusOf(status), std::string(status.message())};
+}
+
+namespace {
+
+// `text` as one shell word: as it is when it holds only [A-Za-z0-9_./:@+-], else single-quoted.
+std::string ShellWord(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:@+-", c) != nullptr;
+  });
+  if (plain) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string CachePullCommand(const RunRecord& run, const std::string& remote) {
+  const RunResult& r = run.result;
+  const bool stored =
+      r.compile_entry.starts_with(kCompileEntryKeptPrefix) || r.cache_bundle == "hit";
+  if (remote.empty() || r.compile_key.empty() || !stored || !run.spec.IsCompiled()) return "";
+  return fmt::format("compatlab cache pull {} --key {}", ShellWord(remote),
+                     Sha256Hex(r.compile_key));
 }
 
 }  // namespace compatlab

@@ -6,10 +6,17 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/records.h"
 #include "nlohmann/json.hpp"
 #include "server/http_message.h"
 
 namespace compatlab {
+
+// The command that pulls `run`'s compile-store entry from `remote` (doc/compile-cache.md):
+// "compatlab cache pull REMOTE --key ID", ID the SHA-256 of its compile_key, for a compiled
+// run whose entry was kept or loaded (compile_entry "kept ...", cache_bundle hit); "" for any
+// other run or an empty remote.
+std::string CachePullCommand(const RunRecord& run, const std::string& remote);
 
 // A request error: the HTTP status and the message of {"error": ...}.
 struct HttpError {

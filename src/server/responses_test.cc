@@ -1,6 +1,7 @@
 #include "server/responses.h"
 
 #include "gtest/gtest.h"
+#include "util/hash.h"
 
 namespace compatlab {
 namespace {
@@ -45,6 +46,25 @@ TEST(ResponsesTest, ObjectWithRoomTakesItsMembersWithoutCopyingThem) {
   EXPECT_EQ(out.size(), 9u);
   EXPECT_EQ(out["rows"].size(), 100u);
   EXPECT_EQ(out.begin().key(), "fields");  // in the order they came
+}
+
+TEST(ResponsesTest, ThePullCommandOfACompiledRunNamesItsEntryOnTheServedRemote) {
+  RunRecord run;
+  run.spec.mode = "compile";
+  run.result.compile_key = R"({"test_id":"t","torch":"2.13.0+cpu"})";
+  run.result.compile_entry = "kept 3f2a";
+  const std::string id = Sha256Hex(run.result.compile_key);
+  EXPECT_EQ(CachePullCommand(run, "hub:lab/compile-cache"),
+            "compatlab cache pull hub:lab/compile-cache --key " + id);
+  EXPECT_EQ(CachePullCommand(run, "/mnt/my cache"),
+            "compatlab cache pull '/mnt/my cache' --key " + id);
+  EXPECT_EQ(CachePullCommand(run, ""), "");
+  run.result.compile_entry = "not kept: no cache artifacts";
+  EXPECT_EQ(CachePullCommand(run, "/mnt/c"), "");
+  run.result.cache_bundle = "hit";
+  EXPECT_NE(CachePullCommand(run, "/mnt/c"), "");
+  run.spec.mode = "eager";
+  EXPECT_EQ(CachePullCommand(run, "/mnt/c"), "");
 }
 
 }  // namespace

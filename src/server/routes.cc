@@ -407,7 +407,8 @@ std::optional<HttpError> ApiRoutes::Run(const Params& params, HttpResponse& res)
   SendJson(res, 200,
            {{"run", RunJson(*run, true)},
             {"signature", run->result.error_signature},
-            {"known_error", KnownErrorJson(known_.Find(run->result))}});
+            {"known_error", KnownErrorJson(known_.Find(run->result))},
+            {"cache_pull", CachePullCommand(*run, options_.cache_remote)}});
   return std::nullopt;
 }
 

@@ -39,6 +39,10 @@ struct ServerOptions {
   int threads = 16;                   // worker threads that run the handlers
   HttpLimits limits;                  // deadlines, connection cap, sizes (http_limits.h)
   double refresh_interval_s = 1.0;    // how often new runs are looked for
+  // The compile store remote a compiled run's artifacts are pulled from (serve --cache-remote:
+  // a directory or hub:ORG/NAME; doc/compile-cache.md): /api/run's cache_pull names it.
+  // "": no pull command.
+  std::string cache_remote;
 };
 
 class Server {

@@ -245,6 +245,16 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.openmp = "OpenMP 201511 libgomp";
   r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
   r.stack = "t5";
+  r.compile_key = R"({"backend":"inductor","test_id":"hf:llama/forward"})";
+  r.prepare_state = "warm-remote";
+  r.cache_bundle = "hit";
+  r.compile_entry = "kept 3f2a";
+  r.fx_graph_cache_hits = 2;
+  r.fx_graph_cache_misses = 1;
+  r.aot_autograd_cache_hits = 3;
+  r.aot_autograd_cache_misses = 4;
+  r.autotune_cache_hits = 5;
+  r.autotune_cache_misses = 6;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

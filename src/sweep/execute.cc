@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cache/store.h"
 #include "core/blame.h"
 #include "core/error_signature.h"
 #include "core/limits.h"
@@ -194,6 +195,12 @@ TestJob MakeJob(const ResolvedTest& test, const ExecuteOptions& options) {
   if (test.spec.IsCompiled() && !options.compile_cache_root.empty()) {
     job.compile_cache_dir = (fs::path(options.compile_cache_root) / job.run_id).string();
     job.cache_phase = kCachePhaseCold;
+    if (!options.compile_store_root.empty()) {
+      job.compile_entry_out = job.compile_cache_dir + ".entry";
+      if (options.load_from_store) {
+        job.compile_store_dir = cache::EntriesDir(options.compile_store_root).string();
+      }
+    }
   }
   job.profile = e.profile;
   if (!e.profile.empty() && !options.artifact_dir.empty()) {
@@ -286,6 +293,10 @@ class Executor {
     if (callbacks_.on_note) callbacks_.on_note(line);
   }
   // A finished result, its warm rerun folded in: rerun for its reduction, or committed.
+  // A cold run's compile-store entry (its child wrote compile_entry_out) checked and kept
+  // when the run `compiled` (pass or fail_accuracy), its compile_entry saying so; the
+  // written directory removed either way.
+  void KeepCompileEntry(const TestJob& job, bool compiled, RunResult* result) const;
   void Settle(Entry* entry, RunResult result, const std::string& started_at,
               const std::string& finished_at);
   void Stop(absl::Status status);
@@ -505,6 +516,7 @@ void Executor::OnFinished(FinishedTest finished) {
   }
   const bool compiled =
       result.status == TestStatus::kPass || result.status == TestStatus::kFailAccuracy;
+  if (entry->job.cache_phase == kCachePhaseCold) KeepCompileEntry(entry->job, compiled, &result);
   if (entry->job.cache_phase == kCachePhaseCold && entry->test->execution->warm && compiled) {
     // The cold run's trace is the record's: kept now, before the warm rerun clears its path.
     KeepProfileTrace(entry->job, options_.artifact_dir, &result);
@@ -521,6 +533,18 @@ void Executor::OnFinished(FinishedTest finished) {
     started_at = entry->cold_started_at;
   }
   Settle(entry, std::move(result), started_at, finished.finished_at);
+}
+
+void Executor::KeepCompileEntry(const TestJob& job, bool compiled, RunResult* result) const {
+  if (job.compile_entry_out.empty()) return;
+  if (compiled && result->compile_entry == kCompileEntryWritten) {
+    absl::StatusOr<std::string> id = cache::Keep(options_.compile_store_root, job.compile_entry_out,
+                                                 options_.compile_store_max_bytes);
+    result->compile_entry = id.ok()
+                                ? absl::StrCat(std::string(kCompileEntryKeptPrefix), *id)
+                                : absl::StrCat("not kept: ", std::string(id.status().message()));
+  }
+  RemoveDir(job.compile_entry_out);
 }
 
 void Executor::Settle(Entry* entry, RunResult result, const std::string& started_at,

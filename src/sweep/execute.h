@@ -40,6 +40,13 @@ struct ExecuteOptions {
   // calibration compile's seed, artifacts of no model's graph. "" = the
   // directories start empty.
   std::string compile_seed_dir;
+  // The local compile store (cache/store.h; "" none): a model-cold compiled pass's entry,
+  // written by its child, is checked and kept there (RunResult::compile_entry), the store
+  // bounded to compile_store_max_bytes. With load_from_store, a cold compile loads the
+  // entry of its key from it before its first call (sweep --cache-from, pulled first).
+  std::string compile_store_root;
+  int64_t compile_store_max_bytes = 0;
+  bool load_from_store = false;
   // The calibration compile's seconds, stored as compiler_startup_s in every
   // record that TakesCalibration (nullopt: none ran, or it failed).
   std::optional<double> compiler_startup_s;

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "cache/remote.h"
 #include "core/limits.h"
 #include "fmt/format.h"
 #include "plan/plan.h"
@@ -85,6 +87,15 @@ absl::Status CheckRemeasureRanges(const SweepOptions& o) {
 }
 
 // Options out of range; nothing is read or written yet.
+// --cache-from names a remote: a directory, or hub:ORG/NAME (cache/remote.h).
+absl::Status CheckCacheFrom(const SweepOptions& o) {
+  if (o.cache_from.empty()) return absl::OkStatus();
+  absl::StatusOr<cache::Remote> remote = cache::ParseRemote(o.cache_from);
+  if (remote.ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--cache-from: ", std::string(remote.status().message())));
+}
+
 absl::Status CheckRanges(const SweepOptions& o) {
   if (o.jobs.has_value() && (*o.jobs < 1 || *o.jobs > 256))
     return absl::InvalidArgumentError("--jobs must be from 1 to 256");
@@ -388,6 +399,39 @@ absl::StatusOr<ZygoteOptions> ZygoteOptionsFor(const Prepared& p) {
   return zopts;
 }
 
+fs::path CompileStoreOf(const SweepOptions& o) {
+  return o.compile_store.empty() ? cache::LocalStoreDir() : o.compile_store;
+}
+
+// --cache-from: the remote's entries of the plan's tests pulled into the local store, with
+// a line saying what came (and what was refused, and why).
+absl::Status PullForSweep(const SweepOptions& o, const Prepared& p) {
+  absl::StatusOr<cache::Remote> remote = cache::ParseRemote(o.cache_from);
+  if (!remote.ok()) return remote.status();
+  std::set<std::string> test_ids;
+  for (const ResolvedTest& t : p.pending) test_ids.insert(t.spec.TestId());
+  const TestExecution& first = *p.pending.front().execution;
+  absl::StatusOr<cache::CopyReport> pulled = cache::Pull(
+      *remote, CompileStoreOf(o), {first.python, first.probe_dir}, [&](const cache::Entry& e) {
+        auto it = e.key.find("test_id");
+        return it != e.key.end() && test_ids.contains(it->second);
+      });
+  if (!pulled.ok()) {
+    return absl::Status(pulled.status().code(),
+                        absl::StrCat("--cache-from ", cache::RemoteName(*remote), ": ",
+                                     std::string(pulled.status().message())));
+  }
+  std::cerr << fmt::format(
+      "compatlab: cache: {} entries pulled from {} for this sweep, {} here already",
+      pulled->copied.size(), cache::RemoteName(*remote), pulled->present.size());
+  if (!pulled->refused.empty()) {
+    std::cerr << fmt::format(", {} refused (first: {})", pulled->refused.size(),
+                             TruncateForDisplay(pulled->refused.front(), 300));
+  }
+  std::cerr << "\n";
+  return absl::OkStatus();
+}
+
 // How ExecutePlan runs the tests of `p` with the started `launcher`: the options given, the
 // cores shared among the jobs, the compile caches and the calibration's seed when it ran.
 absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Prepared& p,
@@ -406,6 +450,11 @@ absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Pr
   if (!cache_root.ok()) return cache_root.status();
   eo.compile_cache_root = cache_root->string();
   eo.artifact_dir = ArtifactDir(o.db).string();
+  if (!o.no_keep_compile || !o.cache_from.empty()) {
+    eo.compile_store_root = CompileStoreOf(o).string();
+    eo.compile_store_max_bytes = cache::kDefaultStoreMaxBytes;
+    eo.load_from_store = !o.cache_from.empty();
+  }
   eo.timeout_s = o.timeout_s;
   eo.grace_s = o.grace_s;
   eo.mem_limit_bytes = o.mem_limit_bytes;
@@ -472,6 +521,11 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
                      SweepTimes* times) {
   auto limiter = MakeMemoryLimiter(p.pending.front().execution->mem_limit_method);
   if (!limiter.ok()) return BadInput(limiter.status());
+  if (!o.cache_from.empty()) {
+    if (absl::Status s = PullForSweep(o, p); !s.ok()) {
+      return absl::IsInvalidArgument(s) ? BadInput(s) : Failed(s);
+    }
+  }
   absl::StatusOr<Guardian> guardian = Guardian::Start();
   if (!guardian.ok()) return Failed(guardian.status());
   absl::StatusOr<ZygoteOptions> zygote_options = ZygoteOptionsFor(p);
@@ -498,6 +552,7 @@ SweepOutcome Execute(const SweepOptions& o, Prepared& p, Progress& progress, int
 
 SweepOutcome Sweep(const SweepOptions& o) {
   if (absl::Status s = CheckRanges(o); !s.ok()) return BadInput(s);
+  if (absl::Status s = CheckCacheFrom(o); !s.ok()) return BadInput(s);
   SweepOutcome failure = {SweepEnd::kBadInput, absl::OkStatus()};
   absl::StatusOr<Prepared> prepared = o.resume               ? PrepareResume(o)
                                       : !o.plan_file.empty() ? PrepareFromPlanFile(o, &failure)

@@ -51,6 +51,13 @@ struct SweepOptions {
   int remeasure_noisy = 3;
   double remeasure_wait_s = 60;
   std::string command_line;
+  // The compile store (doc/compile-cache.md): the local store (empty: cache::LocalStoreDir())
+  // keeps every model-cold compiled pass's entry unless no_keep_compile; cache_from, a
+  // remote (a directory or hub:ORG/NAME), has its entries of the plan's tests pulled into
+  // the local store before the tests start, and each cold compile loads its key's entry.
+  std::filesystem::path compile_store;
+  std::string cache_from;
+  bool no_keep_compile = false;
 };
 
 // How a sweep ended; `status` carries the one-line message of a failure.

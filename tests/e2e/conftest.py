@@ -51,7 +51,9 @@ class Compatlab:
         self.workdir = workdir
         self.marker = f"{MARKER}={uuid.uuid4().hex}"
         self.env = dict(os.environ)
+        # Each test's compile store is its own (doc/compile-cache.md), not the project's.
         self.env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                         "COMPATLAB_COMPILE_STORE": str(workdir / "compile-store"),
                          MARKER: self.marker.split("=", 1)[1]})
 
     @staticmethod

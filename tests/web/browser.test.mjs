@@ -22,7 +22,9 @@ let server, context, base;
 async function serveStore(...extra) {
   const db = execFileSync(python, [path.join(repo, "tests/web/make_store.py"), bin, work, ...extra],
     { encoding: "utf8", env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } }).trim();
-  const proc = spawn(bin, ["serve", "--db", db, "--port", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  // The compile store remote the page names in its pull commands (doc/compile-cache.md).
+  const proc = spawn(bin, ["serve", "--db", db, "--port", "0", "--cache-remote", "hub:lab/compile-cache"],
+    { stdio: ["ignore", "ignore", "pipe"] });
   const url = await new Promise((resolve, reject) => {
     let err = "";
     proc.stderr.on("data", (d) => {
@@ -140,6 +142,16 @@ test("a model page: history across stacks, targets side by side, a script copied
   await until(page, () => document.querySelector('[data-role="copy-note"]').textContent !== "");
   assert.equal(await page.locator('[data-role="copy-note"]').textContent(), "copied");
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), script);
+  assert.ok(await page.locator("#cache-pull-line").isHidden());  // an eager run: nothing compiled
+  // A compiled run whose compile was kept: the command that pulls it, beside its script.
+  const compiled = await page.evaluate(() => [...document.querySelectorAll("#history tbody tr")].findIndex(
+    (tr) => tr.cells[0].textContent !== "2.12.0+cpu" && tr.cells[2].textContent === "cpu"
+      && tr.cells[3].textContent === "compile"));
+  assert.ok(compiled >= 0);
+  await page.locator("#history tbody tr").nth(compiled).locator("button.script").click();
+  await until(page, () => !document.getElementById("cache-pull-line").hidden);
+  assert.match(await page.locator("#cache-pull").textContent(),
+    /^compatlab cache pull hub:lab\/compile-cache --key [0-9a-f]{64}$/);
   assert.deepEqual(problems, []);
 });
 

@@ -35,7 +35,8 @@ planted. Eager only: the page shows one mode's load rows, and the smoke suite's 
 
 A sweep of one small model (bert, forward) and two harness tests (noop, raise)
 on this machine, exported to Parquet; copies of its runs are planted as other
-stacks, other targets and modes (cpu compile, noisy in its steady phase, the test device
+stacks, other targets and modes (cpu compile, noisy in its steady phase, its compile kept in
+the compile store, the test device
 eager and compile, cuda on the older stack), an older run of this machine's test (imported
 after it, so it comes later in insertion order but finished earlier), a model
 whose error message holds HTML and script markup and a checkpoint whose
@@ -263,7 +264,8 @@ def main():
         # shown marked, its prepare figure not (issue 46).
         copy(bert, "matrix-compile", mode="compile", backend="inductor", noisy=1,
              noisy_reason="1.4 other runnable tasks > 0 free cores", prepare_noisy=0,
-             prepare_noisy_reason=""),
+             prepare_noisy_reason="", compile_key=json.dumps({"test_id": "bert", "torch": "2.13.0+cpu"}),
+             compile_entry="kept 3f2a", prepare_state="model-cold"),
         copy(bert, "matrix-ctest", target="ctest", fallback_audit="audited",
              fallback_ops=json.dumps({"aten::foo": 2, "aten::bar": 1}), noisy=0, noisy_reason="",
              prepare_noisy=0, prepare_noisy_reason=""),

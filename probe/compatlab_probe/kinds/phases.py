@@ -84,6 +84,7 @@ class ModelTest:
 
         if self.compiling:
             stage(self.result, "compile", "harness_error", lambda: configure_cache(self.request))
+            stage(self.result, "compile", "harness_error", self._load_stored_compile)
         self.peak.start()
         stage(self.result, "build", "harness_error", lambda: rebase(self.request.memory_limit))
         built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
@@ -93,6 +94,15 @@ class ModelTest:
         self.result.metrics["memory_method"] = self.peak.method
         return built
 
+    def _load_stored_compile(self) -> None:
+        """The compile store (doc/compile-cache.md): the test's key, and its stored entry
+        loaded when the request names a store."""
+        from ..stacks import compile_store
+
+        compile_store.clear_recorded_artifacts()
+        parts = compile_store.key_parts(self.request, self.target)
+        self.result.metrics.update(compile_store.load_entry(self.request, parts))
+
     @contextmanager
     def first_call(self) -> Iterator[None]:
         """The first (preparing) call, timed as prepare_s. In compile mode a dynamo, inductor
@@ -100,9 +110,11 @@ class ModelTest:
         prepare; MemoryError oom; its compilations are stage marks `compile`
         (compiler.compile_stage_marks: a deadline there is a timeout at compile). Compile mode also records the call's cache hits and misses
         and dynamo counters, and a call that captured no graph is harness_error at compile."""
+        from ..stacks.compile_store import CacheStats, bundle_verdict
         from ..stacks.compiler import DynamoStats, cache_counters, compile_stage_marks
 
         stats = DynamoStats.snapshot() if self.compiling else None
+        per_cache = CacheStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
         start = time.perf_counter()
         with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state, \
@@ -115,6 +127,8 @@ class ModelTest:
         hits2, misses2 = cache_counters()
         first = stats.delta()
         self.result.metrics.update(first, cache_hits=hits2 - hits, cache_misses=misses2 - misses)
+        self.result.metrics.update(per_cache.delta())
+        bundle_verdict(self.result.metrics)
         self._stats = stats
         if first["unique_graphs"] == 0 and first["captured_calls"] == 0:
             self.result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "

@@ -179,6 +179,8 @@ class CompileSettings:
     options: Mapping[str, Any] | None = None
     cache_dir: str = ""    # "" = torch's default caches
     cache_phase: str = ""  # cold, warm or "": informational
+    store_dir: str = ""    # the compile store's entries to load one from ("" none; doc/compile-cache.md)
+    entry_out: str = ""    # where a cold compile's entry is written ("" none)
 
 
 @dataclass(frozen=True)
@@ -433,7 +435,9 @@ def parse_request(raw: Any) -> TestRequest:
         mode=mode, dtype=DTYPES[dtype], batch_size=f.integer("batch_size", d.batch_size, 1),
         seq_len=f.integer("seq_len", d.seq_len, 1), kind_params=_kind_params(f.value("kind_params")),
         compile=CompileSettings(backend=f.string("backend", ""), options=f.compile_options("compile_options"),
-                                cache_dir=f.string("compile_cache_dir", ""), cache_phase=f.string("cache_phase", "")),
+                                cache_dir=f.string("compile_cache_dir", ""), cache_phase=f.string("cache_phase", ""),
+                                store_dir=f.string("compile_store_dir", ""),
+                                entry_out=f.string("compile_entry_out", "")),
         measure=_measure(f.value("measure")), memory_limit=_memory_limit(f.value("memory_limit")),
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
         compile_threads=f.integer("compile_threads", 0, 0),

@@ -17,6 +17,7 @@ from ..measure import memlimit
 from ..ops import batch as op_batch
 from ..protocol.request import BadRequest, MemoryLimit, TestRequest, parse_request
 from ..protocol.result import Result
+from ..stacks import compile_store
 
 
 def apply_memory_limit(limit: MemoryLimit, model_kind: bool = False) -> None:
@@ -81,6 +82,7 @@ def run_test(request: TestRequest | Mapping[str, Any], context: Context | None =
             kinds.KINDS[request.kind](request, result, context or Context())
         except kinds.StageFailed:
             pass  # a model kind's stage failed; the result already says how
+        compile_store.keep_after_test(request, result.status, result.metrics)
         eager_frames = result.metrics.get("frames_run_eagerly") or 0
         if result.status == "pass" and eager_frames > 0:
             # A compiled pass with frames dynamo gave up on: say so next to the status.
