@@ -1117,6 +1117,40 @@ std::vector<FieldDef> MakeResultFields() {
              "(Debian 12.2.0-14+deb12u1) 12.2.0\"); empty when inductor's C++ builder had "
              "not been imported in the test process (it usually has: the model imports load it).",
              COMPATLAB_MEMBER(result.cxx_compiler))));
+  // Version 25 (issue 44, a placeholder the merge renumbers): a test over several ranks,
+  // one process group (doc/ranks.md). `ranks` is part of the test's identity.
+  version = 25;
+  group = FieldGroup::kSpec;
+  add(Member("ranks", "",
+             "Processes of one process group the test ran as (sweep --ranks, doc/ranks.md); 1 "
+             "is the one-process test. Part of the identity when not 1.",
+             COMPATLAB_MEMBER(spec.ranks)));
+  group = FieldGroup::kResult;
+  add(Metric(Member("dist_backend", "",
+                    "ranks > 1: the process group's backend (gloo on the cpu, nccl on cuda, the "
+                    "profile's ranks_backend elsewhere); empty for one rank.",
+                    COMPATLAB_MEMBER(result.dist_backend))));
+  add(Metric(Member("parallel_plan", "",
+                    "ranks > 1: how the model was split, in words: tp with transformers' tp_plan "
+                    "(its rule count), tp with parallelize_module and compatlab's plan of the "
+                    "architecture family, or dp (DistributedDataParallel, train); empty for one "
+                    "rank.",
+                    COMPATLAB_MEMBER(result.parallel_plan))));
+  add(Curve(ListKind::kReals,
+            Metric(Member("rank_host_mem_bytes", kBytes,
+                          "ranks > 1: each rank's host_mem_bytes (its own process's peak over "
+                          "its baseline), rank 0 first, as a JSON array; host_mem_bytes is "
+                          "rank 0's.",
+                          COMPATLAB_MEMBER(result.rank_host_mem_bytes)))));
+  add(Curve(ListKind::kReals,
+            Metric(Member("rank_steady_median_s", kSeconds,
+                          "ranks > 1: each rank's steady_median_s (train: train_steady_step_s), "
+                          "rank 0 first, as a JSON array; steady_median_s is rank 0's.",
+                          COMPATLAB_MEMBER(result.rank_steady_median_s)))));
+  add(Metric(Member("profile_collective_share", "",
+                    "ranks > 1, --profile: the share of the profiled window's op self time "
+                    "spent in collectives (c10d and the backend's ops), rank 0's.",
+                    COMPATLAB_MEMBER(result.profile_collective_share))));
   return fields;
 }
 

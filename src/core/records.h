@@ -73,6 +73,9 @@ struct TestSpec {
   // Extra parameters of the kind, e.g. {"rep": "17"} or {"new_tokens": "16"}.
   // Values are strings so that the identity hash is stable.
   std::map<std::string, std::string> kind_params;
+  // Processes of one process group the test runs as (doc/ranks.md): 1 is the one-process
+  // test; part of the identity only when it is not 1, so older tests keep their ids.
+  int64_t ranks = 1;
   double timeout_s = 300;  // Per-test deadline; not part of the identity.
 
   // Stable hash of the identity fields (hex, 32 chars). Never includes the
@@ -333,6 +336,12 @@ struct RunResult {
   std::string blas;          // "mkl 2024.2"
   std::string openmp;        // "OpenMP 201511 libgomp"
   std::string cxx_compiler;  // inductor's C++ compiler on the CPU, with its version
+  // Schema 25: a test over several ranks (doc/ranks.md; TestSpec::ranks).
+  std::string dist_backend;                        // gloo, nccl; "" for one rank
+  std::string parallel_plan;                       // how the model was split, in words
+  std::string rank_host_mem_bytes;                 // JSON array, rank 0 first
+  std::string rank_steady_median_s;                // JSON array, rank 0 first
+  std::optional<double> profile_collective_share;  // --profile: collectives' share
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -284,6 +284,8 @@ std::span<const ProfileField> ProfileFields() {
        [](const json& v, TargetProfile* p) { p->modes = v.get<std::vector<std::string>>(); }},
       {"profile", kString, "must be a string", kOptional, ProfileWindow,
        [](const json& v, TargetProfile* p) { p->profile = ProfileString(v); }},
+      // A test over several ranks: the process group's backend (doc/ranks.md); the probe reads it.
+      {"ranks_backend", kString, "must be a string"},
   };
   return kFields;
 }

@@ -28,7 +28,7 @@ constexpr size_t kMatrixErrorWidth = 100;  // error lines under the table
 auto MatrixCellKey(const RunRecord& run) {
   const TestSpec& s = run.spec;
   return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.kind_params, s.target,
-                  s.mode);
+                  s.mode, s.ranks);
 }
 
 // The next piece of `text` from `pos`: a run of digits or a run of other bytes.
@@ -84,7 +84,11 @@ std::string MatrixCellText(const RunRecord& run) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string ColumnName(const MatrixColumn& column) { return column.target + "/" + column.mode; }
+std::string ColumnName(const MatrixColumn& column) {
+  std::string name = column.target + "/" + column.mode;
+  if (column.ranks != 1) name += fmt::format("/{} ranks", column.ranks);
+  return name;
+}
 
 ordered_json OptionalJson(const std::optional<double>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -270,7 +274,8 @@ std::string MatrixTestLabel(const TestSpec& spec) {
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b) {
   const bool a_eager = a.mode == kModeEager;
   const bool b_eager = b.mode == kModeEager;
-  return std::tie(a.target, b_eager, a.mode) < std::tie(b.target, a_eager, b.mode);
+  return std::tie(a.target, b_eager, a.mode, a.ranks) <
+         std::tie(b.target, a_eager, b.mode, b.ranks);
 }
 
 std::string Matrix::DescribeStack() const {
@@ -315,7 +320,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode};
+    MatrixColumn column{run.spec.target, run.spec.mode, run.spec.ranks};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
@@ -339,7 +344,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode};
+    const MatrixColumn column{run.spec.target, run.spec.mode, run.spec.ranks};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -404,7 +409,7 @@ std::string FormatMatrixTable(const Matrix& matrix) {
 ordered_json MatrixJson(const Matrix& matrix, size_t max_error_chars) {
   ordered_json columns = ordered_json::array();
   for (const MatrixColumn& column : matrix.columns) {
-    columns.push_back({{"target", column.target}, {"mode", column.mode}});
+    columns.push_back({{"target", column.target}, {"mode", column.mode}, {"ranks", column.ranks}});
   }
   ordered_json rows = ordered_json::array();
   for (const MatrixRow& row : matrix.rows) {
@@ -430,23 +435,15 @@ std::string FormatMatrixJson(const Matrix& matrix) {
 }
 
 std::string FormatMatrixCsv(const Matrix& matrix) {
-  const char* const kHeader[] = {"model_id",
-                                 "name",
-                                 "size",
-                                 "param_count",
-                                 "test",
-                                 "target",
-                                 "mode",
-                                 "verdict",
-                                 "status",
-                                 "run_id",
-                                 "finished_at",
-                                 "torch_version",
-                                 "transformers_version",
-                                 "prepare_s",
-                                 "steady_median_s",
-                                 "noisy",
-                                 "fallback_ops",
+  const char* const kHeader[] = {"model_id",      "name",
+                                 "size",          "param_count",
+                                 "test",          "target",
+                                 "mode",          "ranks",
+                                 "verdict",       "status",
+                                 "run_id",        "finished_at",
+                                 "torch_version", "transformers_version",
+                                 "prepare_s",     "steady_median_s",
+                                 "noisy",         "fallback_ops",
                                  "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;
@@ -466,7 +463,8 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                          number(row.param_count),
                                          row.test,
                                          matrix.columns[c].target,
-                                         matrix.columns[c].mode};
+                                         matrix.columns[c].mode,
+                                         std::to_string(matrix.columns[c].ranks)};
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
         fields.resize(std::size(kHeader));

@@ -95,10 +95,11 @@ std::string MatrixTestLabel(const TestSpec& spec);
 struct MatrixColumn {
   std::string target;
   std::string mode;
+  int64_t ranks = 1;  // a test over 2 ranks is its own column (doc/ranks.md)
   bool operator==(const MatrixColumn&) const = default;
 };
 
-// Columns in order: by target, then eager before the other modes (by name).
+// Columns in order: by target, then eager before the other modes (by name), then ranks.
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b);
 
 struct MatrixRow {

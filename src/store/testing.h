@@ -50,6 +50,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   spec.dtype = "bfloat16";
   spec.batch_size = 4;
   spec.seq_len = 128;
+  spec.ranks = 2;
   spec.kind_params = {{"new_tokens", "16"}, {"b", "x\"y"}};
   spec.timeout_s = 12.5;
   RunRecord record = MakeRun(sweep_id, spec, TestStatus::kCrash);
@@ -244,6 +245,11 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.blas = "mkl 2024.2";
   r.openmp = "OpenMP 201511 libgomp";
   r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
+  r.dist_backend = "gloo";
+  r.parallel_plan = "tp: transformers tp_plan (7 rules)";
+  r.rank_host_mem_bytes = "[1048576.0,1032192.0]";
+  r.rank_steady_median_s = "[0.0125,0.0127]";
+  r.profile_collective_share = 0.25;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";
