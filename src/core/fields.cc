@@ -1137,16 +1137,16 @@ std::vector<FieldDef> MakeResultFields() {
                     "rank.",
                     COMPATLAB_MEMBER(result.parallel_plan))));
   add(Curve(ListKind::kReals,
-            Metric(Member("rank_host_mem_bytes", kBytes,
+            Metric(Member("rank_host_mem", kBytes,
                           "ranks > 1: each rank's host_mem_bytes (its own process's peak over "
                           "its baseline), rank 0 first, as a JSON array; host_mem_bytes is "
                           "rank 0's.",
-                          COMPATLAB_MEMBER(result.rank_host_mem_bytes)))));
+                          COMPATLAB_MEMBER(result.rank_host_mem)))));
   add(Curve(ListKind::kReals,
-            Metric(Member("rank_steady_median_s", kSeconds,
+            Metric(Member("rank_steady_median", kSeconds,
                           "ranks > 1: each rank's steady_median_s (train: train_steady_step_s), "
                           "rank 0 first, as a JSON array; steady_median_s is rank 0's.",
-                          COMPATLAB_MEMBER(result.rank_steady_median_s)))));
+                          COMPATLAB_MEMBER(result.rank_steady_median)))));
   add(Metric(Member("profile_collective_share", "",
                     "ranks > 1, --profile: the share of the profiled window's op self time "
                     "spent in collectives (c10d and the backend's ops), rank 0's.",

@@ -339,8 +339,8 @@ struct RunResult {
   // Schema 25: a test over several ranks (doc/ranks.md; TestSpec::ranks).
   std::string dist_backend;                        // gloo, nccl; "" for one rank
   std::string parallel_plan;                       // how the model was split, in words
-  std::string rank_host_mem_bytes;                 // JSON array, rank 0 first
-  std::string rank_steady_median_s;                // JSON array, rank 0 first
+  std::string rank_host_mem;                       // JSON array, rank 0 first
+  std::string rank_steady_median;                  // JSON array, rank 0 first
   std::optional<double> profile_collective_share;  // --profile: collectives' share
 };
 

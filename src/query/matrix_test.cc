@@ -165,9 +165,9 @@ TEST(MatrixTest, FormatsGiveEachCellItsRunAndFigures) {
   EXPECT_EQ(cells[1]["error_message"], fail.result.error_message);  // whole, as stored
 
   const std::string csv = FormatMatrixCsv(m);
-  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,verdict,status,"
-                             "run_id,"));
-  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,"
+  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,ranks,verdict,"
+                             "status,run_id,"));
+  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,1,"
                              "pass,pass," +
                              pass.run_id));
   EXPECT_THAT(csv, HasSubstr("\"backend refused\x1b[31m aten::foo\nsecond line\"\r\n"));

@@ -247,8 +247,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
   r.dist_backend = "gloo";
   r.parallel_plan = "tp: transformers tp_plan (7 rules)";
-  r.rank_host_mem_bytes = "[1048576.0,1032192.0]";
-  r.rank_steady_median_s = "[0.0125,0.0127]";
+  r.rank_host_mem = "[1048576.0,1032192.0]";
+  r.rank_steady_median = "[0.0125,0.0127]";
   r.profile_collective_share = 0.25;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";

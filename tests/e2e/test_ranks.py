@@ -44,8 +44,8 @@ def test_a_two_rank_llama_forward_is_judged_against_the_single_device_reference(
     assert run["parallel_plan"].startswith("tp: transformers tp_plan")
     assert run["acc_rule"] == "allclose" and run["acc_ref_dtype"] == "float64"
     assert 0 <= run["acc_max_abs_err"] < 1e-4
-    assert len(run["rank_host_mem_bytes"]) == 2 and all(m > 0 for m in run["rank_host_mem_bytes"])
-    assert len(run["rank_steady_median_s"]) == 2
+    assert len(run["rank_host_mem"]) == 2 and all(m > 0 for m in run["rank_host_mem"])
+    assert len(run["rank_steady_median"]) == 2
 
     # Its own cell of the matrix: the column says how many ranks.
     matrix = cli.run("matrix", "--db", db, "--format", "json")

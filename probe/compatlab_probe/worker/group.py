@@ -246,8 +246,8 @@ def _combined(ranks: list[_Rank]) -> dict[str, Any]:
         values = [(res.get("metrics") or {}).get(key) or (res.get("metrics") or {}).get(fallback) for res in results]
         return json.dumps(values) if any(v is not None for v in values) else None
 
-    metrics["rank_host_mem_bytes"] = per_rank("host_mem_bytes")
-    metrics["rank_steady_median_s"] = per_rank("steady_median_s", "train_steady_step_s")
+    metrics["rank_host_mem"] = per_rank("host_mem_bytes")
+    metrics["rank_steady_median"] = per_rank("steady_median_s", "train_steady_step_s")
     combined["metrics"] = metrics
     if combined.get("status") == "pass":
         for rank, res in zip(ranks, results, strict=True):
