@@ -32,6 +32,7 @@ def test_a_rank_that_crashes_hangs_or_runs_out_of_memory_is_the_tests_status_nam
     assert hang["stage"] == "compile" and hang["status_detail"].endswith("(rank 1)"), hang
     assert "in _sleep_forever" in hang["stderr_tail"]
     assert by_kind["oom"]["status_detail"].endswith("(rank 1)"), by_kind["oom"]
+    assert by_kind["oom"]["stage"] == "run"  # past the rendezvous; kind oom writes no mark
     assert by_kind["noop"]["dist_backend"] == "gloo"
 
 

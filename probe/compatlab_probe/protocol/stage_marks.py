@@ -35,6 +35,13 @@ def leave() -> None:
         _write(_stack[-1])
 
 
+def at(name: str) -> None:
+    """The child is in stage `name` now, with no stage to go back to (a rank past its
+    rendezvous is at `run`, the supervisor's own name for a child without marks)."""
+    _stack.clear()
+    _write(name)
+
+
 def write_mark(name: str, rank: int) -> None:
     """A test over several ranks: the leader passes on rank `rank`'s mark (worker/group.py)."""
     _write(name, rank)

@@ -87,7 +87,7 @@ def run_rank(request: TestRequest, store_path: str, run: Callable[[TestRequest],
                                 timeout=timedelta(seconds=max(request.timeout_s, 1.0) or RENDEZVOUS_S))
     except Exception as exc:  # noqa: BLE001 - the group could not form: compatlab's failure
         return Result(stack_info()).fail("harness_error", "rendezvous", exc).to_dict()
-    stage_marks.leave()
+    stage_marks.at("run")
     result = run(request)
     result.setdefault("metrics", {})["dist_backend"] = backend
     stage_marks.enter("barrier")
