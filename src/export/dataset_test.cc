@@ -273,12 +273,12 @@ TEST(ImportTest, AFileOfAnOlderSchemaImportsWithTheLaterFieldsAtTheirDefaults) {
   ScopedTempDir temp;
   // A file older than schema 25 holds one-rank tests only: ranks (part of the test id when
   // not 1) takes its default there.
-  std::vector<RunRecord> runs = SampleRuns();
-  for (RunRecord& run : runs) {
+  std::vector<RunRecord> one_rank = SampleRuns();
+  for (RunRecord& run : one_rank) {
     run.spec.ranks = 1;
     run.test_id = run.spec.TestId();
   }
-  ASSERT_TRUE(ExportRuns(runs, temp.path() / "good").ok());
+  ASSERT_TRUE(ExportRuns(one_rank, temp.path() / "good").ok());
   const std::string good =
       *ReadFile(temp.path() / "good" / "torch-2.12.0" / "transformers-5.23.0.parquet");
   std::set<std::string> later;
