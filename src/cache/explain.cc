@@ -71,7 +71,7 @@ absl::StatusOr<std::string> ExplainRun(const RunRecord& run, const std::vector<E
   absl::StatusOr<KeyParts> key = ParseKey(run.result.compile_key);
   if (!key.ok()) {
     return absl::InvalidArgumentError(fmt::format(
-        "run {} holds no compile key (stored before schema 25, or it failed before compiling)",
+        "run {} holds no compile key (stored before schema 27, or it failed before compiling)",
         run.run_id));
   }
   std::string out = RunLine(run);

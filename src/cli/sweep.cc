@@ -23,6 +23,8 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.dtypes = f.dtypes;
   r.overrides.batch_sizes = f.batch_sizes;
   r.overrides.seq_lens = f.seq_lens;
+  r.overrides.ranks = f.ranks;
+  r.overrides.parallel = f.parallel;
   r.overrides.new_tokens = f.new_tokens;
   r.overrides.train_steps = f.train_steps;
   r.overrides.load_rates = f.load_rates;
@@ -94,6 +96,13 @@ void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
   cmd.add_option("--batch-sizes", plan.batch_sizes, "batch sizes, e.g. 1,4")->delimiter(',');
   cmd.add_option("--seq-lens", plan.seq_lens, "sequence lengths, e.g. 128,512,2048")
       ->delimiter(',');
+  cmd.add_option("--ranks", plan.ranks,
+                 "processes of one group per test, the model split over them "
+                 "(doc/ranks.md), e.g. 1,2")
+      ->delimiter(',');
+  cmd.add_option("--parallel", plan.parallel,
+                 "train over several ranks: tp (tensor parallel, default) or dp "
+                 "(data parallel)");
   cmd.add_option("--new-tokens", plan.new_tokens, "generate: new tokens (default 16)");
   cmd.add_option("--train-steps", plan.train_steps, "train: optimizer steps (default 3)");
   cmd.add_option("--rates", plan.load_rates,

@@ -1177,6 +1177,41 @@ std::vector<FieldDef> MakeResultFields() {
             c.name, "", c.description, [m = c.member](auto& r) -> auto& { return r.result.*m; })),
         every_compile);
   }
+
+  // Version 28 (issue 44): a test over several ranks,
+  // one process group (doc/ranks.md). `ranks` is part of the test's identity.
+  version = 28;
+  group = FieldGroup::kSpec;
+  add(Member("ranks", "",
+             "Processes of one process group the test ran as (sweep --ranks, doc/ranks.md); 1 "
+             "is the one-process test. Part of the identity when not 1.",
+             COMPATLAB_MEMBER(spec.ranks)));
+  group = FieldGroup::kResult;
+  add(Metric(Member("dist_backend", "",
+                    "ranks > 1: the process group's backend (gloo on the cpu, nccl on cuda, the "
+                    "profile's ranks_backend elsewhere); empty for one rank.",
+                    COMPATLAB_MEMBER(result.dist_backend))));
+  add(Metric(Member("parallel_plan", "",
+                    "ranks > 1: how the model was split, in words: tp with transformers' tp_plan "
+                    "(its rule count), tp with parallelize_module and compatlab's plan of the "
+                    "architecture family, or dp (DistributedDataParallel, train); empty for one "
+                    "rank.",
+                    COMPATLAB_MEMBER(result.parallel_plan))));
+  add(Curve(ListKind::kReals,
+            Metric(Member("rank_host_mem", kBytes,
+                          "ranks > 1: each rank's host_mem_bytes (its own process's peak over "
+                          "its baseline), rank 0 first, as a JSON array; host_mem_bytes is "
+                          "rank 0's.",
+                          COMPATLAB_MEMBER(result.rank_host_mem)))));
+  add(Curve(ListKind::kReals,
+            Metric(Member("rank_steady_median", kSeconds,
+                          "ranks > 1: each rank's steady_median_s (train: train_steady_step_s), "
+                          "rank 0 first, as a JSON array; steady_median_s is rank 0's.",
+                          COMPATLAB_MEMBER(result.rank_steady_median)))));
+  add(Metric(Member("profile_collective_share", "",
+                    "ranks > 1, --profile: the share of the profiled window's op self time "
+                    "spent in collectives (c10d and the backend's ops), rank 0's.",
+                    COMPATLAB_MEMBER(result.profile_collective_share))));
   return fields;
 }
 

@@ -23,6 +23,8 @@ inline constexpr int64_t kMaxImportRowBytes = int64_t{1} << 20;
 // Elements of one list field (a curve: doc/limits.md): one per train step at
 // most, and --train-steps is at most 4096.
 inline constexpr size_t kMaxListElements = 4096;
+// The most ranks (processes of one group) one test may run as: --ranks, a suite's "ranks".
+inline constexpr int64_t kMaxRanks = 64;
 // One stored profile trace (gzip Chrome trace, doc/limits.md): a larger one is
 // not kept by a sweep, and refused by an import.
 inline constexpr int64_t kMaxProfileTraceBytes = int64_t{32} << 20;

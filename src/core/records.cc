@@ -56,6 +56,7 @@ std::string TestSpec::TestId() const {
       {"dtype", dtype},       {"batch_size", batch_size},
       {"seq_len", seq_len},   {"kind_params", kind_params},
   };
+  if (ranks != 1) id["ranks"] = ranks;
   // error_handler_t::replace: invalid UTF-8 is hashed as U+FFFD, never thrown.
   return Sha256Hex(id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).substr(0, 32);
 }

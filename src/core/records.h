@@ -77,6 +77,9 @@ struct TestSpec {
   // Extra parameters of the kind, e.g. {"rep": "17"} or {"new_tokens": "16"}.
   // Values are strings so that the identity hash is stable.
   std::map<std::string, std::string> kind_params;
+  // Processes of one process group the test runs as (doc/ranks.md): 1 is the one-process
+  // test; part of the identity only when it is not 1, so older tests keep their ids.
+  int64_t ranks = 1;
   double timeout_s = 300;  // Per-test deadline; not part of the identity.
 
   // Stable hash of the identity fields (hex, 32 chars). Never includes the
@@ -349,6 +352,12 @@ struct RunResult {
   std::optional<int64_t> aot_autograd_cache_misses;
   std::optional<int64_t> autotune_cache_hits;
   std::optional<int64_t> autotune_cache_misses;
+  // Schema 25: a test over several ranks (doc/ranks.md; TestSpec::ranks).
+  std::string dist_backend;                        // gloo, nccl; "" for one rank
+  std::string parallel_plan;                       // how the model was split, in words
+  std::string rank_host_mem;                       // JSON array, rank 0 first
+  std::string rank_steady_median;                  // JSON array, rank 0 first
+  std::optional<double> profile_collective_share;  // --profile: collectives' share
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -32,6 +32,21 @@ TEST(RecordsTest, TestIdIgnoresTimeoutAndPathButNotIdentity) {
   EXPECT_NE(a.TestId(), c.TestId());
 }
 
+TEST(RecordsTest, RanksAreIdentityOnlyWhenNotOneSoOneRankTestsKeepTheirIds) {
+  TestSpec one;
+  one.model_id = "hf:llama";
+  // The id of this test before schema 28 added ranks (computed by that version's TestId).
+  const std::string before = one.TestId();
+  one.ranks = 1;
+  EXPECT_EQ(one.TestId(), before);
+  TestSpec two = one;
+  two.ranks = 2;
+  EXPECT_NE(two.TestId(), before);
+  TestSpec four = one;
+  four.ranks = 4;
+  EXPECT_NE(four.TestId(), two.TestId());
+}
+
 TEST(RecordsTest, TestIdNeverThrowsOnBytesThatAreNotUtf8) {
   TestSpec spec;
   spec.model_id = "hf:\xff\xfe";

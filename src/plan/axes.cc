@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/limits.h"
 
 namespace compatlab {
 namespace {
@@ -21,6 +22,7 @@ constexpr AxisStep kAxisSteps[] = {
     DtypeAxis,      // --dtypes
     BatchSizeAxis,  // --batch-sizes
     SeqLenAxis,     // --seq-lens
+    RanksAxis,      // --ranks (after the kinds: a train test over ranks takes --parallel)
     KindParamAxis,  // each kind's parameters (after the kinds)
 };
 
@@ -188,6 +190,28 @@ absl::StatusOr<Axis> BatchSizeAxis(const PlanInput& in) {
 absl::StatusOr<Axis> SeqLenAxis(const PlanInput& in) {
   return ShapeAxis(Either(in.overrides.seq_lens, in.suite.seq_lens),
                    [](TestSpec& s, const int64_t& v) { s.seq_len = v; });
+}
+
+absl::StatusOr<Axis> RanksAxis(const PlanInput& in) {
+  const std::vector<int64_t>& ranks = Either(in.overrides.ranks, in.suite.ranks);
+  for (int64_t r : ranks) {
+    if (r < 1 || r > kMaxRanks) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ranks must be from 1 to ", kMaxRanks, ", not ", r));
+    }
+  }
+  const std::string parallel = in.overrides.parallel.empty() ? "tp" : in.overrides.parallel;
+  if (parallel != "tp" && parallel != "dp") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --parallel '", parallel, "' (tp, dp)"));
+  }
+  // --parallel given with one rank: a process group of one (the backend's path, no split).
+  const bool group_of_one = !in.overrides.parallel.empty();
+  return FieldAxis<int64_t>(ranks, [parallel, group_of_one](TestSpec& s, const int64_t& r) {
+    s.ranks = r;
+    if ((r > 1 && s.kind == "train") || (r == 1 && group_of_one)) {
+      s.kind_params["parallel"] = parallel;
+    }
+  });
 }
 
 absl::StatusOr<Axis> KindParamAxis(const PlanInput& in) {

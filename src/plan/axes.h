@@ -36,6 +36,10 @@ absl::StatusOr<Axis> DtypeAxis(const PlanInput& in);
 absl::StatusOr<Axis> BatchSizeAxis(const PlanInput& in);
 // Each sequence length, from 1 to 1048576.
 absl::StatusOr<Axis> SeqLenAxis(const PlanInput& in);
+// --ranks, else the suite's "ranks" (each from 1 to kMaxRanks); a train test over more than
+// one rank takes kind_params parallel (--parallel tp|dp, default tp), and with --parallel
+// given every one-rank test does (a process group of one, doc/ranks.md).
+absl::StatusOr<Axis> RanksAxis(const PlanInput& in);
 // Each KindParamVariants of the partial test's kind (so this axis comes after KindAxis),
 // added to the kind_params it has (a model's build settings are kept).
 absl::StatusOr<Axis> KindParamAxis(const PlanInput& in);

@@ -98,6 +98,33 @@ TEST(AxisTest, KindParametersFollowTheKindAndKeepTheModelsBuildSettings) {
   EXPECT_TRUE(Along(KindParamAxis, f).ok());
 }
 
+TEST(AxisTest, RanksAreCheckedAndATrainTestOverRanksTakesItsSplit) {
+  AxesFixture f;
+  f.suite.ranks = {1, 2};
+  TestSpec partial;
+  partial.kind = "train";
+  absl::StatusOr<std::vector<TestSpec>> tests = Along(RanksAxis, f, partial);
+  ASSERT_TRUE(tests.ok()) << tests.status();
+  ASSERT_EQ(tests->size(), 2u);
+  EXPECT_EQ((*tests)[0].ranks, 1);
+  EXPECT_TRUE((*tests)[0].kind_params.empty());
+  EXPECT_EQ((*tests)[1].ranks, 2);
+  EXPECT_EQ(KindParamsToJson((*tests)[1].kind_params), R"({"parallel":"tp"})");
+  f.overrides.ranks = {2};
+  f.overrides.parallel = "dp";
+  EXPECT_EQ(KindParamsToJson((*Along(RanksAxis, f, partial))[0].kind_params),
+            R"({"parallel":"dp"})");
+  partial.kind = "forward";  // forward over ranks is tensor parallel: no parameter
+  EXPECT_TRUE((*Along(RanksAxis, f, partial))[0].kind_params.empty());
+  f.overrides.ranks = {1};  // --parallel with one rank: a process group of one
+  EXPECT_EQ(KindParamsToJson((*Along(RanksAxis, f, partial))[0].kind_params),
+            R"({"parallel":"dp"})");
+  f.overrides.parallel = "pp";
+  EXPECT_EQ(Along(RanksAxis, f).status().message(), "unknown --parallel 'pp' (tp, dp)");
+  f.overrides.ranks = {65};
+  EXPECT_EQ(Along(RanksAxis, f).status().message(), "ranks must be from 1 to 64, not 65");
+}
+
 TEST(AxisProductTest, ThePartialsVarySlowestThenEachAxisInOrder) {
   AxesFixture f;
   f.overrides.targets = {"cpu", "dev"};

@@ -34,6 +34,10 @@ struct PlanOverrides {
   std::vector<std::string> dtypes;
   std::vector<int64_t> batch_sizes;
   std::vector<int64_t> seq_lens;
+  // --ranks: processes of one group per test (doc/ranks.md); --parallel: train's split over
+  // them, "tp" (the default) or "dp" (kind_params parallel of a train test over ranks).
+  std::vector<int64_t> ranks;
+  std::string parallel;
   std::string backend;                 // compile backend instead of the profiles' ("" = theirs)
   std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
   std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)

@@ -93,6 +93,7 @@ std::vector<TestSpec> HarnessTests(const Suite& suite, const PlanOverrides& over
       s.model_id = kHarnessModelId;
       s.kind = t.kind;
       s.kind_params = t.kind_params;
+      s.ranks = t.ranks;
       if (t.repeat > 1) s.kind_params["rep"] = std::to_string(rep);
       s.timeout_s = overrides.timeout_s.value_or(t.timeout_s.value_or(suite.timeout_s));
       tests.push_back(std::move(s));

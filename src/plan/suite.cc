@@ -132,6 +132,14 @@ const SuiteKey<HarnessTest> kHarnessTestKeys[] = {
        }
        return absl::OkStatus();
      }},
+    {"ranks",
+     [](const Parser& p, const std::string& key, const json& v, HarnessTest* t) {
+       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxRanks) {
+         return p.Error(key, absl::StrCat("must be an integer from 1 to ", kMaxRanks));
+       }
+       t->ranks = v.get<int64_t>();
+       return absl::OkStatus();
+     }},
 };
 
 // Harness test `index` of a suite's "tests": an object of kHarnessTestKeys with a kind.
@@ -140,7 +148,7 @@ absl::Status ParseHarnessTest(const Parser& p, const json& j, size_t index, Harn
   if (!j.is_object()) return p.Error(where, "must be an object");
   absl::Status s =
       p.Keys<HarnessTest>(j, kHarnessTestKeys, where + ".",
-                          "is not a known key (kind, timeout_s, repeat, kind_params)", out);
+                          "is not a known key (kind, timeout_s, repeat, kind_params, ranks)", out);
   if (s.ok() && out->kind.empty()) return p.Error(where, "needs a 'kind'");
   return s;
 }
@@ -231,6 +239,7 @@ const SuiteKey<Suite> kSuiteKeys[] = {
     {"dtypes", SuiteStrings<&Suite::dtypes>},
     {"batch_sizes", SuiteInts<&Suite::batch_sizes>},
     {"seq_lens", SuiteInts<&Suite::seq_lens>},
+    {"ranks", SuiteInts<&Suite::ranks>},
     {"timeout_s", [](const Parser& p, const std::string& key, const json& v,
                      Suite* suite) { return p.Seconds(v, key, &suite->timeout_s); }},
     {"tests", SuiteTests},

@@ -21,6 +21,7 @@ struct HarnessTest {
   std::optional<double> timeout_s;
   int64_t repeat = 1;
   std::map<std::string, std::string> kind_params;
+  int64_t ranks = 1;  // processes of one group (doc/ranks.md)
 };
 
 struct Suite {
@@ -39,6 +40,7 @@ struct Suite {
   std::vector<std::string> dtypes = {"float32"};
   std::vector<int64_t> batch_sizes = {1};
   std::vector<int64_t> seq_lens = {32};
+  std::vector<int64_t> ranks = {1};  // processes of one group per test (doc/ranks.md)
   double timeout_s = 300;
   std::vector<HarnessTest> tests;
 };

@@ -10,14 +10,17 @@ namespace {
 
 TEST(SuiteTest, ParsesMatrixAndHarnessTests) {
   auto s = ParseSuite(R"({"name":"x","models":["llama","gpt2"],"kinds":["forward"],
-      "seq_lens":[32,64],"timeout_s":10,
-      "tests":[{"kind":"noop","repeat":3},{"kind":"hang","timeout_s":2}]})",
+      "seq_lens":[32,64],"ranks":[1,2],"timeout_s":10,
+      "tests":[{"kind":"noop","repeat":3},{"kind":"hang","timeout_s":2,"ranks":2}]})",
                       "x.json");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->models.size(), 2u);
   EXPECT_EQ(s->seq_lens, (std::vector<int64_t>{32, 64}));
   EXPECT_EQ(s->tests[0].repeat, 3);
   EXPECT_EQ(*s->tests[1].timeout_s, 2);
+  EXPECT_EQ(s->ranks, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(s->tests[0].ranks, 1);
+  EXPECT_EQ(s->tests[1].ranks, 2);
   EXPECT_EQ(s->targets, std::vector<std::string>{"cpu"});
 }
 
@@ -35,6 +38,7 @@ TEST(SuiteTest, RejectsMalformedSuitesWithTheKeyInTheMessage) {
       {R"({"name":"x","models":["a"],"timeout_s":-1})", "'timeout_s'"},
       {R"({"name":"x","tests":[{"kind":"forward"}]})", "tests[0].kind"},
       {R"({"name":"x","tests":[{"repeat":2}]})", "needs a 'kind'"},
+      {R"({"name":"x","tests":[{"kind":"noop","ranks":65}]})", "tests[0].ranks"},
       {R"({"models":["a"]})", "needs a 'name'"},
       {R"({"name":"x"})", "neither"},
       {R"({"name":"x","code_models":[]})", "'code_models'"},

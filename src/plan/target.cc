@@ -320,6 +320,8 @@ std::span<const ProfileField> ProfileFields() {
        [](const json& v, TargetProfile* p) { p->profile = ProfileString(v); }},
       {"op_exclusions", kList, "must be a list of objects", kOptional, ProfileOpExclusions,
        ApplyOpExclusions},
+      // A test over several ranks: the process group's backend (doc/ranks.md); the probe reads it.
+      {"ranks_backend", kString, "must be a string"},
   };
   return kFields;
 }

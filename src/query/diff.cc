@@ -429,18 +429,18 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
       return run_of(x).spec.model_id < run_of(y).spec.model_id;
     });
     using C = TextTable::Column;
-    TextTable table({C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft},
-                     C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
-                     C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
-                     C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
-                     C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
+    TextTable table(
+        {C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
+         C{"mode", TextTable::kLeft}, C{"ranks", TextTable::kRight}, C{"kind", TextTable::kLeft},
+         C{"dtype", TextTable::kLeft}, C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
+         C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
       const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";
       const std::string head = change->head >= 0 ? StatusText(report.head[change->head]) : "-";
       table.AddRow({run.test_id.substr(0, 12), Truncate(run.spec.model_id, 40), run.spec.target,
-                    run.spec.mode, run.spec.kind, run.spec.dtype, base, head,
-                    Truncate(change->detail, 100), change->rule});
+                    run.spec.mode, std::to_string(run.spec.ranks), run.spec.kind, run.spec.dtype,
+                    base, head, Truncate(change->detail, 100), change->rule});
     }
     out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),
                        IsRegression(kind)    ? ", regression"

@@ -29,7 +29,7 @@ constexpr size_t kMatrixErrorWidth = 100;  // error lines under the table
 auto MatrixCellKey(const RunRecord& run) {
   const TestSpec& s = run.spec;
   return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.kind_params, s.target,
-                  s.mode);
+                  s.mode, s.ranks);
 }
 
 // The next piece of `text` from `pos`: a run of digits or a run of other bytes.
@@ -86,7 +86,8 @@ std::string MatrixCellText(const RunRecord& run) {
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string ColumnName(const MatrixColumn& column) {
-  const std::string name = column.target + "/" + column.mode;
+  std::string name = column.target + "/" + column.mode;
+  if (column.ranks != 1) name += fmt::format("/{} ranks", column.ranks);
   return column.stack.empty() ? name : column.stack + ":" + name;
 }
 
@@ -126,7 +127,7 @@ void MarkStackChanges(Matrix& matrix) {
     for (size_t c = 0; c < matrix.columns.size(); ++c) {
       const MatrixColumn& head = matrix.columns[c];
       if (head.stack == base_stack || row.cells[c] < 0) continue;
-      const MatrixColumn base_column{head.target, head.mode, base_stack};
+      const MatrixColumn base_column{head.target, head.mode, base_stack, head.ranks};
       auto b = std::find(matrix.columns.begin(), matrix.columns.end(), base_column);
       if (b == matrix.columns.end()) continue;
       const int base_cell = row.cells[static_cast<size_t>(b - matrix.columns.begin())];
@@ -371,7 +372,8 @@ absl::StatusOr<StackSelection> ParseNamedStacks(std::string_view text) {
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b) {
   const bool a_eager = a.mode == kModeEager;
   const bool b_eager = b.mode == kModeEager;
-  return std::tie(a.target, b_eager, a.mode) < std::tie(b.target, a_eager, b.mode);
+  return std::tie(a.target, b_eager, a.mode, a.ranks) <
+         std::tie(b.target, a_eager, b.mode, b.ranks);
 }
 
 std::string Matrix::DescribeStack() const {
@@ -422,7 +424,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : ""};
+    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
@@ -451,7 +453,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : ""};
+    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -533,7 +535,7 @@ std::string FormatMatrixTable(const Matrix& matrix) {
 ordered_json MatrixJson(const Matrix& matrix, size_t max_error_chars) {
   ordered_json columns = ordered_json::array();
   for (const MatrixColumn& column : matrix.columns) {
-    ordered_json one = {{"target", column.target}, {"mode", column.mode}};
+    ordered_json one = {{"target", column.target}, {"mode", column.mode}, {"ranks", column.ranks}};
     if (!column.stack.empty()) one["stack"] = column.stack;
     columns.push_back(std::move(one));
   }
@@ -572,6 +574,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "test",
                                  "target",
                                  "mode",
+                                 "ranks",
                                  "verdict",
                                  "status",
                                  "run_id",
@@ -603,7 +606,8 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                          number(row.param_count),
                                          row.test,
                                          matrix.columns[c].target,
-                                         matrix.columns[c].mode};
+                                         matrix.columns[c].mode,
+                                         std::to_string(matrix.columns[c].ranks)};
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
         fields.resize(std::size(kHeader));

@@ -105,10 +105,11 @@ struct MatrixColumn {
   std::string target;
   std::string mode;
   std::string stack;  // a named stack's columns (StackSelection::kNamed); "" otherwise
+  int64_t ranks = 1;  // a test over 2 ranks is its own column (doc/ranks.md)
   bool operator==(const MatrixColumn&) const = default;
 };
 
-// Columns in order: by target, then eager before the other modes (by name).
+// Columns in order: by target, then eager before the other modes (by name), then ranks.
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b);
 
 // A cell's change from the base stack's cell of its (target, mode), by diff's rule

@@ -50,6 +50,18 @@ TEST(MatrixTest, ComparesVersionsPieceByPiece) {
   EXPECT_EQ(NewestStack({{"2.9.0", "5.30.0"}, {"2.10.0", "5.1.0"}, {"2.10.0", "5.2.0"}}), 2u);
 }
 
+TEST(MatrixTest, ATestOverTwoRanksIsItsOwnCellInItsOwnColumn) {
+  RunRecord one = Cell("llama", "cpu", "eager", TestStatus::kPass, "2026-12-01T10:00:00.000Z");
+  RunRecord two = Cell("llama", "cpu", "eager", TestStatus::kCrash, "2026-12-01T11:00:00.000Z");
+  two.spec.ranks = 2;
+  two.run_id += "-2";
+  const Matrix m = BuildMatrix({one, two}, StackSelection{});
+  EXPECT_EQ(m.columns, (std::vector<MatrixColumn>{{"cpu", "eager", 1}, {"cpu", "eager", 2}}));
+  ASSERT_EQ(m.rows.size(), 1u);
+  EXPECT_EQ(Cells(m, 0), (std::vector<std::string>{"pass", "crash"}));
+  EXPECT_THAT(FormatMatrixTable(m), HasSubstr("cpu/eager/2 ranks"));
+}
+
 TEST(MatrixTest, OneCurrentVerdictPerCellOnTheNewestStack) {
   std::vector<RunRecord> runs = {
       Cell("llama", "cpu", "eager", TestStatus::kFailToRun, "2026-12-01T10:00:00.000Z"),
@@ -167,9 +179,9 @@ TEST(MatrixTest, FormatsGiveEachCellItsRunAndFigures) {
   EXPECT_EQ(cells[1]["error_message"], fail.result.error_message);  // whole, as stored
 
   const std::string csv = FormatMatrixCsv(m);
-  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,verdict,status,"
-                             "run_id,"));
-  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,"
+  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,ranks,verdict,"
+                             "status,run_id,"));
+  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,1,"
                              "pass,pass," +
                              pass.run_id));
   EXPECT_THAT(csv, HasSubstr("\"backend refused\x1b[31m aten::foo\nsecond line\"\r\n"));

@@ -81,26 +81,29 @@ RunResult DecideStatus(const ExitFacts& facts) {
   const absl::StatusOr<ResultPipe> pipe = SplitResultPipe(facts.result_text);
   const bool have_result =
       pipe.ok() && !pipe->result.empty() && ParseChildResult(pipe->result, &parsed).ok();
-  // Where a child that died was: its last stage mark, else "run".
+  // Where a child that died was: its last stage mark, else "run"; over several ranks, the
+  // rank it names (doc/ranks.md).
   const std::string died_in = pipe.ok() && !pipe->last_stage.empty() ? pipe->last_stage : "run";
+  const std::string rank =
+      pipe.ok() && pipe->last_rank ? absl::StrCat(" (rank ", *pipe->last_rank, ")") : "";
   if (facts.timed_out) {
     SetFailure(TestStatus::kTimeout, died_in,
                absl::StrCat("deadline ", facts.timeout_s, " s",
-                            facts.killed ? "; SIGKILL after grace" : "; SIGTERM"),
+                            facts.killed ? "; SIGKILL after grace" : "; SIGTERM", rank),
                &result);
   } else if (facts.oom_kills > 0) {
-    SetFailure(
-        TestStatus::kOom, died_in,
-        absl::StrCat("memory limit ", result.mem_limit_bytes, " bytes (", result.mem_limit_method,
-                     ", ", facts.oom_kills, " OOM kill", facts.oom_kills == 1 ? "" : "s", ")"),
-        &result);
+    SetFailure(TestStatus::kOom, died_in,
+               absl::StrCat("memory limit ", result.mem_limit_bytes, " bytes (",
+                            result.mem_limit_method, ", ", facts.oom_kills, " OOM kill",
+                            facts.oom_kills == 1 ? "" : "s", ")", rank),
+               &result);
   } else if (WIFSIGNALED(ws)) {
     result.status = TestStatus::kCrash;
     result.stage = died_in;
-    result.status_detail = SignalName(WTERMSIG(ws));
+    result.status_detail = SignalName(WTERMSIG(ws)) + rank;
     result.error_type = "Signal";
-    result.error_message =
-        absl::StrCat("killed by ", result.status_detail, WCOREDUMP(ws) ? " (core dumped)" : "");
+    result.error_message = absl::StrCat("killed by ", SignalName(WTERMSIG(ws)),
+                                        WCOREDUMP(ws) ? " (core dumped)" : "", rank);
   } else if (have_result) {
     result = parsed;
   } else {

@@ -110,6 +110,32 @@ TEST_F(DecideStatusTest, AChildThatDiesIsPlacedAtItsLastStageMark) {
   EXPECT_EQ(none.error_message, "the child exited with code 70 without a result (in stage load)");
 }
 
+TEST_F(DecideStatusTest, ARankThatDiesIsNamedByItsLastStageMark) {
+  const std::string marks =
+      "{\"stage\": \"prepare\", \"rank\": 0}\n"
+      "{\"stage\": \"load\", \"rank\": 1}\n";
+  ExitFacts crash = Signaled(SIGSEGV);
+  crash.result_text = marks;
+  RunResult r = Decide(crash);
+  EXPECT_EQ(r.status, TestStatus::kCrash);
+  EXPECT_EQ(r.stage, "load");
+  EXPECT_EQ(r.status_detail, "SIGSEGV (rank 1)");
+  EXPECT_EQ(r.error_message, "killed by SIGSEGV (rank 1)");
+  ExitFacts timeout = Signaled(SIGTERM);
+  timeout.timed_out = true;
+  timeout.timeout_s = 6;
+  timeout.result_text = marks;
+  EXPECT_EQ(Decide(timeout).status_detail, "deadline 6 s; SIGTERM (rank 1)");
+  ExitFacts oom = Signaled(SIGKILL);
+  oom.oom_kills = 1;
+  oom.result_text = marks;
+  EXPECT_EQ(Decide(oom).status_detail,
+            "memory limit 1073741824 bytes (cgroup_v2, 1 OOM kill) (rank 1)");
+  // A mark whose rank is not a rank makes the pipe unreadable.
+  crash.result_text = "{\"stage\": \"load\", \"rank\": 64}\n";
+  EXPECT_EQ(Decide(crash).stage, "run");
+}
+
 TEST_F(DecideStatusTest, TheResultAfterTheStageMarksIsTheChilds) {
   RunResult r = Decide(Exited(0, "{\"stage\": \"build\"}\n" + ChildResult("fail_to_run")));
   EXPECT_EQ(r.status, TestStatus::kFailToRun);

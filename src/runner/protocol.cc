@@ -33,6 +33,7 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
             {"batch_size", s.batch_size},
             {"seq_len", s.seq_len},
             {"kind_params", s.kind_params},
+            {"ranks", s.ranks},
             {"timeout_s", s.timeout_s},
             {"torch_num_threads", r.torch_num_threads},
             {"compile_threads", r.compile_threads},
@@ -143,6 +144,22 @@ void BreachOfContract(const std::string& problem, RunResult& r) {
 
 }  // namespace
 
+namespace {
+
+// {"stage": NAME} or {"stage": NAME, "rank": R} with R from 0 to kMaxRanks - 1.
+bool IsStageMark(const json& mark) {
+  if (mark.is_discarded() || !mark.is_object() || !mark.contains("stage") ||
+      !mark["stage"].is_string()) {
+    return false;
+  }
+  if (mark.size() == 1) return true;
+  if (mark.size() != 2 || !mark.contains("rank")) return false;
+  const json& rank = mark["rank"];
+  return rank.is_number_integer() && rank.get<int64_t>() >= 0 && rank.get<int64_t>() < kMaxRanks;
+}
+
+}  // namespace
+
 absl::StatusOr<ResultPipe> SplitResultPipe(std::string_view text) {
   ResultPipe pipe;
   const size_t end = text.rfind('\n');
@@ -157,12 +174,13 @@ absl::StatusOr<ResultPipe> SplitResultPipe(std::string_view text) {
     const std::string_view line = text.substr(start, newline - start);
     start = newline + 1;
     json mark = json::parse(line, nullptr, false);
-    if (mark.is_discarded() || !mark.is_object() || mark.size() != 1 || !mark.contains("stage") ||
-        !mark["stage"].is_string()) {
+    if (!IsStageMark(mark)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "a line before the result is not a stage mark: ", std::string(line.substr(0, 120))));
     }
     pipe.last_stage = mark["stage"].get<std::string>();
+    pipe.last_rank =
+        mark.contains("rank") ? std::optional(mark["rank"].get<int64_t>()) : std::nullopt;
   }
   return pipe;
 }

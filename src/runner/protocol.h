@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,10 +35,12 @@ absl::Status ParseChildResult(const std::string& text, RunResult* out);
 
 // A result pipe's text split into its stage marks and its result object
 // (doc/worker-protocol.md, "Stage marks"): every line up to the last newline
-// is a mark {"stage": NAME}; what follows it is the result object ("" when
-// the child died before writing one).
+// is a mark {"stage": NAME}, or {"stage": NAME, "rank": R} from a test over
+// several ranks (the rank whose stage it is: doc/ranks.md); what follows it is
+// the result object ("" when the child died before writing one).
 struct ResultPipe {
-  std::string last_stage;  // the last mark's stage; "" without marks
+  std::string last_stage;            // the last mark's stage; "" without marks
+  std::optional<int64_t> last_rank;  // the last mark's rank, when it named one
   std::string result;
 };
 // InvalidArgument when a line before the result is not a stage mark.

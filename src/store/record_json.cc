@@ -72,7 +72,9 @@ nlohmann::ordered_json TestSpecJson(const TestSpec& spec) {
   record.spec = spec;
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (const FieldDef& field : ResultFields()) {
-    if (field.group == FieldGroup::kSpec) {
+    // One rank is left out, as in TestId: a one-rank plan's JSON, and so its plan id, is
+    // what it was before schema 28 (doc/ranks.md).
+    if (field.group == FieldGroup::kSpec && !(field.name == "ranks" && spec.ranks == 1)) {
       json[std::string(field.name)] = FieldValueToJson(field.get(record));
     }
   }

@@ -31,7 +31,8 @@ nlohmann::ordered_json ListFieldJson(const FieldDef& field, const FieldValue& va
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
 
 // The TestSpec as a JSON object: its field-table fields (group kSpec) in
-// table order, with kind_params as a nested object of strings.
+// table order, with kind_params as a nested object of strings; `ranks` only when it
+// is not 1 (so a one-rank plan's JSON and plan id are those of older versions).
 nlohmann::ordered_json TestSpecJson(const TestSpec& spec);
 // TestSpecJson as text: compact, one line. InvalidArgument when a string is
 // not valid UTF-8.

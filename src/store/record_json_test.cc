@@ -28,7 +28,11 @@ TEST(RecordJsonTest, TestSpecJsonHasSpecFieldsAndNestedKindParams) {
   EXPECT_EQ(json["kind_params"], nlohmann::json({{"rep", "3"}}));
   EXPECT_FALSE(json.contains("run_id"));
   EXPECT_FALSE(json.contains("status"));
-  EXPECT_EQ(json.size(), 13u);
+  EXPECT_EQ(json.size(), 13u);  // no "ranks": one rank, as before schema 28
+  spec.ranks = 2;
+  const nlohmann::json two = nlohmann::json::parse(*TestSpecToJson(spec));
+  EXPECT_EQ(two["ranks"], 2);
+  EXPECT_EQ(TestSpecFromJson(two.dump())->ranks, 2);
 }
 
 TEST(RecordJsonTest, TestSpecFromJsonKeepsDefaultsForMissingKeys) {

@@ -50,6 +50,7 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   spec.dtype = "bfloat16";
   spec.batch_size = 4;
   spec.seq_len = 128;
+  spec.ranks = 2;
   spec.kind_params = {{"new_tokens", "16"}, {"b", "x\"y"}};
   spec.timeout_s = 12.5;
   RunRecord record = MakeRun(sweep_id, spec, TestStatus::kCrash);
@@ -255,6 +256,11 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.aot_autograd_cache_misses = 4;
   r.autotune_cache_hits = 5;
   r.autotune_cache_misses = 6;
+  r.dist_backend = "gloo";
+  r.parallel_plan = "tp: transformers tp_plan (7 rules)";
+  r.rank_host_mem = "[1048576.0,1032192.0]";
+  r.rank_steady_median = "[0.0125,0.0127]";
+  r.profile_collective_share = 0.25;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -21,6 +21,7 @@ std::string TestLabel(const TestSpec& spec) {
       spec.backend.empty() ? spec.mode : absl::StrCat(spec.mode, ":", spec.backend);
   std::string label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ",
                                    spec.dtype, " ", spec.batch_size, "x", spec.seq_len);
+  if (spec.ranks != 1) absl::StrAppend(&label, " ranks=", spec.ranks);
   for (const auto& [key, value] : spec.kind_params) absl::StrAppend(&label, " ", key, "=", value);
   return label;
 }

@@ -293,6 +293,7 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
       {
           {"--batch-sizes", f.batch_sizes, SpecField(plan, &TestSpec::batch_size)},
           {"--seq-lens", f.seq_lens, SpecField(plan, &TestSpec::seq_len)},
+          {"--ranks", f.ranks, SpecField(plan, &TestSpec::ranks)},
       };
   for (const auto& [flag, given, stored] : int_flags) {
     if (given.empty()) continue;
@@ -462,11 +463,23 @@ absl::Status AddPathChecks(const PlanFlags& f, const std::vector<ResolvedTest>& 
   return absl::OkStatus();
 }
 
+// --parallel: how the tests in a process group split (kind_params parallel, doc/ranks.md).
+void AddParallelCheck(const PlanFlags& f, const std::vector<ResolvedTest>& plan,
+                      std::vector<FlagCheck>* checks) {
+  checks->emplace_back("--parallel", OneValue(f.parallel),
+                       Distinct<std::string>(plan, [](const ResolvedTest& t) {
+                         auto it = t.spec.kind_params.find("parallel");
+                         if (it == t.spec.kind_params.end()) return std::optional<std::string>();
+                         return std::optional(it->second);
+                       }));
+}
+
 // The flags that set one value (backend, kind parameters, paths, ...), each given one
 // against the stored values; InvalidArgument naming the first that differs or is malformed.
 absl::Status CheckValueFlags(const PlanFlags& f, const std::vector<ResolvedTest>& plan) {
   std::vector<FlagCheck> checks;
   AddKindParamChecks(f, plan, &checks);
+  AddParallelCheck(f, plan, &checks);
   if (absl::Status s = AddLoadChecks(f, plan, &checks); !s.ok()) return s;
   if (absl::Status s = AddPathChecks(f, plan, &checks); !s.ok()) return s;
   for (const auto& [flag, given, stored] : checks) {

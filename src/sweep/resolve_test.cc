@@ -141,6 +141,19 @@ TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(CheckResumeFlagsTest, RanksAndParallelMustBeTheStoredPlans) {
+  PlanFlags flags;
+  flags.ranks = {1};
+  EXPECT_TRUE(CheckResumeFlags(flags, "s", StoredPlan()).ok());
+  flags.ranks = {2};
+  EXPECT_EQ(CheckResumeFlags(flags, "s", StoredPlan()).message(),
+            "--resume: --ranks 2 differs from the stored plan (--ranks 1)");
+  flags = {};
+  flags.parallel = "dp";
+  EXPECT_NE(CheckResumeFlags(flags, "s", StoredPlan()).message().find("--parallel dp"),
+            std::string::npos);
+}
+
 TEST(CheckResumeFlagsTest, AHarnessOnlyPlanTakesItsOwnPython) {
   ResolvedTest noop;
   noop.spec.model_id = std::string(kHarnessModelId);

@@ -5,6 +5,10 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import NoReturn
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -18,6 +22,26 @@ def _prctl(option, arg):
     if _libc.prctl(option, arg, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def run_then_exit(work: Callable[[], int], failed: int) -> NoReturn:
+    """A forked process's whole life: `work()` returns its exit code; any exception (even
+    SystemExit) prints its traceback and the exit code is `failed`. stdout and stderr are
+    flushed, then os._exit: no atexit handler or cleanup of the parent runs here."""
+    code = failed
+    try:
+        code = work()
+    except BaseException:  # noqa: BLE001 - the exit code and stderr tell
+        try:
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def set_pdeathsig(sig: int = signal.SIGKILL) -> None:

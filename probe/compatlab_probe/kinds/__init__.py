@@ -43,6 +43,22 @@ LATER_MODES: set[str] = set()
 EXPORT_KINDS = {"forward"}
 
 
+def kind_of(request: TestRequest) -> Kind:
+    """The kind's function; over several ranks a fault kind faults in one rank only
+    (faults.on_fault_rank), the others wait for it."""
+    kind = KINDS[request.kind]
+    if request.in_group and request.kind not in MODEL_KINDS:
+        return faults.on_fault_rank(kind)
+    return kind
+
+
+def _one_rank_only(request: TestRequest) -> str:
+    """Why a test in a process group cannot run (mode export, kind load), else ""."""
+    if request.in_group and (request.mode == "export" or request.kind == "load"):
+        return f"{'mode export' if request.mode == 'export' else 'kind load'} runs on one rank only (doc/ranks.md)"
+    return ""
+
+
 def check_request(request: TestRequest) -> tuple[str, str] | None:
     """None when the request can run; else (status, detail) with status skipped or harness_error."""
     kind = request.kind
@@ -59,6 +75,8 @@ def check_request(request: TestRequest) -> tuple[str, str] | None:
         if tuple(profile.modes) == ("export",):
             return "skipped", "export-only target"
         return "skipped", f"target {profile.name} takes modes {', '.join(profile.modes)}, not {request.mode}"
+    if one_rank_only := _one_rank_only(request):
+        return "skipped", one_rank_only
     if request.mode == "export" and kind not in EXPORT_KINDS:
         return "skipped", f"mode export takes kind forward only (kind {kind} has no exported form)"
     if request.mode == "export" and profile is not None and profile.lowering not in lowering.LOWERINGS:

@@ -388,6 +388,9 @@ def cpu_copy(model: Any, dtype: Any = None) -> Any:
     CPU (no second copy on the device)."""
     import torch
 
+    from ..stacks.parallel import unsharded
+
+    model = unsharded(model)  # a model split over ranks: the copy made before the split
     memo = {}
     for p in model.parameters():
         if p.device.type != "cpu":

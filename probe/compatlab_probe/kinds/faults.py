@@ -23,6 +23,19 @@ if TYPE_CHECKING:
     from .context import Context
 
 
+def on_fault_rank(fault):
+    """A fault kind over several ranks (doc/ranks.md): rank kind_params fault_rank (default
+    the last) runs `fault`; the others go straight on to the group's closing barrier (stage
+    barrier, stacks/parallel.run_rank), where they wait for it, as ranks blocked in a
+    collective on a failing peer do."""
+
+    def run(request: TestRequest, result: Result, context: Context) -> None:
+        if request.rank == int(request.kind_params.given.get("fault_rank") or request.ranks - 1):
+            fault(request, result, context)
+
+    return run
+
+
 def noop(request: TestRequest, result: Result, context: Context) -> None:
     """Does nothing: measures what the harness costs around a test."""
 

@@ -88,6 +88,8 @@ class ModelTest:
         self.peak.start()
         stage(self.result, "build", "harness_error", lambda: rebase(self.request.memory_limit))
         built = build_model_and_inputs(self.request, self.result, self.dtype, self.target.device, positions_needed)
+        if self.request.in_group:
+            self._split(built)
         self.built = built
         self.peak.end_build()
         self.target.reset_peak_memory()
@@ -102,6 +104,17 @@ class ModelTest:
         compile_store.clear_recorded_artifacts()
         parts = compile_store.key_parts(self.request, self.target)
         self.result.metrics.update(compile_store.load_entry(self.request, parts))
+
+    def _split(self, built: Built) -> None:
+        """Over several ranks: the model split over the group (stacks/parallel.py) at stage
+        split (fail_to_load); skipped when it has no tensor-parallel plan."""
+        from ..stacks import parallel
+
+        reason = parallel.unsplittable_reason(built.model, self.request)
+        if reason:
+            self.skip(reason)
+        plan = stage(self.result, "split", "fail_to_load", lambda: parallel.split(built.model, self.request))
+        self.result.metrics["parallel_plan"] = plan
 
     @contextmanager
     def first_call(self) -> Iterator[None]:
@@ -283,7 +296,7 @@ class ModelTest:
         """The test is the CPU eager run: the reference device at the test's own precision
         (doc/accuracy.md, "CPU eager rows"); its comparison is a baseline, never a verdict.
         Mode export on the CPU runs the exported program, another computation: judged."""
-        return self.target.is_cpu and self.request.mode == "eager"
+        return self.target.is_cpu and self.request.mode == "eager" and not self.request.in_group
 
     def reference_is_target(self, ref_dtype: str) -> bool:
         """A CPU eager reference in `ref_dtype` would be the test's own computation."""

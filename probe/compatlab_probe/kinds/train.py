@@ -44,6 +44,7 @@ from ..models import code_model
 from ..protocol.request import MeasureSettings, TestRequest
 from ..protocol.result import Result
 from ..stacks.compiler import compile_callable
+from ..stacks.parallel import data_parallel, full
 from . import common
 from .common import stage
 from .phases import ModelTest, per_second
@@ -205,7 +206,8 @@ class _Trainer:
         loss = _loss(self.fwd(**self.batch))
         loss.backward()
         with torch.no_grad():
-            grads = [p.grad.detach() for p in self.params if p.grad is not None]
+            # Split over ranks (doc/ranks.md): a sharded gradient is gathered whole for the norm.
+            grads = [full(p.grad.detach()) for p in self.params if p.grad is not None]
             self.norms.append(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)).double())
                               if grads else torch.zeros((), dtype=torch.float64))
         if keep_grads:
@@ -243,7 +245,7 @@ def learning_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def cpu_grads(grads: list[Any]) -> list[Any]:
     """A step's kept gradients as CPU copies (after timing)."""
-    return [None if g is None else g.to("cpu", copy=True) for g in grads]
+    return [None if g is None else full(g).to("cpu", copy=True) for g in grads]
 
 
 def grad_cosine(a: list[Any], b: list[Any]) -> float | None:
@@ -314,8 +316,11 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
 
     cpu_batch, batch = stage(result, "build", "fail_to_load", prepare_data)
     initial = stage(result, "build", "fail_to_load", lambda: common.cpu_copy(model))  # the reference's start
-    fwd = stage(result, "compile", "harness_error", lambda: compile_callable(model, request, target)) \
-        if compiling else model
+    module = model
+    if request.in_group and request.kind_params.given.get("parallel") == "dp":  # doc/ranks.md
+        module = stage(result, "split", "fail_to_load", lambda: data_parallel(model))
+    fwd = stage(result, "compile", "harness_error", lambda: compile_callable(module, request, target)) \
+        if compiling else module
     trainer = _Trainer(model, batch, fwd, lr)
 
     with test.first_call():

@@ -137,6 +137,7 @@ class ProfileTracker:
         metrics["profile_top_lines"] = json.dumps(top_lines(self._prof, calls, wall, generated_dir))
         metrics["profile_fallback_ops"] = json.dumps(
             {name: n / calls for name, n in sorted(fallback_calls.items())}, sort_keys=True)
+        metrics["profile_collective_share"] = collective_share(events, wall)
         return metrics
 
     def write_trace(self, path: str, max_bytes: int) -> str:
@@ -154,6 +155,21 @@ class ProfileTracker:
         finally:
             if os.path.exists(raw):
                 os.unlink(raw)
+
+
+# Ops of torch.distributed's collectives (c10d, its functional form, the backends' own).
+COLLECTIVE_PREFIXES = ("c10d::", "_c10d_functional::", "c10d_functional::", "gloo:", "nccl:", "record_param_comms")
+
+
+def collective_share(events: list[Any], wall: float) -> float | None:
+    """A test over several ranks (doc/ranks.md): the collectives' op self time (CPU) over the
+    window's wall time; None in a process without a process group."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or wall <= 0:
+        return None
+    spent = sum(e.self_cpu_time_total for e in events if e.name.startswith(COLLECTIVE_PREFIXES)) / 1e6
+    return spent / wall
 
 
 def _op_event(event: Any) -> bool:

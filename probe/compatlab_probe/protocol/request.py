@@ -164,6 +164,7 @@ class TargetProfile:
     compile: CompileSpec = field(default_factory=CompileSpec)
     lowering: str = ""             # mode export: the lowering's key (lowering.py); "": the exported program
     modes: tuple[str, ...] = MODES  # the modes the target takes; the others are skipped
+    ranks_backend: str = ""        # a test over several ranks: the process group's backend ("": by device)
 
 
 # The built-in profile of a request without target_profile (targets/cpu.json says the same).
@@ -213,6 +214,14 @@ class TestRequest:
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
     load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
     profile: ProfileSettings = field(default_factory=ProfileSettings)
+    ranks: int = 1  # processes of one group the test runs as (doc/ranks.md)
+    rank: int = 0   # this process's rank among them (set by worker/group.py, never sent)
+
+    @property
+    def in_group(self) -> bool:
+        """The test runs as a process group (doc/ranks.md): over several ranks, or a group of
+        one (kind_params parallel given with one rank)."""
+        return self.ranks > 1 or "parallel" in self.kind_params.given
 
     @property
     def compiling(self) -> bool:
@@ -408,7 +417,8 @@ def parse_target_profile(raw: Any) -> TargetProfile:
         memory=memory, dispatch_key=f.string("dispatch_key", d.dispatch_key),
         fallback_counts=f.string("fallback_counts", d.fallback_counts),
         reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec,
-        lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes)
+        lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes,
+        ranks_backend=f.string("ranks_backend", d.ranks_backend))
 
 
 def parse_request(raw: Any) -> TestRequest:
@@ -442,7 +452,17 @@ def parse_request(raw: Any) -> TestRequest:
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
         compile_threads=f.integer("compile_threads", 0, 0),
         supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
-        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")))
+        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")), ranks=_ranks(f))
+
+
+MAX_RANKS = 64  # core/limits.h, kMaxRanks
+
+
+def _ranks(f: _Fields) -> int:
+    ranks = f.integer("ranks", 1, 1)
+    if ranks > MAX_RANKS:
+        raise f.bad("ranks", f"at most {MAX_RANKS}")
+    return ranks
 
 
 def supervisor_pid_of(raw: Any) -> int:

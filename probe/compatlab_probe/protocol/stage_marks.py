@@ -35,10 +35,23 @@ def leave() -> None:
         _write(_stack[-1])
 
 
-def _write(name: str) -> None:
+def at(name: str) -> None:
+    """The child is in stage `name` now, with no stage to go back to (a rank past its
+    rendezvous is at `run`, the supervisor's own name for a child without marks)."""
+    _stack.clear()
+    _write(name)
+
+
+def write_mark(name: str, rank: int) -> None:
+    """A test over several ranks: the leader passes on rank `rank`'s mark (worker/group.py)."""
+    _write(name, rank)
+
+
+def _write(name: str, rank: int | None = None) -> None:
     if _fd is None:
         return
-    line = (json.dumps({"stage": name}) + "\n").encode()
+    mark = {"stage": name} if rank is None else {"stage": name, "rank": rank}
+    line = (json.dumps(mark) + "\n").encode()
     try:
         os.write(_fd, line)  # one write of a short line: atomic on a pipe (PIPE_BUF)
     except OSError:

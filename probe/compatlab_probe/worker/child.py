@@ -57,6 +57,10 @@ def run_child(raw: Mapping[str, Any], context: Context | None = None) -> dict[st
         request = parse_request(raw)
     except BadRequest as exc:
         return bad_request(exc)
+    if request.in_group:  # one process group of request.ranks processes (doc/ranks.md)
+        from .group import run_group
+
+        return run_group(request, context, prepare_process, run_test)
     return prepare_process(request) or run_test(request, context)
 
 
@@ -79,7 +83,7 @@ def run_test(request: TestRequest | Mapping[str, Any], context: Context | None =
             result.set_status(status, detail, "harness" if status == "harness_error" else "")
             return result.to_dict()
         try:
-            kinds.KINDS[request.kind](request, result, context or Context())
+            kinds.kind_of(request)(request, result, context or Context())
         except kinds.StageFailed:
             pass  # a model kind's stage failed; the result already says how
         compile_store.keep_after_test(request, result.status, result.metrics)

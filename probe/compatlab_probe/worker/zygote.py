@@ -231,55 +231,49 @@ def _intermediate(test, fds, read_end, write_end, zygote_pid, sock):
 
 def _test_child(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock):
     """Process T (never returns)."""
-    code = EXIT_NO_RESULT
+    from ..host.osutil import run_then_exit
+
+    run_then_exit(lambda: _test_child_work(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock),
+                  EXIT_NO_RESULT)
+
+
+def _test_child_work(test, fds, pid_pipe, intermediate_pid, zygote_pid, sock) -> int:
+    """T's work; returns its exit code."""
     result_fd = fds[2]
-    try:
-        os.close(pid_pipe)
-        os.read(fds[3], 1)  # EOF once the zygote has told the supervisor T's pid
-        os.close(fds[3])
-        sock.detach()
-        os.setpgid(0, 0)
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        from ..host.osutil import close_fds_except, set_pdeathsig
+    os.close(pid_pipe)
+    os.read(fds[3], 1)  # EOF once the zygote has told the supervisor T's pid
+    os.close(fds[3])
+    sock.detach()
+    os.setpgid(0, 0)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    from ..host.osutil import close_fds_except, set_pdeathsig
 
-        close_fds_except({result_fd})
-        while os.getppid() == intermediate_pid:
-            time.sleep(0.0005)
-        set_pdeathsig(signal.SIGKILL)
-        supervisor = _supervisor_pid(test)
-        if supervisor and os.getppid() != supervisor:
-            code = EXIT_ORPHANED
-            return
-        from ..kinds.context import Context
-        from ..protocol import stage_marks
-        from .child import run_child
+    close_fds_except({result_fd})
+    while os.getppid() == intermediate_pid:
+        time.sleep(0.0005)
+    set_pdeathsig(signal.SIGKILL)
+    supervisor = _supervisor_pid(test)
+    if supervisor and os.getppid() != supervisor:
+        return EXIT_ORPHANED
+    from ..kinds.context import Context
+    from ..protocol import stage_marks
+    from .child import run_child
 
-        # A fatal signal (SIGSEGV in an extension, SIGABRT) and the supervisor's SIGTERM at
-        # the deadline print every thread's Python stack into the stderr tail first; the
-        # signal then takes its course (the wait status stays the signal's).
-        faulthandler.enable()
-        faulthandler.register(signal.SIGTERM, chain=True)
-        stage_marks.open_on(result_fd)
-        result = run_child(test, Context(zygote_pid=zygote_pid))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        _write_all(result_fd, json.dumps(result).encode())
-        os.close(result_fd)
-        code = 0
-    except BaseException:
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    # A fatal signal (SIGSEGV in an extension, SIGABRT) and the supervisor's SIGTERM at
+    # the deadline print every thread's Python stack into the stderr tail first; the
+    # signal then takes its course (the wait status stays the signal's).
+    faulthandler.enable()
+    faulthandler.register(signal.SIGTERM, chain=True)
+    stage_marks.open_on(result_fd)
+    result = run_child(test, Context(zygote_pid=zygote_pid))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _write_all(result_fd, json.dumps(result).encode())
+    os.close(result_fd)
+    return 0
 
 
 def main() -> int:
