@@ -22,6 +22,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.dtypes = f.dtypes;
   r.overrides.batch_sizes = f.batch_sizes;
   r.overrides.seq_lens = f.seq_lens;
+  r.overrides.dynamic = f.dynamic;
   r.overrides.new_tokens = f.new_tokens;
   r.overrides.train_steps = f.train_steps;
   r.overrides.load_rates = f.load_rates;
@@ -91,6 +92,14 @@ void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
   cmd.add_option("--dtypes", plan.dtypes, "float32, bfloat16, float16, float64")->delimiter(',');
   cmd.add_option("--batch-sizes", plan.batch_sizes, "batch sizes, e.g. 1,4")->delimiter(',');
   cmd.add_option("--seq-lens", plan.seq_lens, "sequence lengths, e.g. 128,512,2048")
+      ->delimiter(',');
+  cmd.add_option("--dynamic", plan.dynamic,
+                 "compile mode, kind forward: one test over every shape (batch sizes x "
+                 "sequence lengths) on one compiled model: true (the default: "
+                 "torch.compile(dynamic=True)), mark (mark_dynamic on the batch and sequence "
+                 "dims), static (one test per shape), e.g. static,true (doc/probe.md)")
+      ->expected(0, 1)
+      ->default_str(std::string(kDynamicTrue))
       ->delimiter(',');
   cmd.add_option("--new-tokens", plan.new_tokens, "generate: new tokens (default 16)");
   cmd.add_option("--train-steps", plan.train_steps, "train: optimizer steps (default 3)");

@@ -23,6 +23,9 @@ inline constexpr int64_t kMaxImportRowBytes = int64_t{1} << 20;
 // Elements of one list field (a curve: doc/limits.md): one per train step at
 // most, and --train-steps is at most 4096.
 inline constexpr size_t kMaxListElements = 4096;
+// Shapes of one dynamic-shapes test (TestSpec::shapes; its per-shape list fields hold one
+// element per shape): a plan's batch sizes x sequence lengths, or a stored or imported value.
+inline constexpr size_t kMaxDynamicShapes = 64;
 // One stored profile trace (gzip Chrome trace, doc/limits.md): a larger one is
 // not kept by a sweep, and refused by an import.
 inline constexpr int64_t kMaxProfileTraceBytes = int64_t{32} << 20;

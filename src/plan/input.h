@@ -26,6 +26,8 @@ struct PlanOverrides {
   std::vector<std::string> dtypes;
   std::vector<int64_t> batch_sizes;
   std::vector<int64_t> seq_lens;
+  // --dynamic: static, true, mark (plan/axes.h, DynamicAxis).
+  std::vector<std::string> dynamic;
   std::string backend;                 // compile backend instead of the profiles' ("" = theirs)
   std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
   std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)

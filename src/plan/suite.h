@@ -34,6 +34,8 @@ struct Suite {
   std::vector<std::string> dtypes = {"float32"};
   std::vector<int64_t> batch_sizes = {1};
   std::vector<int64_t> seq_lens = {32};
+  // Dynamic shapes of compiled forward tests: static, true, mark (plan/axes.h, DynamicAxis).
+  std::vector<std::string> dynamic = {"static"};
   double timeout_s = 300;
   std::vector<HarnessTest> tests;
 };

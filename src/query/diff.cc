@@ -428,14 +428,15 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
     TextTable table({C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft},
                      C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
                      C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
-                     C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
+                     C{"dynamic", TextTable::kLeft}, C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
                      C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
       const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";
       const std::string head = change->head >= 0 ? StatusText(report.head[change->head]) : "-";
       table.AddRow({run.test_id.substr(0, 12), Truncate(run.spec.model_id, 40), run.spec.target,
-                    run.spec.mode, run.spec.kind, run.spec.dtype, base, head,
+                    run.spec.mode, run.spec.kind, run.spec.dtype,
+                    run.spec.IsDynamic() ? run.spec.dynamic : "-", base, head,
                     Truncate(change->detail, 100), change->rule});
     }
     out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),

@@ -27,8 +27,8 @@ constexpr size_t kMatrixErrorWidth = 100;  // error lines under the table
 // into the run, so that sorting compares without copying.
 auto MatrixCellKey(const RunRecord& run) {
   const TestSpec& s = run.spec;
-  return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.kind_params, s.target,
-                  s.mode);
+  return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.shapes, s.kind_params,
+                  s.target, s.mode, s.dynamic);
 }
 
 // The next piece of `text` from `pos`: a run of digits or a run of other bytes.
@@ -84,7 +84,11 @@ std::string MatrixCellText(const RunRecord& run) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-std::string ColumnName(const MatrixColumn& column) { return column.target + "/" + column.mode; }
+std::string ColumnName(const MatrixColumn& column) {
+  std::string name = column.target + "/" + column.mode;
+  if (!column.dynamic.empty()) name += " dynamic=" + column.dynamic;
+  return name;
+}
 
 ordered_json OptionalJson(const std::optional<double>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -253,8 +257,10 @@ std::string_view VerdictName(Verdict verdict) {
 }
 
 std::string MatrixTestLabel(std::string_view kind, std::string_view dtype, int64_t batch_size,
-                            int64_t seq_len, std::string_view kind_params_json) {
-  std::string label = fmt::format("{} {}x{} {}", kind, batch_size, seq_len, dtype);
+                            int64_t seq_len, std::string_view kind_params_json,
+                            std::string_view shapes) {
+  std::string label = shapes.empty() ? fmt::format("{} {}x{} {}", kind, batch_size, seq_len, dtype)
+                                     : fmt::format("{} {} {}", kind, shapes, dtype);
   if (!kind_params_json.empty() && kind_params_json != "{}") {
     label += " ";
     label += kind_params_json;
@@ -264,13 +270,14 @@ std::string MatrixTestLabel(std::string_view kind, std::string_view dtype, int64
 
 std::string MatrixTestLabel(const TestSpec& spec) {
   return MatrixTestLabel(spec.kind, spec.dtype, spec.batch_size, spec.seq_len,
-                         KindParamsToJson(spec.kind_params));
+                         KindParamsToJson(spec.kind_params), spec.shapes);
 }
 
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b) {
   const bool a_eager = a.mode == kModeEager;
   const bool b_eager = b.mode == kModeEager;
-  return std::tie(a.target, b_eager, a.mode) < std::tie(b.target, a_eager, b.mode);
+  return std::tie(a.target, b_eager, a.mode, a.dynamic) <
+         std::tie(b.target, a_eager, b.mode, b.dynamic);
 }
 
 std::string Matrix::DescribeStack() const {
@@ -315,7 +322,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode};
+    MatrixColumn column{run.spec.target, run.spec.mode, run.spec.dynamic};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
@@ -339,7 +346,7 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode};
+    const MatrixColumn column{run.spec.target, run.spec.mode, run.spec.dynamic};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -404,7 +411,8 @@ std::string FormatMatrixTable(const Matrix& matrix) {
 ordered_json MatrixJson(const Matrix& matrix, size_t max_error_chars) {
   ordered_json columns = ordered_json::array();
   for (const MatrixColumn& column : matrix.columns) {
-    columns.push_back({{"target", column.target}, {"mode", column.mode}});
+    columns.push_back(
+        {{"target", column.target}, {"mode", column.mode}, {"dynamic", column.dynamic}});
   }
   ordered_json rows = ordered_json::array();
   for (const MatrixRow& row : matrix.rows) {
@@ -437,6 +445,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "test",
                                  "target",
                                  "mode",
+                                 "dynamic",
                                  "verdict",
                                  "status",
                                  "run_id",
@@ -466,7 +475,8 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                          number(row.param_count),
                                          row.test,
                                          matrix.columns[c].target,
-                                         matrix.columns[c].mode};
+                                         matrix.columns[c].mode,
+                                         matrix.columns[c].dynamic};
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
         fields.resize(std::size(kHeader));

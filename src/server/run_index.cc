@@ -138,7 +138,8 @@ absl::Status RunIndex::Refresh(Store& store) {
   const size_t first_metric = 3 + kColumns;
   const size_t first_matrix = first_metric + metric_names_.size();
   for (const char* f :
-       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path", "blame"}) {
+       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path", "blame", "shapes",
+        "dynamic"}) {
     fields.push_back(f);
   }
   // New rows are collected apart, then appended under the exclusive lock.
@@ -181,9 +182,14 @@ absl::Status RunIndex::Refresh(Store& store) {
     uint32_t col[kColumns];
     for (int c = 0; c < kColumns; ++c) col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
     const std::vector<FieldValue>& v = n.values;
-    row.label = labels_.Intern(MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
-                                               IntOr(v[first_matrix], 0), IntOr(v[2], 0),
-                                               Text(v[first_matrix + 1])));
+    // A dynamic test (--dynamic) is a row of its own here: its shapes and its setting label it
+    // (the CLI's matrix gives it a column of its own instead: doc/matrix.md).
+    const std::string dynamic = Text(v[first_matrix + 8]);
+    row.label = labels_.Intern(
+        MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
+                        IntOr(v[first_matrix], 0), IntOr(v[2], 0), Text(v[first_matrix + 1]),
+                        Text(v[first_matrix + 7])) +
+        (dynamic.empty() ? "" : " dynamic=" + dynamic));
     row.finished = TimestampDigits(Text(v[first_matrix + 2]));
     const uint64_t matrix_key = (uint64_t{model} << 32) | row.label;
     auto [matrix_row, added] =
@@ -985,7 +991,7 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
     if (!column_used[c]) continue;
     const auto& [target, mode] = matrix_columns_[c];
-    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode]});
+    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode], ""});
   }
   std::sort(page.columns.begin(), page.columns.end(), MatrixColumnBefore);
   page.rows = static_cast<int64_t>(touched.size());

@@ -164,6 +164,7 @@ class TargetProfile:
     compile: CompileSpec = field(default_factory=CompileSpec)
     lowering: str = ""             # mode export: the lowering's key (lowering.py); "": the exported program
     modes: tuple[str, ...] = MODES  # the modes the target takes; the others are skipped
+    dynamic_refused: str = ""  # why the backend refuses dynamic shapes; "": it takes them
 
 
 # The built-in profile of a request without target_profile (targets/cpu.json says the same).
@@ -211,6 +212,10 @@ class TestRequest:
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
     load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
     profile: ProfileSettings = field(default_factory=ProfileSettings)
+    # Dynamic shapes (doc/probe.md, "Dynamic shapes"): "" static, "true" or "mark"; the
+    # (batch_size, seq_len) shapes a dynamic test runs in order (the first is batch_size, seq_len).
+    dynamic: str = ""
+    shapes: tuple[tuple[int, int], ...] = ()
 
     @property
     def compiling(self) -> bool:
@@ -406,7 +411,8 @@ def parse_target_profile(raw: Any) -> TargetProfile:
         memory=memory, dispatch_key=f.string("dispatch_key", d.dispatch_key),
         fallback_counts=f.string("fallback_counts", d.fallback_counts),
         reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec,
-        lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes)
+        lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes,
+        dynamic_refused=f.string("dynamic_refused", d.dynamic_refused))
 
 
 def parse_request(raw: Any) -> TestRequest:
@@ -438,7 +444,30 @@ def parse_request(raw: Any) -> TestRequest:
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
         compile_threads=f.integer("compile_threads", 0, 0),
         supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
-        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")))
+        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")),
+        **_dynamic(f, mode, kind))
+
+
+MAX_DYNAMIC_SHAPES = 64  # core/limits.h, kMaxDynamicShapes
+_SHAPE = re.compile(r"[1-9][0-9]{0,6}x[1-9][0-9]{0,6}")
+
+
+def _dynamic(f: _Fields, mode: str, kind: str) -> dict[str, Any]:
+    """dynamic and shapes: both or neither; a dynamic test is compile mode's kind forward with
+    1 to MAX_DYNAMIC_SHAPES distinct BATCHxSEQ shapes, each dimension from 1 to 1048576."""
+    dynamic = f.string("dynamic", "")
+    if not dynamic and not f.has("shapes"):
+        return {}
+    if dynamic not in ("true", "mark") or mode != "compile" or kind != "forward":
+        raise BadRequest(f"dynamic {_show(dynamic)}: true or mark, in mode compile, kind forward")
+    text = f.string("shapes", "")
+    parts = text.split(",") if text else []
+    if not parts or len(parts) > MAX_DYNAMIC_SHAPES or not all(_SHAPE.fullmatch(p) for p in parts):
+        raise BadRequest(f"shapes {_show(text)}: 1 to {MAX_DYNAMIC_SHAPES} shapes BATCHxSEQ,...")
+    shapes = tuple(tuple(int(n) for n in p.split("x")) for p in parts)
+    if len(set(shapes)) != len(shapes) or any(n > 1 << 20 for s in shapes for n in s):
+        raise BadRequest(f"shapes {_show(text)}: a shape twice or a dimension past 1048576")
+    return {"dynamic": dynamic, "shapes": shapes}
 
 
 def supervisor_pid_of(raw: Any) -> int:
