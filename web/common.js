@@ -304,5 +304,6 @@ export function matrixCell(cell, modelId) {
 
 // "cpu eager": a matrix column's name.
 export function columnName(column) {
-  return `${column.target} ${column.mode}`;
+  // A dynamic-shapes test is a column of its own (doc/matrix.md).
+  return column.dynamic ? `${column.target} ${column.mode} dynamic=${column.dynamic}` : `${column.target} ${column.mode}`;
 }

@@ -98,7 +98,7 @@ void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
                  "sequence lengths) on one compiled model: true (the default: "
                  "torch.compile(dynamic=True)), mark (mark_dynamic on the batch and sequence "
                  "dims), static (one test per shape), e.g. static,true (doc/probe.md)")
-      ->expected(0, 1)
+      ->expected(0, 3)
       ->default_str(std::string(kDynamicTrue))
       ->delimiter(',');
   cmd.add_option("--new-tokens", plan.new_tokens, "generate: new tokens (default 16)");

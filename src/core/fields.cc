@@ -147,10 +147,11 @@ void AddDynamicShapeFields(const Add& add, FieldGroup& group, int& version,
           }),
       {});
   group = FieldGroup::kResult;
-  add(Metric(Member("recompiles", "",
-                    "Compile mode: dynamo's recompilations of a frame in the test (compilation "
-                    "metrics with a recompile reason: torch._dynamo.utils.get_compilation_metrics).",
-                    COMPATLAB_MEMBER(result.recompiles))),
+  add(Metric(
+          Member("recompiles", "",
+                 "Compile mode: dynamo's recompilations of a frame in the test (compilation "
+                 "metrics with a recompile reason: torch._dynamo.utils.get_compilation_metrics).",
+                 COMPATLAB_MEMBER(result.recompiles))),
       dynamic);
   add(Metric(Member("recompile_reasons", "",
                     "Compile mode: the distinct reasons dynamo gave for its recompilations, a "
@@ -1254,11 +1255,10 @@ std::string_view FillWhenName(FillWhen when) {
 }
 
 const std::vector<FillWhen>& AllFillWhens() {
-  static const std::vector<FillWhen>* const all =
-      new std::vector<FillWhen>{FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep,
-                                FillWhen::kDiverged, FillWhen::kAudited,     FillWhen::kDevice,
-                                FillWhen::kWarm,     FillWhen::kCpuInductor, FillWhen::kServer,
-                                FillWhen::kDynamic};
+  static const std::vector<FillWhen>* const all = new std::vector<FillWhen>{
+      FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep, FillWhen::kDiverged,
+      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm,      FillWhen::kCpuInductor,
+      FillWhen::kServer,   FillWhen::kDynamic};
   return *all;
 }
 

@@ -368,10 +368,10 @@ struct RunResult {
   std::string dyn_prepare;              // the first call at each shape (index 0: the compile)
   std::string dyn_steady_median;        // compiled steady median at each shape
   std::string dyn_eager_steady_median;  // eager steady median at each shape (same blocks)
-  std::string dyn_recompiles;             // recompilations at each shape's first call
-  std::string dyn_graphs;                 // graphs compiled at each shape's first call
-  std::string dyn_acc_max_abs_err;        // against the CPU reference at each shape
-  std::string dyn_acc_passed;             // 1 when the shape passed the accuracy rule, else 0
+  std::string dyn_recompiles;           // recompilations at each shape's first call
+  std::string dyn_graphs;               // graphs compiled at each shape's first call
+  std::string dyn_acc_max_abs_err;      // against the CPU reference at each shape
+  std::string dyn_acc_passed;           // 1 when the shape passed the accuracy rule, else 0
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -61,8 +61,8 @@ TEST(RecordsTest, ShapesTextIsCheckedAndCanonical) {
   ASSERT_TRUE(shapes.ok()) << shapes.status();
   EXPECT_EQ(*shapes, (std::vector<Shape>{{1, 16}, {2, 32}}));
   EXPECT_EQ(ShapesText(*shapes), "1x16,2x32");
-  for (const char* bad : {"", "1x16,", "1x16,1x16", "0x16", "1x2000000", "1x 16", "+1x16", "16",
-                          "1x16x2", "1x016"}) {
+  for (const char* bad :
+       {"", "1x16,", "1x16,1x16", "0x16", "1x2000000", "1x 16", "+1x16", "16", "1x16x2", "1x016"}) {
     EXPECT_FALSE(ParseShapesText(bad).ok()) << bad;
   }
   std::string many;

@@ -271,7 +271,15 @@ TEST(ImportTest, RejectsWrongSchemaWithoutImporting) {
 
 TEST(ImportTest, AFileOfAnOlderSchemaImportsWithTheLaterFieldsAtTheirDefaults) {
   ScopedTempDir temp;
-  ASSERT_TRUE(ExportRuns(SampleRuns(), temp.path() / "good").ok());
+  // A row of a version-1 file is a static test: the identity fields added since (dynamic,
+  // shapes) are not in its test_id.
+  std::vector<RunRecord> sample = SampleRuns();
+  for (RunRecord& run : sample) {
+    run.spec.dynamic.clear();
+    run.spec.shapes.clear();
+    run.test_id = run.spec.TestId();
+  }
+  ASSERT_TRUE(ExportRuns(sample, temp.path() / "good").ok());
   const std::string good =
       *ReadFile(temp.path() / "good" / "torch-2.12.0" / "transformers-5.23.0.parquet");
   std::set<std::string> later;

@@ -87,9 +87,9 @@ absl::StatusOr<std::vector<Shape>> DynamicShapes(const PlanInput& in) {
     }
   }
   if (shapes.empty() || shapes.size() > kMaxDynamicShapes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--dynamic: a dynamic test takes 1 to ", kMaxDynamicShapes,
-        " shapes (batch sizes x sequence lengths), not ", shapes.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dynamic: a dynamic test takes 1 to ", kMaxDynamicShapes,
+                     " shapes (batch sizes x sequence lengths), not ", shapes.size()));
   }
   return shapes;
 }
@@ -223,8 +223,8 @@ absl::StatusOr<Axis> DynamicAxis(const PlanInput& in) {
     }
     dynamic.push_back(it->second);
   }
-  const bool any = std::any_of(dynamic.begin(), dynamic.end(),
-                               [](const std::string& d) { return !d.empty(); });
+  const bool any =
+      std::any_of(dynamic.begin(), dynamic.end(), [](const std::string& d) { return !d.empty(); });
   const std::vector<std::string>& modes = Either(in.overrides.modes, in.suite.modes);
   const std::vector<std::string>& kinds = Either(in.overrides.kinds, in.suite.kinds);
   if (any && (std::find(modes.begin(), modes.end(), kModeCompile) == modes.end() ||

@@ -438,24 +438,15 @@ std::string FormatMatrixJson(const Matrix& matrix) {
 }
 
 std::string FormatMatrixCsv(const Matrix& matrix) {
-  const char* const kHeader[] = {"model_id",
-                                 "name",
-                                 "size",
-                                 "param_count",
-                                 "test",
-                                 "target",
-                                 "mode",
-                                 "dynamic",
-                                 "verdict",
-                                 "status",
-                                 "run_id",
-                                 "finished_at",
-                                 "torch_version",
-                                 "transformers_version",
-                                 "prepare_s",
-                                 "steady_median_s",
-                                 "noisy",
-                                 "fallback_ops",
+  const char* const kHeader[] = {"model_id",      "name",
+                                 "size",          "param_count",
+                                 "test",          "target",
+                                 "mode",          "dynamic",
+                                 "verdict",       "status",
+                                 "run_id",        "finished_at",
+                                 "torch_version", "transformers_version",
+                                 "prepare_s",     "steady_median_s",
+                                 "noisy",         "fallback_ops",
                                  "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;

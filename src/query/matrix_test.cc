@@ -113,12 +113,14 @@ TEST(MatrixTest, RowsKeepTestsApartAndPagesKeepTheirColumns) {
   generate.spec.kind = "generate";
   generate.spec.kind_params = {{"new_tokens", "8"}};
   generate.run_id = "generate";
-  const Matrix m = BuildMatrix({forward, generate}, StackSelection{},
-                               std::vector<MatrixColumn>{{"neuron", "compile", ""}, {"cpu", "eager", ""}});
+  const Matrix m =
+      BuildMatrix({forward, generate}, StackSelection{},
+                  std::vector<MatrixColumn>{{"neuron", "compile", ""}, {"cpu", "eager", ""}});
   ASSERT_EQ(m.rows.size(), 2u);
   EXPECT_EQ(m.rows[0].test, "forward 1x32 float32");
   EXPECT_EQ(m.rows[1].test, R"(generate 1x32 float32 {"new_tokens":"8"})");
-  EXPECT_EQ(m.columns, (std::vector<MatrixColumn>{{"cpu", "eager", ""}, {"neuron", "compile", ""}}));
+  EXPECT_EQ(m.columns,
+            (std::vector<MatrixColumn>{{"cpu", "eager", ""}, {"neuron", "compile", ""}}));
   EXPECT_EQ(m.rows[1].cells, (std::vector<int>{1, -1}));
 }
 

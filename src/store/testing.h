@@ -247,7 +247,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.openmp = "OpenMP 201511 libgomp";
   r.cxx_compiler = "g++ (Debian 12.2.0-14+deb12u1) 12.2.0";
   r.recompiles = 1;
-  r.recompile_reasons = R"(["tensor 'input_ids' size mismatch at index 1. expected 128, actual 256"])";
+  r.recompile_reasons =
+      R"(["tensor 'input_ids' size mismatch at index 1. expected 128, actual 256"])";
   r.dyn_prepare = "[2.5,0.75]";
   r.dyn_steady_median = "[0.01,0.02]";
   r.dyn_eager_steady_median = "[0.02,0.04]";

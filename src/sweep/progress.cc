@@ -23,8 +23,8 @@ std::string TestLabel(const TestSpec& spec) {
                                    spec.dtype, " ", spec.batch_size, "x", spec.seq_len);
   // A dynamic test runs every shape of its own: they and the setting are its label.
   if (spec.IsDynamic()) {
-    label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ", spec.dtype,
-                         " ", spec.shapes, " dynamic=", spec.dynamic);
+    label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ", spec.dtype, " ",
+                         spec.shapes, " dynamic=", spec.dynamic);
   }
   for (const auto& [key, value] : spec.kind_params) absl::StrAppend(&label, " ", key, "=", value);
   return label;
