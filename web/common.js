@@ -323,5 +323,6 @@ export function matrixCell(cell, modelId) {
 // "cpu eager": a matrix column's name.
 // "default: cpu eager" for a named stack's column (/api/matrix?stacks=...).
 export function columnName(column) {
-  return column.stack ? `${column.stack}: ${column.target} ${column.mode}` : `${column.target} ${column.mode}`;
+  const name = column.dynamic ? `${column.target} ${column.mode} dynamic=${column.dynamic}` : `${column.target} ${column.mode}`;
+  return column.stack ? `${column.stack}: ${name}` : name;
 }

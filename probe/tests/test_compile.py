@@ -309,6 +309,33 @@ def test_frames_dynamo_gives_up_on_are_named_in_the_reasons():
     torch._dynamo.reset()
 
 
+def test_recompiles_are_the_frames_dynamo_compiled_again_with_their_reasons():
+    """Static compile: each new size of x recompiles the frame, and dynamo's compilation
+    metrics name why; the first compile is no recompile. Dynamic (dynamic=True): none."""
+    import torch
+    import torch._dynamo
+
+    def fn(x):
+        return (x * 2).sum()
+
+    static = torch.compile(fn, backend="eager", dynamic=False)
+    before = compiler.DynamoStats.snapshot()
+    for n in (2, 3, 4):
+        static(torch.ones(n))
+    static(torch.ones(3))  # a size seen before: its graph's guards pass
+    delta = before.delta()
+    assert delta["recompiles"] == 2
+    reasons = json.loads(delta["recompile_reasons"])
+    assert len(reasons) == 2 and all("size mismatch at index 0" in r for r in reasons), reasons
+    torch._dynamo.reset()
+    dynamic = torch.compile(fn, backend="eager", dynamic=True)
+    before = compiler.DynamoStats.snapshot()
+    for n in (2, 3, 4):
+        dynamic(torch.ones(n))
+    assert before.delta()["recompiles"] == 0
+    torch._dynamo.reset()
+
+
 def test_a_graph_break_is_not_counted_as_a_frame_run_eagerly():
     import torch
     import torch._dynamo

@@ -73,6 +73,18 @@ def test_a_load_objective_parses_and_is_absent_by_default():
     assert r.load_slo == LoadSlo(0.3, 0.02, "r1")
 
 
+def test_a_dynamic_request_parses_its_shapes_and_a_static_one_has_none():
+    request = parse_request(dict(WIRE, kind="forward", dynamic="mark", shapes="1x8,2x16"))
+    assert request.dynamic == "mark" and request.shapes == ((1, 8), (2, 16))
+    static = parse_request(dict(WIRE, kind="forward"))
+    assert static.dynamic == "" and static.shapes == ()
+
+
+def test_a_profile_says_why_its_backend_refuses_dynamic_shapes():
+    assert parse_target_profile(target.load_profile("neuron")).dynamic_refused.startswith("the vendor's documentation")
+    assert parse_target_profile(target.load_profile("cpu")).dynamic_refused == ""
+
+
 def test_measure_settings_clamp():
     assert MeasureSettings().clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(1, 5, 1.0)
     assert MeasureSettings(0, 2, 0.0).clamped({"warmup": 1, "min_iters": 5}) == MeasureSettings(0, 2, 0.0)
@@ -104,6 +116,12 @@ def test_measure_settings_clamp():
     ({"load_slo": {"itl_s": 0.02}}, "bad load_slo.ttft_s None"),
     ({"load_slo": {"ttft_s": "1", "itl_s": 0.02}}, "bad load_slo.ttft_s '1'"),
     ({"load_slo": [0.3, 0.02]}, "load_slo must be an object"),
+    ({"dynamic": "true", "shapes": "1x8,1x16"}, "dynamic 'true': true or mark, in mode compile, kind forward"),
+    ({"kind": "forward", "dynamic": "always", "shapes": "1x8"}, "dynamic 'always'"),
+    ({"kind": "forward", "dynamic": "true", "shapes": ""}, "shapes '': 1 to 64 shapes"),
+    ({"kind": "forward", "dynamic": "true", "shapes": "1x8,1x0"}, "shapes '1x8,1x0'"),
+    ({"kind": "forward", "dynamic": "mark", "shapes": "1x8,1x8"}, "a shape twice"),
+    ({"kind": "forward", "shapes": "1x8"}, "dynamic '': true or mark"),
 ])
 def test_malformed_requests_name_the_field(change, message):
     with pytest.raises(BadRequest, match=message.replace("[", r"\[").replace("(", r"\(")):

@@ -25,6 +25,7 @@ PlanRequest ToPlanRequest(const SweepFlags& flags, int64_t mem_limit_bytes) {
   r.overrides.seq_lens = f.seq_lens;
   r.overrides.ranks = f.ranks;
   r.overrides.parallel = f.parallel;
+  r.overrides.dynamic = f.dynamic;
   r.overrides.new_tokens = f.new_tokens;
   r.overrides.train_steps = f.train_steps;
   r.overrides.load_rates = f.load_rates;
@@ -103,6 +104,14 @@ void AddSweepAxisOptions(CLI::App& cmd, PlanFlags& plan) {
   cmd.add_option("--parallel", plan.parallel,
                  "train over several ranks: tp (tensor parallel, default) or dp "
                  "(data parallel)");
+  cmd.add_option("--dynamic", plan.dynamic,
+                 "compile mode, kind forward: one test over every shape (batch sizes x "
+                 "sequence lengths) on one compiled model: true (the default: "
+                 "torch.compile(dynamic=True)), mark (mark_dynamic on the batch and sequence "
+                 "dims), static (one test per shape), e.g. static,true (doc/probe.md)")
+      ->expected(0, 3)
+      ->default_str(std::string(kDynamicTrue))
+      ->delimiter(',');
   cmd.add_option("--new-tokens", plan.new_tokens, "generate: new tokens (default 16)");
   cmd.add_option("--train-steps", plan.train_steps, "train: optimizer steps (default 3)");
   cmd.add_option("--rates", plan.load_rates,

@@ -105,6 +105,109 @@ FieldDef Bulky(FieldDef field) {
 #define COMPATLAB_MEMBER(expr) \
   [](auto& r) -> auto& { return r.expr; }
 
+// Version 29, dynamic shapes (doc/probe.md, "Dynamic shapes"): the two spec fields that
+// make a test dynamic and the figures per shape. `add` is MakeResultFields' adder (group and
+// version, its variables, set here); `compile` its list of the compile mode.
+template <typename Add>
+void AddDynamicShapeFields(const Add& add, FieldGroup& group, int& version,
+                           const std::vector<std::string_view>& compile) {
+  constexpr std::string_view kSeconds = "s";
+  const std::vector<std::string_view> forward = {"forward"};
+  const std::vector<FillRule> dynamic = {{forward, compile, {FillWhen::kDynamic}}};
+  const std::vector<FillRule> dynamic_compared = {
+      {forward, compile, {FillWhen::kDynamic, FillWhen::kCompared}}};
+  group = FieldGroup::kSpec;
+  version = 29;
+  add(Converted(
+          "dynamic",
+          "Dynamic shapes: empty for a static test (one shape), true (torch.compile(dynamic=True)) "
+          "or mark (torch._dynamo.mark_dynamic on the batch and sequence dims that vary); part of "
+          "the identity when set.",
+          [](const RunRecord& r) { return r.spec.dynamic; },
+          [](const std::string& text, RunRecord& r) -> absl::Status {
+            if (!text.empty() && text != kDynamicTrue && text != kDynamicMark) {
+              return WrongValue("dynamic", "not empty, true or mark");
+            }
+            r.spec.dynamic = text;
+            return absl::OkStatus();
+          }),
+      {});
+  add(Converted(
+          "shapes",
+          "A dynamic test's shapes as BATCHxSEQ,... in the order it ran them (batch_size and "
+          "seq_len are the first); empty for a static test; part of the identity when set.",
+          [](const RunRecord& r) { return r.spec.shapes; },
+          [](const std::string& text, RunRecord& r) -> absl::Status {
+            if (!text.empty()) {
+              absl::StatusOr<std::vector<Shape>> shapes = ParseShapesText(text);
+              if (!shapes.ok()) return WrongValue("shapes", std::string(shapes.status().message()));
+            }
+            r.spec.shapes = text;
+            return absl::OkStatus();
+          }),
+      {});
+  group = FieldGroup::kResult;
+  add(Metric(
+          Member("recompiles", "",
+                 "Compile mode: dynamo's recompilations of a frame in the test (compilation "
+                 "metrics with a recompile reason: torch._dynamo.utils.get_compilation_metrics).",
+                 COMPATLAB_MEMBER(result.recompiles))),
+      dynamic);
+  add(Metric(Member("recompile_reasons", "",
+                    "Compile mode: the distinct reasons dynamo gave for its recompilations, a "
+                    "JSON array (bounded).",
+                    COMPATLAB_MEMBER(result.recompile_reasons))));
+  add(Curve(ListKind::kReals,
+            Metric(Member("dyn_prepare", kSeconds,
+                          "Dynamic test: seconds of the first compiled call at each shape of "
+                          "shapes, in order (the first includes the compile; a later one a "
+                          "recompile when dyn_recompiles says so).",
+                          COMPATLAB_MEMBER(result.dyn_prepare))),
+            version),
+      dynamic);
+  add(Curve(ListKind::kReals,
+            Metric(Member("dyn_steady_median", kSeconds,
+                          "Dynamic test: the compiled steady median at each shape.",
+                          COMPATLAB_MEMBER(result.dyn_steady_median))),
+            version),
+      dynamic);
+  add(Curve(ListKind::kReals,
+            Metric(Member("dyn_eager_steady_median", kSeconds,
+                          "Dynamic test: the eager steady median at each shape, timed in blocks "
+                          "alternating with the compiled calls.",
+                          COMPATLAB_MEMBER(result.dyn_eager_steady_median))),
+            version),
+      dynamic);
+  add(Curve(ListKind::kIntegerPoints,
+            Metric(Member("dyn_recompiles", "",
+                          "Dynamic test: [shape index, recompilations at that shape's first "
+                          "call], one per shape.",
+                          COMPATLAB_MEMBER(result.dyn_recompiles))),
+            version),
+      dynamic);
+  add(Curve(ListKind::kIntegerPoints,
+            Metric(Member("dyn_graphs", "",
+                          "Dynamic test: [shape index, graphs dynamo compiled at that shape's "
+                          "first call], one per shape.",
+                          COMPATLAB_MEMBER(result.dyn_graphs))),
+            version),
+      dynamic);
+  add(Curve(ListKind::kReals,
+            Metric(Member("dyn_acc_max_abs_err", "",
+                          "Dynamic test: the largest absolute error against the CPU reference at "
+                          "each shape (the acc_* fields are those of the worst shape).",
+                          COMPATLAB_MEMBER(result.dyn_acc_max_abs_err))),
+            version),
+      dynamic_compared);
+  add(Curve(ListKind::kIntegerPoints,
+            Metric(Member("dyn_acc_passed", "",
+                          "Dynamic test: [shape index, 1 when that shape passed the accuracy rule "
+                          "else 0]; one failing shape fails the test.",
+                          COMPATLAB_MEMBER(result.dyn_acc_passed))),
+            version),
+      dynamic_compared);
+}
+
 std::vector<FieldDef> MakeResultFields() {
   constexpr std::string_view kSeconds = "s";
   constexpr std::string_view kBytes = "bytes";
@@ -1212,6 +1315,9 @@ std::vector<FieldDef> MakeResultFields() {
                     "ranks > 1, --profile: the share of the profiled window's op self time "
                     "spent in collectives (c10d and the backend's ops), rank 0's.",
                     COMPATLAB_MEMBER(result.profile_collective_share))));
+
+  // Version 29, dynamic shapes (doc/probe.md, "Dynamic shapes").
+  AddDynamicShapeFields(add, group, version, compile);
   return fields;
 }
 
@@ -1239,15 +1345,17 @@ std::string_view FillWhenName(FillWhen when) {
       return "cpu_inductor";
     case FillWhen::kServer:
       return "server";
+    case FillWhen::kDynamic:
+      return "dynamic";
   }
   return "";
 }
 
 const std::vector<FillWhen>& AllFillWhens() {
-  static const std::vector<FillWhen>* const all =
-      new std::vector<FillWhen>{FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep,
-                                FillWhen::kDiverged, FillWhen::kAudited,     FillWhen::kDevice,
-                                FillWhen::kWarm,     FillWhen::kCpuInductor, FillWhen::kServer};
+  static const std::vector<FillWhen>* const all = new std::vector<FillWhen>{
+      FillWhen::kCompared, FillWhen::kTokenInputs, FillWhen::kMultiStep, FillWhen::kDiverged,
+      FillWhen::kAudited,  FillWhen::kDevice,      FillWhen::kWarm,      FillWhen::kCpuInductor,
+      FillWhen::kServer,   FillWhen::kDynamic};
   return *all;
 }
 

@@ -44,7 +44,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 28;
+inline constexpr int kSchemaVersion = 29;
 // The schema versions that add no field: from kTypedListsVersion on Parquet
 // files hold the curves as typed list columns, from kTypedLoadDistsVersion on
 // also kind load's latency distributions (doc/dataset.md, "List columns");
@@ -120,6 +120,7 @@ enum class FillWhen {
   kWarm,         // a warm rerun ran (--warm in compile mode): warm_state is not empty
   kCpuInductor,  // compiled with inductor on the cpu target: backend is "inductor", target cpu
   kServer,       // load: the server scenario (kind_params scenario is server)
+  kDynamic,      // a dynamic-shapes test: dynamic is not empty (schema 29)
 };
 
 // "compared", "token_inputs", ...: the name of a condition.

@@ -25,6 +25,9 @@ inline constexpr int64_t kMaxImportRowBytes = int64_t{1} << 20;
 inline constexpr size_t kMaxListElements = 4096;
 // The most ranks (processes of one group) one test may run as: --ranks, a suite's "ranks".
 inline constexpr int64_t kMaxRanks = 64;
+// Shapes of one dynamic-shapes test (TestSpec::shapes; its per-shape list fields hold one
+// element per shape): a plan's batch sizes x sequence lengths, or a stored or imported value.
+inline constexpr size_t kMaxDynamicShapes = 64;
 // One stored profile trace (gzip Chrome trace, doc/limits.md): a larger one is
 // not kept by a sweep, and refused by an import.
 inline constexpr int64_t kMaxProfileTraceBytes = int64_t{32} << 20;

@@ -81,6 +81,14 @@ struct TestSpec {
   // test; part of the identity only when it is not 1, so older tests keep their ids.
   int64_t ranks = 1;
   double timeout_s = 300;  // Per-test deadline; not part of the identity.
+  // Dynamic shapes (schema 29; doc/probe.md, "Dynamic shapes"): "" a static test (one
+  // shape), kDynamicTrue (torch.compile(dynamic=True)) or kDynamicMark (mark_dynamic on
+  // the batch and sequence dims that vary). A dynamic test runs every shape of `shapes`
+  // ("BxS,BxS,...", the plan's batch sizes x sequence lengths in order; batch_size and
+  // seq_len are its first) in one process on one compiled model. Both are part of the
+  // identity when set; a static test's id is what it was before them.
+  std::string dynamic;
+  std::string shapes;
 
   // Stable hash of the identity fields (hex, 32 chars). Never includes the
   // software stack or the host, so the same test on two stacks shares it.
@@ -93,7 +101,25 @@ struct TestSpec {
   bool IsHarness() const { return model_id == kHarnessModelId; }
   // Compile mode: torch.compile with the profile's backend.
   bool IsCompiled() const { return mode == kModeCompile; }
+  // A dynamic-shapes test: one test over every shape of `shapes`.
+  bool IsDynamic() const { return !dynamic.empty(); }
 };
+
+// TestSpec::dynamic's values besides "" (static).
+inline constexpr std::string_view kDynamicTrue = "true";
+inline constexpr std::string_view kDynamicMark = "mark";
+// One (batch size, sequence length) of a dynamic test.
+struct Shape {
+  int64_t batch_size = 1;
+  int64_t seq_len = 1;
+  bool operator==(const Shape&) const = default;
+};
+// "1x16,1x32" for `shapes` (TestSpec::shapes' canonical text).
+std::string ShapesText(const std::vector<Shape>& shapes);
+// Inverse of ShapesText: 1 to kMaxDynamicShapes (core/limits.h) distinct shapes, each
+// dimension from 1 to 1048576; InvalidArgument otherwise (a stored or imported value is
+// untrusted).
+absl::StatusOr<std::vector<Shape>> ParseShapesText(std::string_view text);
 
 // What the supervisor and the probe learned from one execution.
 struct RunResult {
@@ -341,7 +367,7 @@ struct RunResult {
   std::string openmp;        // "OpenMP 201511 libgomp"
   std::string cxx_compiler;  // inductor's C++ compiler on the CPU, with its version
   std::string stack;         // the named stack it ran on ("default", a `stack add` name; "" none)
-  // Schema 25: the compile store (doc/compile-cache.md; probe: stacks/compile_store.py).
+  // Schema 27: the compile store (doc/compile-cache.md; probe: stacks/compile_store.py).
   std::string compile_key;    // the key parts as canonical JSON object text
   std::string prepare_state;  // model-cold or warm-remote: what prepare_s measured
   std::string cache_bundle;   // --cache-from: hit, inert, none: WHY; "" without
@@ -352,12 +378,25 @@ struct RunResult {
   std::optional<int64_t> aot_autograd_cache_misses;
   std::optional<int64_t> autotune_cache_hits;
   std::optional<int64_t> autotune_cache_misses;
-  // Schema 25: a test over several ranks (doc/ranks.md; TestSpec::ranks).
+  // Schema 28: a test over several ranks (doc/ranks.md; TestSpec::ranks).
   std::string dist_backend;                        // gloo, nccl; "" for one rank
   std::string parallel_plan;                       // how the model was split, in words
   std::string rank_host_mem;                       // JSON array, rank 0 first
   std::string rank_steady_median;                  // JSON array, rank 0 first
   std::optional<double> profile_collective_share;  // --profile: collectives' share
+
+  // --- Schema version 29: dynamic shapes (doc/probe.md, "Dynamic shapes"). ---
+  std::optional<int64_t> recompiles;  // compile mode: dynamo's recompilations in the test
+  std::string recompile_reasons;      // JSON array text of distinct reasons, bounded
+  // A dynamic test's figures per shape of TestSpec::shapes, in its order (list fields:
+  // JSON array text; the integer ones [[shape index, n], ...]).
+  std::string dyn_prepare;              // the first call at each shape (index 0: the compile)
+  std::string dyn_steady_median;        // compiled steady median at each shape
+  std::string dyn_eager_steady_median;  // eager steady median at each shape (same blocks)
+  std::string dyn_recompiles;           // recompilations at each shape's first call
+  std::string dyn_graphs;               // graphs compiled at each shape's first call
+  std::string dyn_acc_max_abs_err;      // against the CPU reference at each shape
+  std::string dyn_acc_passed;           // 1 when the shape passed the accuracy rule, else 0
 };
 
 // One stored row: a test, where and when it ran, and what happened.

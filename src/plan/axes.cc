@@ -1,5 +1,6 @@
 #include "plan/axes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -20,6 +21,7 @@ constexpr AxisStep kAxisSteps[] = {
     ModeAxis,       // --modes (after the targets: compile takes its target's backend)
     KindAxis,       // --kinds
     DtypeAxis,      // --dtypes
+    DynamicAxis,    // --dynamic (before the shapes: a dynamic test takes them all)
     BatchSizeAxis,  // --batch-sizes
     SeqLenAxis,     // --seq-lens
     RanksAxis,      // --ranks (after the kinds: a train test over ranks takes --parallel)
@@ -64,7 +66,33 @@ absl::StatusOr<Axis> ShapeAxis(const std::vector<int64_t>& values,
           absl::StrCat("batch sizes and sequence lengths must be from 1 to 1048576, not ", v));
     }
   }
-  return FieldAxis<int64_t>(values, set);
+  Axis each = FieldAxis<int64_t>(values, set);
+  // A dynamic test holds every shape already (DynamicAxis).
+  return [each = std::move(each)](const TestSpec& partial) {
+    return partial.IsDynamic() ? std::vector<TestSpec>{partial} : each(partial);
+  };
+}
+
+// --dynamic's values and what each sets TestSpec::dynamic to.
+const std::map<std::string, std::string> kDynamicValues = {
+    {"static", ""}, {"true", std::string(kDynamicTrue)}, {"mark", std::string(kDynamicMark)}};
+
+// The shapes of a dynamic test of `in`'s plan: each batch size, then each sequence length.
+absl::StatusOr<std::vector<Shape>> DynamicShapes(const PlanInput& in) {
+  std::vector<Shape> shapes;
+  for (int64_t b : Either(in.overrides.batch_sizes, in.suite.batch_sizes)) {
+    for (int64_t s : Either(in.overrides.seq_lens, in.suite.seq_lens)) {
+      if (std::find(shapes.begin(), shapes.end(), Shape{b, s}) == shapes.end()) {
+        shapes.push_back({b, s});
+      }
+    }
+  }
+  if (shapes.empty() || shapes.size() > kMaxDynamicShapes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dynamic: a dynamic test takes 1 to ", kMaxDynamicShapes,
+                     " shapes (batch sizes x sequence lengths), not ", shapes.size()));
+  }
+  return shapes;
 }
 
 // A positive finite number of at most `max` from `text`, else nullopt.
@@ -180,6 +208,50 @@ absl::StatusOr<Axis> DtypeAxis(const PlanInput& in) {
     return s;
   }
   return FieldAxis<std::string>(dtypes, [](TestSpec& s, const std::string& d) { s.dtype = d; });
+}
+
+absl::StatusOr<Axis> DynamicAxis(const PlanInput& in) {
+  const std::vector<std::string>& values = Either(in.overrides.dynamic, in.suite.dynamic);
+  std::vector<std::string> dynamic;  // TestSpec::dynamic of each value
+  for (const std::string& v : values) {
+    auto it = kDynamicValues.find(v);
+    if (it == kDynamicValues.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown --dynamic '", v, "' (static, true, mark)"));
+    }
+    if (std::find(dynamic.begin(), dynamic.end(), it->second) != dynamic.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--dynamic names '", v, "' twice"));
+    }
+    dynamic.push_back(it->second);
+  }
+  const bool any =
+      std::any_of(dynamic.begin(), dynamic.end(), [](const std::string& d) { return !d.empty(); });
+  const std::vector<std::string>& modes = Either(in.overrides.modes, in.suite.modes);
+  const std::vector<std::string>& kinds = Either(in.overrides.kinds, in.suite.kinds);
+  if (any && (std::find(modes.begin(), modes.end(), kModeCompile) == modes.end() ||
+              std::find(kinds.begin(), kinds.end(), "forward") == kinds.end())) {
+    return absl::InvalidArgumentError(
+        "--dynamic true or mark applies to mode compile's forward tests: the plan has none "
+        "(--modes compile --kinds forward)");
+  }
+  absl::StatusOr<std::vector<Shape>> shapes = DynamicShapes(in);
+  if (any && !shapes.ok()) return shapes.status();
+  const std::string text = shapes.ok() ? ShapesText(*shapes) : "";
+  const Shape first = shapes.ok() ? shapes->front() : Shape{};
+  return [dynamic, text, first](const TestSpec& partial) {
+    // Only a compiled forward test has dynamic shapes; every other test is static, once.
+    if (!partial.IsCompiled() || partial.kind != "forward") return std::vector<TestSpec>{partial};
+    std::vector<TestSpec> out;
+    for (const std::string& d : dynamic) {
+      out.push_back(partial);
+      if (d.empty()) continue;
+      out.back().dynamic = d;
+      out.back().shapes = text;
+      out.back().batch_size = first.batch_size;
+      out.back().seq_len = first.seq_len;
+    }
+    return out;
+  };
 }
 
 absl::StatusOr<Axis> BatchSizeAxis(const PlanInput& in) {

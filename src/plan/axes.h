@@ -32,6 +32,13 @@ absl::StatusOr<Axis> ModeAxis(const PlanInput& in);
 absl::StatusOr<Axis> KindAxis(const PlanInput& in);
 // Each dtype (float32, bfloat16, float16, float64).
 absl::StatusOr<Axis> DtypeAxis(const PlanInput& in);
+// Each --dynamic value (static, true, mark: doc/suites.md) of a compiled forward test, named
+// once each; static is the test as it is, true and mark make one dynamic test (TestSpec::
+// dynamic, shapes) of the plan's batch sizes x sequence lengths (at most kMaxDynamicShapes),
+// which the shape axes after it leave whole. Every other test passes once, static.
+// InvalidArgument for an unknown or repeated value, or true or mark in a plan without
+// mode compile or kind forward.
+absl::StatusOr<Axis> DynamicAxis(const PlanInput& in);
 // Each batch size, from 1 to 1048576.
 absl::StatusOr<Axis> BatchSizeAxis(const PlanInput& in);
 // Each sequence length, from 1 to 1048576.

@@ -38,6 +38,8 @@ struct PlanOverrides {
   // them, "tp" (the default) or "dp" (kind_params parallel of a train test over ranks).
   std::vector<int64_t> ranks;
   std::string parallel;
+  // --dynamic: static, true, mark (plan/axes.h, DynamicAxis).
+  std::vector<std::string> dynamic;
   std::string backend;                 // compile backend instead of the profiles' ("" = theirs)
   std::optional<int64_t> new_tokens;   // generate (default kDefaultNewTokens)
   std::optional<int64_t> train_steps;  // train (default kDefaultTrainSteps)

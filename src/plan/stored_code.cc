@@ -43,7 +43,9 @@ absl::Status CheckProfileCode(const ResolvedTest& test, const OwnCode& own) {
     const bool derived =
         profile != nullptr &&
         (e.compile_options_json == profile->compile_options_json ||
-         e.compile_options_json == WithStaticShapes(profile->compile_options_json));
+         e.compile_options_json == WithStaticShapes(profile->compile_options_json) ||
+         (test.spec.dynamic == kDynamicTrue &&
+          e.compile_options_json == WithDynamicShapes(profile->compile_options_json)));
     if (!derived) {
       return NotOwn(test, "compile options", e.compile_options_json,
                     "its own profile's compile options");

@@ -240,6 +240,7 @@ const SuiteKey<Suite> kSuiteKeys[] = {
     {"batch_sizes", SuiteInts<&Suite::batch_sizes>},
     {"seq_lens", SuiteInts<&Suite::seq_lens>},
     {"ranks", SuiteInts<&Suite::ranks>},
+    {"dynamic", SuiteStrings<&Suite::dynamic>},
     {"timeout_s", [](const Parser& p, const std::string& key, const json& v,
                      Suite* suite) { return p.Seconds(v, key, &suite->timeout_s); }},
     {"tests", SuiteTests},

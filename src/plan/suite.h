@@ -41,6 +41,8 @@ struct Suite {
   std::vector<int64_t> batch_sizes = {1};
   std::vector<int64_t> seq_lens = {32};
   std::vector<int64_t> ranks = {1};  // processes of one group per test (doc/ranks.md)
+  // Dynamic shapes of compiled forward tests: static, true, mark (plan/axes.h, DynamicAxis).
+  std::vector<std::string> dynamic = {"static"};
   double timeout_s = 300;
   std::vector<HarnessTest> tests;
 };

@@ -322,6 +322,9 @@ std::span<const ProfileField> ProfileFields() {
        ApplyOpExclusions},
       // A test over several ranks: the process group's backend (doc/ranks.md); the probe reads it.
       {"ranks_backend", kString, "must be a string"},
+      // Read by the probe only: a dynamic test (--dynamic) on this target is fail_to_compile
+      // with this reason (doc/probe.md, "Dynamic shapes").
+      {"dynamic_refused", kString, "must be a string", kOptional, nullptr},
   };
   return kFields;
 }
@@ -428,6 +431,20 @@ std::string WithStaticShapes(const std::string& options_json) {
   if (!j.is_object()) j = json::object();
   j["dynamic"] = false;
   return Dump(j);
+}
+
+std::string WithDynamicShapes(const std::string& options_json) {
+  json j = json::parse(options_json, nullptr, false);
+  if (!j.is_object()) j = json::object();
+  j["dynamic"] = true;
+  return Dump(j);
+}
+
+std::string CompileOptionsFor(const TestSpec& spec, const std::string& options_json,
+                              bool several_shapes) {
+  if (spec.dynamic == kDynamicTrue) return WithDynamicShapes(options_json);
+  if (spec.dynamic == kDynamicMark || several_shapes) return WithStaticShapes(options_json);
+  return options_json;
 }
 
 }  // namespace compatlab

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/records.h"
 
 namespace compatlab {
 
@@ -72,6 +73,15 @@ std::vector<std::string> ListTargetNames(const std::filesystem::path& targets_di
 // `options_json` (a JSON object) with "dynamic" set to false: every shape of a
 // cost curve compiles on its own (issue: one preparation per shape).
 std::string WithStaticShapes(const std::string& options_json);
+// `options_json` with "dynamic" set to true: a --dynamic true test (doc/probe.md, "Dynamic
+// shapes").
+std::string WithDynamicShapes(const std::string& options_json);
+// The compile options of a test of `spec`'s dynamic setting from its profile's
+// `options_json`: dynamic true for kDynamicTrue; dynamic false for kDynamicMark (only the
+// marked dims are dynamic) and for a static test of a plan with several shapes
+// (`several_shapes`); else the profile's own.
+std::string CompileOptionsFor(const TestSpec& spec, const std::string& options_json,
+                              bool several_shapes);
 
 }  // namespace compatlab
 

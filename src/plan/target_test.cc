@@ -96,9 +96,9 @@ std::string WithKey(const std::string& member) {
 TEST(TargetTableTest, AnUnknownKeyListsTheKnownOnesSorted) {
   EXPECT_EQ(ProfileError(WithKey(R"("colour":"red")")),
             "t.json: 'colour' is not a known key (available, compile, description, device, "
-            "dispatch_key, fallback_counts, import, lowering, memory, modes, name, op_exclusions, "
-            "profile, pythonpath, ranks_backend, reset_fallback_counts, setup, synchronize, "
-            "verified; see "
+            "dispatch_key, dynamic_refused, fallback_counts, import, lowering, memory, modes, "
+            "name, op_exclusions, profile, pythonpath, ranks_backend, reset_fallback_counts, "
+            "setup, synchronize, verified; see "
             "doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":"m",
                                               "x":1})")),

@@ -432,7 +432,8 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
     TextTable table(
         {C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
          C{"mode", TextTable::kLeft}, C{"ranks", TextTable::kRight}, C{"kind", TextTable::kLeft},
-         C{"dtype", TextTable::kLeft}, C{"base", TextTable::kLeft}, C{"head", TextTable::kLeft},
+         C{"dtype", TextTable::kLeft}, C{"dynamic", TextTable::kLeft}, C{"base", TextTable::kLeft},
+         C{"head", TextTable::kLeft},
          C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
@@ -440,7 +441,8 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
       const std::string head = change->head >= 0 ? StatusText(report.head[change->head]) : "-";
       table.AddRow({run.test_id.substr(0, 12), Truncate(run.spec.model_id, 40), run.spec.target,
                     run.spec.mode, std::to_string(run.spec.ranks), run.spec.kind, run.spec.dtype,
-                    base, head, Truncate(change->detail, 100), change->rule});
+                    run.spec.IsDynamic() ? run.spec.dynamic : "-", base, head,
+                    Truncate(change->detail, 100), change->rule});
     }
     out += fmt::format("\n{} ({}){}\n", ChangeKindName(kind), section.size(),
                        IsRegression(kind)    ? ", regression"

@@ -28,8 +28,8 @@ constexpr size_t kMatrixErrorWidth = 100;  // error lines under the table
 // into the run, so that sorting compares without copying.
 auto MatrixCellKey(const RunRecord& run) {
   const TestSpec& s = run.spec;
-  return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.kind_params, s.target,
-                  s.mode, s.ranks);
+  return std::tie(s.model_id, s.kind, s.dtype, s.batch_size, s.seq_len, s.shapes, s.kind_params,
+                  s.target, s.mode, s.ranks, s.dynamic);
 }
 
 // The next piece of `text` from `pos`: a run of digits or a run of other bytes.
@@ -88,6 +88,7 @@ std::string FirstLine(const std::string& text) { return text.substr(0, text.find
 std::string ColumnName(const MatrixColumn& column) {
   std::string name = column.target + "/" + column.mode;
   if (column.ranks != 1) name += fmt::format("/{} ranks", column.ranks);
+  if (!column.dynamic.empty()) name += " dynamic=" + column.dynamic;
   return column.stack.empty() ? name : column.stack + ":" + name;
 }
 
@@ -127,7 +128,8 @@ void MarkStackChanges(Matrix& matrix) {
     for (size_t c = 0; c < matrix.columns.size(); ++c) {
       const MatrixColumn& head = matrix.columns[c];
       if (head.stack == base_stack || row.cells[c] < 0) continue;
-      const MatrixColumn base_column{head.target, head.mode, base_stack, head.ranks};
+      const MatrixColumn base_column{head.target, head.mode, base_stack, head.ranks,
+                                     head.dynamic};
       auto b = std::find(matrix.columns.begin(), matrix.columns.end(), base_column);
       if (b == matrix.columns.end()) continue;
       const int base_cell = row.cells[static_cast<size_t>(b - matrix.columns.begin())];
@@ -326,8 +328,10 @@ std::string_view VerdictName(Verdict verdict) {
 }
 
 std::string MatrixTestLabel(std::string_view kind, std::string_view dtype, int64_t batch_size,
-                            int64_t seq_len, std::string_view kind_params_json) {
-  std::string label = fmt::format("{} {}x{} {}", kind, batch_size, seq_len, dtype);
+                            int64_t seq_len, std::string_view kind_params_json,
+                            std::string_view shapes) {
+  std::string label = shapes.empty() ? fmt::format("{} {}x{} {}", kind, batch_size, seq_len, dtype)
+                                     : fmt::format("{} {} {}", kind, shapes, dtype);
   if (!kind_params_json.empty() && kind_params_json != "{}") {
     label += " ";
     label += kind_params_json;
@@ -337,7 +341,7 @@ std::string MatrixTestLabel(std::string_view kind, std::string_view dtype, int64
 
 std::string MatrixTestLabel(const TestSpec& spec) {
   return MatrixTestLabel(spec.kind, spec.dtype, spec.batch_size, spec.seq_len,
-                         KindParamsToJson(spec.kind_params));
+                         KindParamsToJson(spec.kind_params), spec.shapes);
 }
 
 absl::StatusOr<StackSelection> ParseNamedStacks(std::string_view text) {
@@ -372,8 +376,8 @@ absl::StatusOr<StackSelection> ParseNamedStacks(std::string_view text) {
 bool MatrixColumnBefore(const MatrixColumn& a, const MatrixColumn& b) {
   const bool a_eager = a.mode == kModeEager;
   const bool b_eager = b.mode == kModeEager;
-  return std::tie(a.target, b_eager, a.mode, a.ranks) <
-         std::tie(b.target, a_eager, b.mode, b.ranks);
+  return std::tie(a.target, b_eager, a.mode, a.ranks, a.dynamic) <
+         std::tie(b.target, a_eager, b.mode, b.ranks, b.dynamic);
 }
 
 std::string Matrix::DescribeStack() const {
@@ -424,7 +428,8 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks};
+    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks,
+                        run.spec.dynamic};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
@@ -453,7 +458,8 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks};
+    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks,
+                        run.spec.dynamic};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -535,7 +541,10 @@ std::string FormatMatrixTable(const Matrix& matrix) {
 ordered_json MatrixJson(const Matrix& matrix, size_t max_error_chars) {
   ordered_json columns = ordered_json::array();
   for (const MatrixColumn& column : matrix.columns) {
-    ordered_json one = {{"target", column.target}, {"mode", column.mode}, {"ranks", column.ranks}};
+    ordered_json one = {{"target", column.target},
+                        {"mode", column.mode},
+                        {"ranks", column.ranks},
+                        {"dynamic", column.dynamic}};
     if (!column.stack.empty()) one["stack"] = column.stack;
     columns.push_back(std::move(one));
   }
@@ -575,6 +584,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "target",
                                  "mode",
                                  "ranks",
+                                 "dynamic",
                                  "verdict",
                                  "status",
                                  "run_id",
@@ -607,7 +617,8 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                          row.test,
                                          matrix.columns[c].target,
                                          matrix.columns[c].mode,
-                                         std::to_string(matrix.columns[c].ranks)};
+                                         std::to_string(matrix.columns[c].ranks),
+                                         matrix.columns[c].dynamic};
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
         fields.resize(std::size(kHeader));

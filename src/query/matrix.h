@@ -3,7 +3,8 @@
 //
 // A row is a model and one test of it apart from where it ran: model_id, kind,
 // dtype, batch_size, seq_len and kind_params (a model tested in one way has one
-// row). A column is a (target, mode). A cell holds the current run
+// row; a dynamic test's shapes are its shape). A column is a (target, mode, dynamic): a
+// dynamic test (--dynamic) is a column of its own. A cell holds the current run
 // (query/current.h: the latest by finish time) of the row's test on the
 // column's target and mode, or nothing ("not measured"). Harness tests (noop,
 // faults) build no model and are left out.
@@ -96,9 +97,11 @@ Verdict VerdictOf(const RunResult& result);
 std::string_view VerdictName(Verdict verdict);
 
 // "forward 1x32 float32", plus the kind parameters' canonical JSON text when
-// there are any: a row's test. `kind_params_json` as KindParamsToJson writes it.
+// there are any: a row's test. `kind_params_json` as KindParamsToJson writes it. A dynamic
+// test's `shapes` (TestSpec::shapes) stand for its shape: "forward 1x16,1x32 float32".
 std::string MatrixTestLabel(std::string_view kind, std::string_view dtype, int64_t batch_size,
-                            int64_t seq_len, std::string_view kind_params_json);
+                            int64_t seq_len, std::string_view kind_params_json,
+                            std::string_view shapes = {});
 std::string MatrixTestLabel(const TestSpec& spec);
 
 struct MatrixColumn {
@@ -106,6 +109,7 @@ struct MatrixColumn {
   std::string mode;
   std::string stack;  // a named stack's columns (StackSelection::kNamed); "" otherwise
   int64_t ranks = 1;  // a test over 2 ranks is its own column (doc/ranks.md)
+  std::string dynamic;  // "" static, else TestSpec::dynamic (true, mark): a column of its own
   bool operator==(const MatrixColumn&) const = default;
 };
 

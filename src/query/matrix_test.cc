@@ -179,12 +179,40 @@ TEST(MatrixTest, FormatsGiveEachCellItsRunAndFigures) {
   EXPECT_EQ(cells[1]["error_message"], fail.result.error_message);  // whole, as stored
 
   const std::string csv = FormatMatrixCsv(m);
-  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,ranks,verdict,"
-                             "status,run_id,"));
-  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,1,"
+  EXPECT_THAT(csv, HasSubstr("model_id,name,size,param_count,test,target,mode,ranks,dynamic,"
+                             "verdict,status,run_id,"));
+  EXPECT_THAT(csv, HasSubstr("hf:llama,hf:llama,reduced,1000,forward 1x32 float32,ctest,eager,1,,"
                              "pass,pass," +
                              pass.run_id));
   EXPECT_THAT(csv, HasSubstr("\"backend refused\x1b[31m aten::foo\nsecond line\"\r\n"));
+}
+
+TEST(MatrixTest, ADynamicTestIsAColumnOfItsOwnOnTheRowOfItsShapes) {
+  RunRecord shape16 =
+      Cell("llama", "cpu", "compile", TestStatus::kPass, "2026-12-01T10:00:00.000Z");
+  shape16.spec.seq_len = 16;
+  RunRecord dynamic = shape16;
+  dynamic.run_id = "dyn";
+  dynamic.spec.dynamic = "true";
+  dynamic.spec.shapes = "1x16,1x32";
+  dynamic.result.status = TestStatus::kFailToCompile;
+  RunRecord mark = dynamic;
+  mark.run_id = "mark";
+  mark.spec.dynamic = "mark";
+  mark.result.status = TestStatus::kPass;
+  const Matrix m = BuildMatrix({shape16, dynamic, mark}, StackSelection{});
+  ASSERT_EQ(m.columns.size(), 3u);
+  EXPECT_EQ(m.columns[0].dynamic, "");
+  EXPECT_EQ(m.columns[1].dynamic, "mark");
+  EXPECT_EQ(m.columns[2].dynamic, "true");
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].test, "forward 1x16 float32");
+  EXPECT_EQ(m.rows[0].cells, (std::vector<int>{m.rows[0].cells[0], -1, -1}));
+  EXPECT_EQ(m.rows[1].test, "forward 1x16,1x32 float32");
+  EXPECT_EQ(m.rows[1].cells[0], -1);
+  EXPECT_EQ(m.runs[static_cast<size_t>(m.rows[1].cells[1])].run_id, "mark");
+  EXPECT_EQ(m.runs[static_cast<size_t>(m.rows[1].cells[2])].run_id, "dyn");
+  EXPECT_THAT(FormatMatrixTable(m), HasSubstr("cpu/compile dynamic=true"));
 }
 
 TEST(MatrixTest, ShowMatrixReadsTheStoreWithQuerysFilters) {

@@ -48,6 +48,10 @@ std::string TestRequestJson(const LaunchRequest& r, pid_t supervisor_pid) {
               {"min_iters", r.measure.min_iters},
               {"min_time_s", r.measure.min_time_s},
               {"max_time_s", r.measure.max_time_s}}}};
+  if (s.IsDynamic()) {  // a static test's request is what it was before dynamic shapes
+    j["dynamic"] = s.dynamic;
+    j["shapes"] = s.shapes;
+  }
   if (!r.profile.empty()) {
     j["profile"] = {{"mode", r.profile},
                     {"trace_path", r.profile_trace_path},

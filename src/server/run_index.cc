@@ -57,6 +57,18 @@ int64_t IntOr(const FieldValue& value, int64_t fallback) {
   return fallback;
 }
 
+// The matrix row label of a run read by Refresh (`v`: seq_len at 2, then from `first_matrix`
+// batch_size, kind_params, finished_at, dtype, kind, model_path, blame, shapes, dynamic). A
+// dynamic test (--dynamic) is a row of its own here: its shapes and its setting label it (the
+// CLI's matrix gives it a column of its own instead: doc/matrix.md).
+std::string IndexRowLabel(const std::vector<FieldValue>& v, size_t first_matrix) {
+  const std::string dynamic = Text(v[first_matrix + 8]);
+  std::string label = MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
+                                      IntOr(v[first_matrix], 0), IntOr(v[2], 0),
+                                      Text(v[first_matrix + 1]), Text(v[first_matrix + 7]));
+  return dynamic.empty() ? label : label + " dynamic=" + dynamic;
+}
+
 // Nearest-rank percentile of `values` (reordered), in linear time.
 double Percentile(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
@@ -137,8 +149,8 @@ absl::Status RunIndex::Refresh(Store& store) {
   for (const std::string& m : metric_names_) fields.push_back(m);
   const size_t first_metric = 3 + kColumns;
   const size_t first_matrix = first_metric + metric_names_.size();
-  for (const char* f :
-       {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path", "blame"}) {
+  for (const char* f : {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path",
+                        "blame", "shapes", "dynamic"}) {
     fields.push_back(f);
   }
   // New rows are collected apart, then appended under the exclusive lock.
@@ -181,9 +193,7 @@ absl::Status RunIndex::Refresh(Store& store) {
     uint32_t col[kColumns];
     for (int c = 0; c < kColumns; ++c) col[c] = dicts_[c].Intern(Text(n.values[3 + c]));
     const std::vector<FieldValue>& v = n.values;
-    row.label = labels_.Intern(MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
-                                               IntOr(v[first_matrix], 0), IntOr(v[2], 0),
-                                               Text(v[first_matrix + 1])));
+    row.label = labels_.Intern(IndexRowLabel(v, first_matrix));
     row.finished = TimestampDigits(Text(v[first_matrix + 2]));
     const uint64_t matrix_key = (uint64_t{model} << 32) | row.label;
     auto [matrix_row, added] =

@@ -72,11 +72,16 @@ nlohmann::ordered_json TestSpecJson(const TestSpec& spec) {
   record.spec = spec;
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (const FieldDef& field : ResultFields()) {
+    if (field.group != FieldGroup::kSpec) continue;
     // One rank is left out, as in TestId: a one-rank plan's JSON, and so its plan id, is
     // what it was before schema 28 (doc/ranks.md).
-    if (field.group == FieldGroup::kSpec && !(field.name == "ranks" && spec.ranks == 1)) {
-      json[std::string(field.name)] = FieldValueToJson(field.get(record));
-    }
+    if (field.name == "ranks" && spec.ranks == 1) continue;
+    FieldValue value = field.get(record);
+    // A spec field added after version 1 (dynamic, shapes) only when set: a static test's
+    // planned JSON, and so a plan's id (PlanId), is what it was before the field.
+    const std::string* text = std::get_if<std::string>(&value);
+    if (field.since_version > 1 && text != nullptr && text->empty()) continue;
+    json[std::string(field.name)] = FieldValueToJson(value);
   }
   json["kind_params"] = spec.kind_params;  // an object here, not the column's text
   return json;

@@ -53,6 +53,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   spec.ranks = 2;
   spec.kind_params = {{"new_tokens", "16"}, {"b", "x\"y"}};
   spec.timeout_s = 12.5;
+  spec.dynamic = "mark";
+  spec.shapes = "4x128,4x256";
   RunRecord record = MakeRun(sweep_id, spec, TestStatus::kCrash);
   record.run_id = "run-full-" + sweep_id;
   RunResult& r = record.result;
@@ -261,6 +263,16 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.rank_host_mem = "[1048576.0,1032192.0]";
   r.rank_steady_median = "[0.0125,0.0127]";
   r.profile_collective_share = 0.25;
+  r.recompiles = 1;
+  r.recompile_reasons =
+      R"(["tensor 'input_ids' size mismatch at index 1. expected 128, actual 256"])";
+  r.dyn_prepare = "[2.5,0.75]";
+  r.dyn_steady_median = "[0.01,0.02]";
+  r.dyn_eager_steady_median = "[0.02,0.04]";
+  r.dyn_recompiles = "[[0,0],[1,1]]";
+  r.dyn_graphs = "[[0,1],[1,1]]";
+  r.dyn_acc_max_abs_err = "[0.001,0.002]";
+  r.dyn_acc_passed = "[[0,1],[1,1]]";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -21,6 +21,11 @@ std::string TestLabel(const TestSpec& spec) {
       spec.backend.empty() ? spec.mode : absl::StrCat(spec.mode, ":", spec.backend);
   std::string label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ",
                                    spec.dtype, " ", spec.batch_size, "x", spec.seq_len);
+  // A dynamic test runs every shape of its own: they and the setting are its label.
+  if (spec.IsDynamic()) {
+    label = absl::StrCat(model, " ", spec.kind, " ", mode, " ", spec.target, " ", spec.dtype, " ",
+                         spec.shapes, " dynamic=", spec.dynamic);
+  }
   if (spec.ranks != 1) absl::StrAppend(&label, " ranks=", spec.ranks);
   for (const auto& [key, value] : spec.kind_params) absl::StrAppend(&label, " ", key, "=", value);
   return label;

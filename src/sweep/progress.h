@@ -77,7 +77,8 @@ class Progress {
 
 // "llama forward eager cpu float32 1x32", with every other setting of the test
 // that can differ: the compile backend ("compile:aot_eager") and each kind
-// parameter ("new_tokens=16", "steps=3"); "noop #3" for harness kinds.
+// parameter ("new_tokens=16", "steps=3"); "noop #3" for harness kinds; a dynamic test
+// names its shapes and setting ("... float32 1x16,1x32 dynamic=true").
 std::string TestLabel(const TestSpec& spec);
 
 }  // namespace compatlab

@@ -258,10 +258,29 @@ std::vector<std::string> SpecField(const std::vector<ResolvedTest>& plan,
       plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
 }
 
-// The distinct values of an integer field of the stored model tests, sorted.
-std::vector<int64_t> SpecField(const std::vector<ResolvedTest>& plan, int64_t TestSpec::*member) {
-  return Distinct<int64_t>(
-      plan, [&](const ResolvedTest& t) { return std::optional<int64_t>(t.spec.*member); });
+// The distinct values of a dimension of the stored model tests' shapes, sorted: a static
+// test's own, every shape of a dynamic test's (TestSpec::shapes, checked when stored).
+std::vector<int64_t> StoredShapeField(const std::vector<ResolvedTest>& plan,
+                                      int64_t Shape::*member) {
+  std::set<int64_t> values;
+  for (const ResolvedTest& t : plan) {
+    if (t.spec.IsHarness()) continue;
+    values.insert(Shape{t.spec.batch_size, t.spec.seq_len}.*member);
+    if (!t.spec.IsDynamic()) continue;
+    absl::StatusOr<std::vector<Shape>> shapes = ParseShapesText(t.spec.shapes);
+    for (const Shape& shape : shapes.ok() ? *shapes : std::vector<Shape>{}) {
+      values.insert(shape.*member);
+    }
+  }
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+// --dynamic's values of the stored compiled forward tests (static for ""), sorted.
+std::vector<std::string> StoredDynamic(const std::vector<ResolvedTest>& plan) {
+  return Distinct<std::string>(plan, [](const ResolvedTest& t) -> std::optional<std::string> {
+    if (!t.spec.IsCompiled() || t.spec.kind != "forward") return std::nullopt;
+    return t.spec.IsDynamic() ? t.spec.dynamic : "static";
+  });
 }
 
 // The flags that say what is tested (models, kinds, modes, dtypes, targets, shapes), each
@@ -284,6 +303,7 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
       {"--modes", f.modes, SpecField(plan, &TestSpec::mode)},
       {"--dtypes", f.dtypes, SpecField(plan, &TestSpec::dtype)},
       {"--targets", targets, SpecField(plan, &TestSpec::target)},
+      {"--dynamic", f.dynamic, StoredDynamic(plan)},
   };
   for (const auto& [flag, given, stored] : text_flags) {
     if (given.empty()) continue;
@@ -291,8 +311,8 @@ absl::Status CheckMatrixFlags(const PlanFlags& f, const std::vector<ResolvedTest
   }
   const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>> int_flags =
       {
-          {"--batch-sizes", f.batch_sizes, SpecField(plan, &TestSpec::batch_size)},
-          {"--seq-lens", f.seq_lens, SpecField(plan, &TestSpec::seq_len)},
+          {"--batch-sizes", f.batch_sizes, StoredShapeField(plan, &Shape::batch_size)},
+          {"--seq-lens", f.seq_lens, StoredShapeField(plan, &Shape::seq_len)},
           {"--ranks", f.ranks, SpecField(plan, &TestSpec::ranks)},
       };
   for (const auto& [flag, given, stored] : int_flags) {
@@ -508,9 +528,8 @@ absl::StatusOr<ResolvedPlan> ResolvePlan(const Suite& suite, const PlanOverrides
       execution.target_profile_json = it->second.json;
       if (execution.profile.empty()) execution.profile = it->second.profile;
       if (spec.IsCompiled()) {
-        execution.compile_options_json = static_shapes
-                                             ? WithStaticShapes(it->second.compile_options_json)
-                                             : it->second.compile_options_json;
+        execution.compile_options_json =
+            CompileOptionsFor(spec, it->second.compile_options_json, static_shapes);
       }
     }
     plan.tests.push_back({std::move(spec), std::move(execution)});

@@ -31,7 +31,8 @@ struct ResolvedPlan {
 // content of its target's profile and, in compile mode, the profile's compile
 // options. Compile options are decided over the whole plan: when the plan's
 // model tests have more than one (batch size, sequence length) shape, every
-// compiled test gets "dynamic": false (each shape compiles on its own).
+// static compiled test gets "dynamic": false (each shape compiles on its own); a
+// dynamic test (--dynamic) gets its own (plan/target.h, CompileOptionsFor).
 // Harness tests get neither profile nor compile options. Errors: those of
 // ExpandPlan.
 // Appended to the stored suite name when --models replaced the suite's models
@@ -79,6 +80,7 @@ struct PlanFlags {
   std::vector<int64_t> seq_lens;
   std::vector<int64_t> ranks;  // --ranks, as given
   std::string parallel;        // --parallel tp|dp, as given
+  std::vector<std::string> dynamic;  // --dynamic static|true|mark, as given
   std::optional<int64_t> new_tokens;
   std::optional<int64_t> train_steps;
   std::vector<std::string> load_rates;  // --rates, as given

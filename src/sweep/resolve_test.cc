@@ -126,6 +126,90 @@ std::vector<ResolvedTest> StoredPlan() {
   return plan->tests;
 }
 
+TEST(ResolvePlanTest, ADynamicTestIsOneTestOverEveryShapeWithItsOwnCompileOptions) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.dynamic = {"static", "true", "mark"};
+  overrides.seq_lens = {16, 32, 64};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // eager: 3 shapes; compile: 3 static shapes, one true and one mark test; noop.
+  ASSERT_EQ(plan->tests.size(), 3u + 3u + 2u + 1u);
+  std::map<std::string, const ResolvedTest*> dynamic;
+  std::set<std::string> ids;
+  for (const ResolvedTest& t : plan->tests) {
+    ids.insert(t.spec.TestId());
+    if (t.spec.mode == "eager") {
+      EXPECT_FALSE(t.spec.IsDynamic());
+    }
+    if (t.spec.IsDynamic()) dynamic[t.spec.dynamic] = &t;
+  }
+  EXPECT_EQ(ids.size(), plan->tests.size());
+  ASSERT_EQ(dynamic.size(), 2u);
+  for (const auto& [setting, test] : dynamic) {
+    SCOPED_TRACE(setting);
+    EXPECT_EQ(test->spec.shapes, "1x16,1x32,1x64");
+    EXPECT_EQ(test->spec.seq_len, 16);  // its first shape
+    EXPECT_EQ(test->spec.batch_size, 1);
+  }
+  EXPECT_EQ(dynamic.at("true")->execution->compile_options_json,
+            R"({"dynamic":true,"fullgraph":false})");
+  EXPECT_EQ(dynamic.at("mark")->execution->compile_options_json,
+            R"({"dynamic":false,"fullgraph":false})");
+}
+
+TEST(ResolvePlanTest, DynamicTrueOrMarkNeedsACompiledForwardTest) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.dynamic = {"true"};
+  overrides.modes = {"eager"};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("--dynamic true or mark applies to mode compile"),
+            std::string::npos)
+      << plan.status();
+  overrides.modes = {};
+  overrides.dynamic = {"sometimes"};
+  plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("unknown --dynamic 'sometimes'"), std::string::npos);
+  overrides.dynamic = {"true", "true"};
+  plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("twice"), std::string::npos);
+}
+
+TEST(CheckResumeFlagsTest, ADynamicPlanResumesWithItsDynamicSettingAndAllItsShapes) {
+  ModelCatalog catalog = Catalog();
+  PlanOverrides overrides;
+  overrides.dynamic = {"true"};
+  overrides.modes = {"compile"};
+  overrides.seq_lens = {16, 32, 64};
+  auto plan = ResolvePlan(CompileSuite(), overrides, Base(), &catalog, Profiles());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->tests.size(), 2u);  // the dynamic test and noop
+  PlanFlags flags;
+  flags.dynamic = {"true"};
+  flags.seq_lens = {64, 16, 32};  // a dynamic test's seq_len is its first shape's only
+  absl::Status s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_TRUE(s.ok()) << s;
+  flags.seq_lens = {16};
+  s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_NE(s.message().find("--seq-lens 16 differs from the stored plan (--seq-lens 16,32,64)"),
+            std::string::npos)
+      << s;
+  flags.seq_lens = {};
+  flags.dynamic = {"static"};
+  s = CheckResumeFlags(flags, "s", plan->tests);
+  EXPECT_NE(s.message().find("--dynamic static differs from the stored plan (--dynamic true)"),
+            std::string::npos)
+      << s;
+  // A static plan's compiled forward tests are static.
+  flags.dynamic = {"static"};
+  s = CheckResumeFlags(flags, "s", StoredPlan());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(CheckResumeFlagsTest, AcceptsNoFlagsAndFlagsEqualToTheStoredPlan) {
   EXPECT_TRUE(CheckResumeFlags({}, "s", StoredPlan()).ok());
   PlanFlags flags;

@@ -40,6 +40,7 @@ CONDITIONS = {
     "warm": lambda row: bool(row["warm_state"]),
     "cpu_inductor": lambda row: row["backend"] == "inductor" and row["target"] == "cpu",
     "server": lambda row: json.loads(row["kind_params"]).get("scenario") == "server",
+    "dynamic": lambda row: bool(row["dynamic"]),
 }
 
 

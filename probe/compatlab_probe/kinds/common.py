@@ -95,7 +95,8 @@ class Built:
         self.token_inputs = kw["token_inputs"]  # True when the inputs are token ids
         self.position_changes = kw.get("position_changes") or {}
         self.hinted = kw.get("hinted") or set()  # inputs overrides.json gave (inputs.unbuilt_input_reason)
-        self.own_inputs = kw.get("own_inputs", False)  # a code model's function gave its inputs
+        self.hints = kw.get("hints")  # overrides.json's inputs (make_inputs' hints)
+        self.own_inputs = kw.get("own_inputs", False)  # a code model's inputs are its own
 
     @property
     def tokens_per_call(self) -> int | None:
@@ -209,7 +210,16 @@ def build_model_and_inputs(request: TestRequest, result: Result, dtype: Any, dev
     result.metrics["param_count"] = sum(p.numel() for p in model.parameters())
     return Built(model=model, inputs=inputs, cpu_inputs=cpu_inputs, cls=cls, head_kind=head_kind, config=config,
                  dtype=dtype, seed=seed, build_s=build_s, token_inputs=token_inputs, position_changes=changes,
-                 hinted=set(overrides.get("inputs") or {}) - {"main_input"}, own_inputs=own_inputs)
+                 hinted=set(overrides.get("inputs") or {}) - {"main_input"}, hints=overrides.get("inputs"),
+                 own_inputs=own_inputs)
+
+
+def inputs_for_shape(built: Built, batch_size: int, seq_len: int, device: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(CPU inputs, device inputs) of `built`'s model at another shape, made as its own were
+    (same seed and hints; float inputs in its dtype): a dynamic test's later shapes."""
+    cpu = _cast_inputs(make_inputs(built.model, built.model.config, built.head_kind, batch_size, seq_len,
+                                   built.seed, built.hints), built.dtype)
+    return cpu, {k: v.to(device) for k, v in cpu.items()}
 
 
 def _config(request: TestRequest, source: Any, cls: type, dtype: Any, overrides: dict[str, Any]) -> tuple[Any, str]:

@@ -28,6 +28,9 @@ A MemoryError anywhere (an allocation refused under an rlimit) -> oom. Skipped:
 a target that cannot run here, a configuration-only model type, a seq_len the
 architecture cannot take, a seq_len other than 32 for inputs without a sequence.
 
+Dynamic shapes (request dynamic true or mark, mode compile): kinds/dynamic.py runs every
+shape of the request on one compiled model instead.
+
 Order in one child (doc/probe.md): build; eager first call; [compile mode:
 first compiled call = prepare]; steady (eager mode: eager calls; compile mode:
 compiled and eager calls in alternating blocks); one un-timed audited eager call;
@@ -52,6 +55,7 @@ from ..models import code_model
 from ..protocol.request import TestRequest
 from ..protocol.result import Result
 from ..stacks import compiler, lowering
+from . import dynamic
 from .common import Built, alternating_steady, cpu_copy, recorded, reference_inputs, stage
 from .phases import ModelTest, per_second
 
@@ -70,6 +74,10 @@ def run(request: TestRequest, result: Result, context: Context | None = None) ->
     backend = compiler.backend_name(request, test.target) if test.compiling else None
     if stack := lowering.compile_stack(backend):
         result.stack["stack_versions"] = json.dumps(lowering.stack_versions(stack), sort_keys=True)
+    if request.dynamic:  # one compiled model over every shape (kinds/dynamic.py)
+        dynamic.refuse_if_unsupported(test)
+        dynamic.run_shapes(test, test.build(positions_needed=max(seq for _, seq in request.shapes)))
+        return
     built = test.build()
     if request.mode == "export":
         _export(test, built)

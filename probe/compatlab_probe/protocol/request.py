@@ -165,6 +165,7 @@ class TargetProfile:
     lowering: str = ""             # mode export: the lowering's key (lowering.py); "": the exported program
     modes: tuple[str, ...] = MODES  # the modes the target takes; the others are skipped
     ranks_backend: str = ""        # a test over several ranks: the process group's backend ("": by device)
+    dynamic_refused: str = ""  # why the backend refuses dynamic shapes; "": it takes them
 
 
 # The built-in profile of a request without target_profile (targets/cpu.json says the same).
@@ -214,6 +215,11 @@ class TestRequest:
     load_base: LoadBase | None = None  # None: a server row measures its own offline throughput
     load_slo: LoadSlo | None = None  # None: a row without kind_params slo calibrates its own objective
     profile: ProfileSettings = field(default_factory=ProfileSettings)
+    # Dynamic shapes (doc/probe.md, "Dynamic shapes"): "" static, "true" or "mark"; the
+    # (batch_size, seq_len) shapes a dynamic test runs in order (the first is batch_size, seq_len).
+    dynamic: str = ""
+    shapes: tuple[tuple[int, int], ...] = ()
+
     ranks: int = 1  # processes of one group the test runs as (doc/ranks.md)
     rank: int = 0   # this process's rank among them (set by worker/group.py, never sent)
 
@@ -418,7 +424,8 @@ def parse_target_profile(raw: Any) -> TargetProfile:
         fallback_counts=f.string("fallback_counts", d.fallback_counts),
         reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec,
         lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes,
-        ranks_backend=f.string("ranks_backend", d.ranks_backend))
+        ranks_backend=f.string("ranks_backend", d.ranks_backend),
+        dynamic_refused=f.string("dynamic_refused", d.dynamic_refused))
 
 
 def parse_request(raw: Any) -> TestRequest:
@@ -452,7 +459,8 @@ def parse_request(raw: Any) -> TestRequest:
         timeout_s=f.number("timeout_s", d.timeout_s), torch_num_threads=f.integer("torch_num_threads", 0, 0),
         compile_threads=f.integer("compile_threads", 0, 0),
         supervisor_pid=f.integer("supervisor_pid", d.supervisor_pid, 0), load_base=_load_base(f.value("load_base")),
-        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")), ranks=_ranks(f))
+        load_slo=_load_slo(f.value("load_slo")), profile=_profile(f.value("profile")), ranks=_ranks(f),
+        **_dynamic(f, mode, kind))
 
 
 MAX_RANKS = 64  # core/limits.h, kMaxRanks
@@ -463,6 +471,28 @@ def _ranks(f: _Fields) -> int:
     if ranks > MAX_RANKS:
         raise f.bad("ranks", f"at most {MAX_RANKS}")
     return ranks
+
+
+MAX_DYNAMIC_SHAPES = 64  # core/limits.h, kMaxDynamicShapes
+_SHAPE = re.compile(r"[1-9][0-9]{0,6}x[1-9][0-9]{0,6}")
+
+
+def _dynamic(f: _Fields, mode: str, kind: str) -> dict[str, Any]:
+    """dynamic and shapes: both or neither; a dynamic test is compile mode's kind forward with
+    1 to MAX_DYNAMIC_SHAPES distinct BATCHxSEQ shapes, each dimension from 1 to 1048576."""
+    dynamic = f.string("dynamic", "")
+    if not dynamic and not f.has("shapes"):
+        return {}
+    if dynamic not in ("true", "mark") or mode != "compile" or kind != "forward":
+        raise BadRequest(f"dynamic {_show(dynamic)}: true or mark, in mode compile, kind forward")
+    text = f.string("shapes", "")
+    parts = text.split(",") if text else []
+    if not parts or len(parts) > MAX_DYNAMIC_SHAPES or not all(_SHAPE.fullmatch(p) for p in parts):
+        raise BadRequest(f"shapes {_show(text)}: 1 to {MAX_DYNAMIC_SHAPES} shapes BATCHxSEQ,...")
+    shapes = tuple(tuple(int(n) for n in p.split("x")) for p in parts)
+    if len(set(shapes)) != len(shapes) or any(n > 1 << 20 for s in shapes for n in s):
+        raise BadRequest(f"shapes {_show(text)}: a shape twice or a dimension past 1048576")
+    return {"dynamic": dynamic, "shapes": shapes}
 
 
 def supervisor_pid_of(raw: Any) -> int:

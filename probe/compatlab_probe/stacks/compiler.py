@@ -5,13 +5,16 @@ dynamo's counters and how to tell a compile error from a run error.
     stats = DynamoStats.snapshot()
     compiled = compile_callable(model, request, target)
     ... first call ...
-    result.metrics.update(stats.delta())     # graph_breaks, unique_graphs, captured_calls, reasons
+    result.metrics.update(stats.delta())     # graph_breaks, unique_graphs, captured_calls, reasons,
+                                             # recompiles and their reasons
     hits, misses = cache_counters()
 
 Counter names are those of torch 2.13 (torch._dynamo.utils.counters):
 stats.unique_graphs, stats.calls_captured, graph_break[reason] (one entry per
 distinct reason, counting its occurrences), inductor.fxgraph_cache_hit/miss,
-aot_autograd.autograd_cache_hit/miss.
+aot_autograd.autograd_cache_hit/miss; recompiles from the compilation metrics
+(torch._dynamo.utils.get_compilation_metrics: a frame compiled with a recompile_reason),
+since torch 2.13 counts them in no counter.
 """
 
 from __future__ import annotations
@@ -331,18 +334,44 @@ def _counters():
     return counters
 
 
-class DynamoStats:
-    """Dynamo's counters since a snapshot: graph_breaks, unique_graphs, captured_calls, reasons."""
+# Dynamo keeps its compilation metrics (one per frame compiled) in a bounded deque of 64
+# (torch._dynamo.utils.DEFAULT_COMPILATION_METRICS_LIMIT); a test counting its recompiles
+# keeps this many, so that none it counts is dropped before it is counted.
+COMPILATION_METRICS_KEPT = 4096
 
-    def __init__(self, stats: dict[str, int], breaks: dict[str, int], skips: dict[str, int] | None = None):
+
+def _compilation_metrics() -> list[Any]:
+    """Dynamo's compilation metrics of this process (torch 2.13: torch._dynamo.utils
+    get_compilation_metrics; each has recompile_reason, None for a first compile)."""
+    from torch._dynamo import utils
+
+    if getattr(utils, "_compilation_metrics", None) is not None and \
+            (utils._compilation_metrics.maxlen or 0) < COMPILATION_METRICS_KEPT:
+        utils.set_compilation_metrics_limit(COMPILATION_METRICS_KEPT)
+    return utils.get_compilation_metrics()
+
+
+class DynamoStats:
+    """Dynamo's counters since a snapshot: graph_breaks, unique_graphs, captured_calls, reasons,
+    recompiles (the frames compiled since with a recompile reason) and their reasons."""
+
+    def __init__(self, stats: dict[str, int], breaks: dict[str, int], skips: dict[str, int] | None = None,
+                 compiled: list[Any] | None = None):
         self._stats = stats
         self._breaks = breaks
         self._skips = skips or {}
+        self._compiled = compiled or []  # held: their ids stay theirs
 
     @classmethod
     def snapshot(cls) -> DynamoStats:
         c = _counters()
-        return cls(dict(c["stats"]), dict(c["graph_break"]), dict(c["unimplemented"]))
+        return cls(dict(c["stats"]), dict(c["graph_break"]), dict(c["unimplemented"]), _compilation_metrics())
+
+    def recompile_reasons(self) -> list[str]:
+        """The recompile reason of each frame dynamo recompiled since the snapshot, in order."""
+        seen = {id(m) for m in self._compiled}
+        return [str(m.recompile_reason) for m in _compilation_metrics()
+                if id(m) not in seen and m.recompile_reason is not None]
 
     def skipped_frames(self) -> dict[str, int]:
         """{first line of the reason: count} of frames dynamo gave up on since the
@@ -380,7 +409,11 @@ class DynamoStats:
                 reasons.append(text)
             if len(reasons) >= GRAPH_BREAK_REASONS_MAX:
                 break
+        recompiled = self.recompile_reasons()
+        distinct = list(dict.fromkeys(" ".join(r.split())[:GRAPH_BREAK_REASON_CHARS] for r in recompiled))
         return {
+            "recompiles": len(recompiled),
+            "recompile_reasons": json.dumps(distinct[:GRAPH_BREAK_REASONS_MAX]),
             "frames_run_eagerly": int(sum(self.skipped_frames().values())),
             "graph_breaks": int(sum(breaks.values())),
             "unique_graphs": int(stats.get("unique_graphs", 0)),
