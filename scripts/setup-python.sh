@@ -26,3 +26,11 @@ if [ "$TORCH" != "2.13.0+cpu" ]; then
   echo "setup: .venv has torch $TORCH, not the pinned 2.13.0+cpu" >&2
   exit 1
 fi
+# The wheels tests/e2e/test_stacks.py makes its second stack from (tests/e2e/stack_wheels.txt),
+# fetched here from the registries so that the test itself installs with --no-index from
+# this directory and reaches no registry.
+if ! .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps -d .stamps/wheels \
+    -r tests/e2e/stack_wheels.txt >>/tmp/compatlab-pip.log 2>&1; then
+  echo "setup: cannot fetch the wheels of tests/e2e/stack_wheels.txt (see /tmp/compatlab-pip.log)" >&2
+  exit 1
+fi

@@ -107,9 +107,10 @@ std::string MatrixTestLabel(const TestSpec& spec);
 struct MatrixColumn {
   std::string target;
   std::string mode;
-  std::string stack;  // a named stack's columns (StackSelection::kNamed); "" otherwise
-  int64_t ranks = 1;  // a test over 2 ranks is its own column (doc/ranks.md)
-  std::string dynamic;  // "" static, else TestSpec::dynamic (true, mark): a column of its own
+  // The members after target and mode have defaults: a column names only those it sets.
+  std::string stack = {};    // a named stack's columns (StackSelection::kNamed); "" otherwise
+  int64_t ranks = 1;         // a test over 2 ranks is its own column (doc/ranks.md)
+  std::string dynamic = {};  // "" static, else TestSpec::dynamic (true, mark): its own column
   bool operator==(const MatrixColumn&) const = default;
 };
 

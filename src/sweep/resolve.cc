@@ -258,6 +258,12 @@ std::vector<std::string> SpecField(const std::vector<ResolvedTest>& plan,
       plan, [&](const ResolvedTest& t) { return std::optional<std::string>(t.spec.*member); });
 }
 
+// The distinct values of an integer field of the stored model tests, sorted.
+std::vector<int64_t> SpecField(const std::vector<ResolvedTest>& plan, int64_t TestSpec::*member) {
+  return Distinct<int64_t>(
+      plan, [&](const ResolvedTest& t) { return std::optional<int64_t>(t.spec.*member); });
+}
+
 // The distinct values of a dimension of the stored model tests' shapes, sorted: a static
 // test's own, every shape of a dynamic test's (TestSpec::shapes, checked when stored).
 std::vector<int64_t> StoredShapeField(const std::vector<ResolvedTest>& plan,

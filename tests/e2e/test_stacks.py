@@ -4,15 +4,23 @@ by side. The quick version is a same-torch overlay with another transformers rel
 is on this machine's disk: seconds); the slow one installs torch 2.14.1 (about 5-6 GB)."""
 
 import json
+import pathlib
 
 import pytest
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
+# The wheels scripts/setup-python.sh fetched (tests/e2e/stack_wheels.txt): the quick tests'
+# pip reads only these, never a registry.
+WHEELS = REPO / ".stamps" / "wheels"
 OTHER_TRANSFORMERS = "5.18.0"
 
 
-def stack_cli(cli, tmp_path):
-    """`cli` with its stacks directory in the test's tmp directory, never the project's."""
+def stack_cli(cli, tmp_path, offline=True):
+    """`cli` with its stacks directory in the test's tmp directory, never the project's; pip
+    installs from the set-up's wheels only, unless `offline` is False (the slow test)."""
     cli.env["COMPATLAB_STACKS"] = str(tmp_path / "stacks")
+    if offline:
+        cli.env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(WHEELS))
     return cli
 
 
@@ -103,7 +111,7 @@ def test_a_second_stack_swept_beside_default_and_shown_side_by_side(cli, tmp_pat
 
 @pytest.mark.slow
 def test_torch_2_14_1_made_by_stack_add_swept_beside_default(cli, tmp_path, db):
-    cli = stack_cli(cli, tmp_path)
+    cli = stack_cli(cli, tmp_path, offline=False)
     made = add_stack(cli, "t2141", "torch==2.14.1", "transformers==5.23.0", timeout=3600)
     record = json.loads((tmp_path / "stacks" / "names" / "t2141.json").read_text())
     assert record["layout"] == "full" and record["resolved"]["torch"].startswith("2.14.1"), made
