@@ -446,3 +446,22 @@ def test_a_reduced_models_child_compiles_on_the_sweeps_share_though_timed_on_one
     assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 1, "compile_threads": 2})) == 2
     assert compiler.child_compile_threads(parse_request({**base, "torch_num_threads": 2})) == 2
     assert compiler.child_compile_threads(parse_request(base)) == 1
+
+
+def test_a_profiles_redis_cache_turns_inductors_remote_caches_on_at_its_server(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("TORCHINDUCTOR_REDIS_URL", "redis://elsewhere:1")
+    for name in ("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE", "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE",
+                 "TORCHINDUCTOR_REDIS_HOST", "TORCHINDUCTOR_REDIS_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    profile = {"device": "cpu", "redis_cache": {"host": "127.0.0.1", "port": 6390, "aot_autograd": False}}
+    inductor, functorch = SimpleNamespace(), SimpleNamespace()
+    compiler.configure_remote_cache(parse_request({"kind": "forward", "target_profile": profile}), inductor, functorch)
+    assert inductor.fx_graph_remote_cache is True and functorch.enable_remote_autograd_cache is False
+    assert os.environ["TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE"] == "1"
+    assert os.environ["TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE"] == "0"
+    assert (os.environ["TORCHINDUCTOR_REDIS_HOST"], os.environ["TORCHINDUCTOR_REDIS_PORT"]) == ("127.0.0.1", "6390")
+    assert "TORCHINDUCTOR_REDIS_URL" not in os.environ
+    compiler.configure_remote_cache(parse_request({"kind": "forward"}), inductor, functorch)
+    assert inductor.fx_graph_remote_cache is False and functorch.enable_remote_autograd_cache is False

@@ -348,6 +348,10 @@ struct RunResult {
   std::optional<int64_t> aot_autograd_cache_misses;
   std::optional<int64_t> autotune_cache_hits;
   std::optional<int64_t> autotune_cache_misses;
+  std::optional<int64_t> fx_graph_remote_cache_hits;  // a profile's redis_cache: its lookups
+  std::optional<int64_t> fx_graph_remote_cache_misses;
+  std::optional<int64_t> aot_autograd_remote_cache_hits;
+  std::optional<int64_t> aot_autograd_remote_cache_misses;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

@@ -254,6 +254,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.aot_autograd_cache_misses = 4;
   r.autotune_cache_hits = 5;
   r.autotune_cache_misses = 6;
+  r.fx_graph_remote_cache_hits = 7;
+  r.fx_graph_remote_cache_misses = 8;
+  r.aot_autograd_remote_cache_hits = 9;
+  r.aot_autograd_remote_cache_misses = 10;
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";
