@@ -499,3 +499,22 @@ def test_a_compile_in_the_first_call_is_stage_compile_and_the_call_around_it_pre
     assert marks_of(True) == ["prepare", "compile", "prepare"]
     assert marks_of(False) == ["prepare"]
     assert not torch._dynamo.callback_handler.start_callbacks  # removed once the call is over
+
+
+def test_a_profiles_redis_cache_turns_inductors_remote_caches_on_at_its_server(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("TORCHINDUCTOR_REDIS_URL", "redis://elsewhere:1")
+    for name in ("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE", "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE",
+                 "TORCHINDUCTOR_REDIS_HOST", "TORCHINDUCTOR_REDIS_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    profile = {"device": "cpu", "redis_cache": {"host": "127.0.0.1", "port": 6390, "aot_autograd": False}}
+    inductor, functorch = SimpleNamespace(), SimpleNamespace()
+    compiler.configure_remote_cache(parse_request({"kind": "forward", "target_profile": profile}), inductor, functorch)
+    assert inductor.fx_graph_remote_cache is True and functorch.enable_remote_autograd_cache is False
+    assert os.environ["TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE"] == "1"
+    assert os.environ["TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE"] == "0"
+    assert (os.environ["TORCHINDUCTOR_REDIS_HOST"], os.environ["TORCHINDUCTOR_REDIS_PORT"]) == ("127.0.0.1", "6390")
+    assert "TORCHINDUCTOR_REDIS_URL" not in os.environ
+    compiler.configure_remote_cache(parse_request({"kind": "forward"}), inductor, functorch)
+    assert inductor.fx_graph_remote_cache is False and functorch.enable_remote_autograd_cache is False

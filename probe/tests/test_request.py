@@ -151,6 +151,16 @@ def test_target_profiles_parse_with_the_field_meanings_of_doc_targets():
         parse_target_profile({"device": "cpu", "compile": {"options": {"warp": 1}}})
 
 
+def test_a_profiles_redis_cache_names_the_server_and_turns_both_remote_caches_on_by_default():
+    redis = parse_target_profile({"device": "cpu", "redis_cache": {"host": "127.0.0.1", "port": 6380}}).redis_cache
+    assert redis is not None and (redis.host, redis.port, redis.fx_graph, redis.aot_autograd) == \
+        ("127.0.0.1", 6380, True, True)
+    assert parse_target_profile({"device": "cpu"}).redis_cache is None
+    for bad in ({"port": 6379}, {"host": "h", "port": 0}, {"host": "h", "port": 70000}, {"host": "h", "port": "1"}):
+        with pytest.raises(BadRequest, match="target_profile.redis_cache"):
+            parse_target_profile({"device": "cpu", "redis_cache": bad})
+
+
 def test_supervisor_pid_is_read_leniently_for_the_zygote():
     assert supervisor_pid_of({"supervisor_pid": 12}) == 12
     assert supervisor_pid_of({"supervisor_pid": "x"}) == 0 and supervisor_pid_of([]) == 0

@@ -1274,6 +1274,22 @@ std::vector<FieldDef> MakeResultFields() {
        &RunResult::autotune_cache_hits},
       {"autotune_cache_misses", "Compile mode: autotune cache misses of the first call.",
        &RunResult::autotune_cache_misses},
+      {"fx_graph_remote_cache_hits",
+       "Compile mode, a target with redis_cache: inductor's Redis remote FX graph cache hits of "
+       "the first call (counted in fx_graph_cache_hits too).",
+       &RunResult::fx_graph_remote_cache_hits},
+      {"fx_graph_remote_cache_misses",
+       "Compile mode, a target with redis_cache: Redis remote FX graph cache misses of the first "
+       "call.",
+       &RunResult::fx_graph_remote_cache_misses},
+      {"aot_autograd_remote_cache_hits",
+       "Compile mode, a target with redis_cache: Redis remote AOTAutograd cache hits of the first "
+       "call.",
+       &RunResult::aot_autograd_remote_cache_hits},
+      {"aot_autograd_remote_cache_misses",
+       "Compile mode, a target with redis_cache: Redis remote AOTAutograd cache misses of the "
+       "first call.",
+       &RunResult::aot_autograd_remote_cache_misses},
   };
   for (const CacheCount& c : cache_counts) {
     add(Metric(Member(

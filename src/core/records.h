@@ -378,6 +378,10 @@ struct RunResult {
   std::optional<int64_t> aot_autograd_cache_misses;
   std::optional<int64_t> autotune_cache_hits;
   std::optional<int64_t> autotune_cache_misses;
+  std::optional<int64_t> fx_graph_remote_cache_hits;  // a profile's redis_cache: its lookups
+  std::optional<int64_t> fx_graph_remote_cache_misses;
+  std::optional<int64_t> aot_autograd_remote_cache_hits;
+  std::optional<int64_t> aot_autograd_remote_cache_misses;
   // Schema 28: a test over several ranks (doc/ranks.md; TestSpec::ranks).
   std::string dist_backend;                        // gloo, nccl; "" for one rank
   std::string parallel_plan;                       // how the model was split, in words

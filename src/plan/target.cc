@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // What a profile value must be before its key's own check runs.
-enum class ProfileKind { kString, kBool, kList, kObject, kNullOrObject };
+enum class ProfileKind { kString, kBool, kInteger, kList, kObject, kNullOrObject };
 
 // When a profile must have the key.
 enum class ProfileNeed { kOptional, kAlways, kForModeCompile };
@@ -78,6 +78,8 @@ bool HasProfileKind(const json& value, ProfileKind kind) {
       return value.is_string();
     case ProfileKind::kBool:
       return value.is_boolean();
+    case ProfileKind::kInteger:
+      return value.is_number_integer();
     case ProfileKind::kList:
       return value.is_array();
     case ProfileKind::kObject:
@@ -272,13 +274,51 @@ std::optional<ProfileProblem> ProfileMemory(const std::string& key, const json& 
                              nullptr);
 }
 
+// A host name or address: letters, digits, '.', '-', ':' (IPv6), 1 to 253 of them.
+std::optional<ProfileProblem> ProfileHost(const std::string& key, const json& value) {
+  const std::string& v = ProfileString(value);
+  const bool ok = !v.empty() && v.size() <= 253 && std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':';
+  });
+  if (!ok) return ProfileError(key, "must be a host name or address");
+  return std::nullopt;
+}
+
+// A TCP port, 1 to 65535.
+std::optional<ProfileProblem> ProfilePort(const std::string& key, const json& value) {
+  const bool ok =
+      value.is_number_unsigned() && value.get<uint64_t>() >= 1 && value.get<uint64_t>() <= 65535;
+  if (!ok) return ProfileError(key, "must be a port from 1 to 65535");
+  return std::nullopt;
+}
+
+// redis_cache: inductor's Redis remote cache (host and port required) and the caches it serves.
+const ProfileField kRedisCacheFields[] = {
+    {"host", ProfileKind::kString, "must be a host name or address", ProfileNeed::kAlways,
+     ProfileHost},
+    {"port", ProfileKind::kInteger, "must be a port from 1 to 65535", ProfileNeed::kAlways,
+     ProfilePort},
+    {"fx_graph", ProfileKind::kBool, "must be true or false"},
+    {"aot_autograd", ProfileKind::kBool, "must be true or false"},
+};
+
+// Every key of `fields` valid, then the required ones present.
+std::optional<ProfileProblem> ProfileObject(const std::string& key, const json& value,
+                                            std::span<const ProfileField> fields) {
+  const std::string prefix = key + ".";
+  if (auto bad = CheckProfileMembers(value, fields, prefix, UnknownProfileSubkey(fields), nullptr))
+    return bad;
+  return MissingProfileMember(value, fields, prefix, ProfileNeed::kAlways, "is missing");
+}
+
+// Every key valid, then host and port present.
+std::optional<ProfileProblem> ProfileRedisCache(const std::string& key, const json& value) {
+  return ProfileObject(key, value, kRedisCacheFields);
+}
+
 // Every key valid, then the backend present.
 std::optional<ProfileProblem> ProfileCompile(const std::string& key, const json& value) {
-  const std::string prefix = key + ".";
-  if (auto bad = CheckProfileMembers(value, kCompileFields, prefix,
-                                     UnknownProfileSubkey(kCompileFields), nullptr))
-    return bad;
-  return MissingProfileMember(value, kCompileFields, prefix, ProfileNeed::kAlways, "is missing");
+  return ProfileObject(key, value, kCompileFields);
 }
 
 // The profile's backend and compile options (canonical JSON) from its checked "compile".
@@ -325,6 +365,7 @@ std::span<const ProfileField> ProfileFields() {
       // Read by the probe only: a dynamic test (--dynamic) on this target is fail_to_compile
       // with this reason (doc/probe.md, "Dynamic shapes").
       {"dynamic_refused", kString, "must be a string", kOptional, nullptr},
+      {"redis_cache", kObject, "must be an object", kOptional, ProfileRedisCache},
   };
   return kFields;
 }

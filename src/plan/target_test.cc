@@ -29,6 +29,16 @@ TEST(TargetTest, ParsesAProfile) {
   EXPECT_EQ(WithStaticShapes(p->compile_options_json), R"({"dynamic":false,"fullgraph":false})");
 }
 
+TEST(TargetTest, ARedisCacheTravelsToTheProbeWithTheProfile) {
+  auto p = ParseTargetProfile(
+      R"({"name":"c","device":"cpu","compile":{"backend":"inductor"},
+          "redis_cache":{"host":"10.0.0.5","port":6379,"aot_autograd":false}})",
+      "c.json");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(nlohmann::json::parse(p->json)["redis_cache"]["host"], "10.0.0.5");
+  EXPECT_EQ(nlohmann::json::parse(p->json)["redis_cache"]["port"], 6379);
+}
+
 TEST(TargetTest, AnExportOnlyProfileNamesItsLoweringAndNeedsNoCompile) {
   auto p = ParseTargetProfile(
       R"({"name":"onnxruntime","device":"cpu","pythonpath":[],"import":[],"setup":"",
@@ -69,6 +79,20 @@ TEST(TargetTest, RefusesBadProfilesNamingTheKey) {
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"setup":"rm -rf /"})", "'setup'"},
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"pythonpath":[""]})", "'pythonpath'"},
       {R"({"name":"x","device":"x","compile":{"backend":"b"},"verified":"yes"})", "'verified'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"port":6379}})",
+       "'redis_cache.host'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"h"}})",
+       "'redis_cache.port'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"h","port":0}})",
+       "'redis_cache.port'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"h","port":65536}})",
+       "'redis_cache.port'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"h","port":"1"}})",
+       "'redis_cache.port'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"a b","port":1}})",
+       "'redis_cache.host'"},
+      {R"({"name":"x","device":"x","compile":{"backend":"b"},"redis_cache":{"host":"h","port":1,"db":2}})",
+       "'redis_cache.db'"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -97,8 +121,8 @@ TEST(TargetTableTest, AnUnknownKeyListsTheKnownOnesSorted) {
   EXPECT_EQ(ProfileError(WithKey(R"("colour":"red")")),
             "t.json: 'colour' is not a known key (available, compile, description, device, "
             "dispatch_key, dynamic_refused, fallback_counts, import, lowering, memory, modes, "
-            "name, op_exclusions, profile, pythonpath, ranks_backend, reset_fallback_counts, "
-            "setup, synchronize, verified; see "
+            "name, op_exclusions, profile, pythonpath, ranks_backend, redis_cache, "
+            "reset_fallback_counts, setup, synchronize, verified; see "
             "doc/targets.md)");
   EXPECT_EQ(ProfileError(WithKey(R"("memory":{"reset_peak":"a:b","peak":"a:b","method":"m",
                                               "x":1})")),
@@ -192,7 +216,7 @@ TEST(TargetTableTest, EveryKeyIsDocumentedInTheFieldsTable) {
   const std::string fields = doc->substr(doc->find("## Fields"));
   const std::string table = fields.substr(0, fields.find("\n## "));
   std::vector<std::string> keys = TargetProfileKeys();
-  EXPECT_EQ(keys.size(), 20u);
+  EXPECT_EQ(keys.size(), 21u);
   for (const std::string& key : keys) {
     EXPECT_NE(table.find(absl::StrCat("`", key, "`")), std::string::npos) << key;
   }

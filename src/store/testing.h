@@ -258,6 +258,10 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.aot_autograd_cache_misses = 4;
   r.autotune_cache_hits = 5;
   r.autotune_cache_misses = 6;
+  r.fx_graph_remote_cache_hits = 7;
+  r.fx_graph_remote_cache_misses = 8;
+  r.aot_autograd_remote_cache_hits = 9;
+  r.aot_autograd_remote_cache_misses = 10;
   r.dist_backend = "gloo";
   r.parallel_plan = "tp: transformers tp_plan (7 rules)";
   r.rank_host_mem = "[1048576.0,1032192.0]";

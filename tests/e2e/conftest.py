@@ -23,6 +23,18 @@ SWEEP_LINE = re.compile(r"^compatlab: sweep (\S+): ", re.M)
 MARKER = "COMPATLAB_E2E_RUN"
 
 
+def stop_process(proc, timeout_s=10):
+    """Stops a server the test started: TERM, then KILL after timeout_s; reaped either way."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def live_processes(*entries):
     """Pids of live (non-zombie) processes whose environment holds one of `entries`
     ("NAME=value" strings), other than this one."""

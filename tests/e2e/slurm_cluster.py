@@ -14,6 +14,8 @@ import socket
 import subprocess
 import time
 
+from .conftest import stop_process
+
 
 def free_port():
     with socket.socket() as s:
@@ -161,13 +163,7 @@ class SlurmCluster:
         except (OSError, subprocess.SubprocessError, RuntimeError):
             pass
         for proc in reversed(self.daemons):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
 
 
 def job_ids(text):

@@ -145,6 +145,17 @@ class CompileSpec:
 
 
 @dataclass(frozen=True)
+class RedisCache:
+    """A profile's `redis_cache`: inductor's Redis remote cache at host:port, for the FX graph
+    cache and the AOTAutograd cache (doc/compile-cache.md, "Inductor's Redis remote cache")."""
+
+    host: str
+    port: int
+    fx_graph: bool = True
+    aot_autograd: bool = True
+
+
+@dataclass(frozen=True)
 class TargetProfile:
     """A target profile (doc/targets.md); a field the profile leaves out takes these values."""
 
@@ -166,6 +177,7 @@ class TargetProfile:
     modes: tuple[str, ...] = MODES  # the modes the target takes; the others are skipped
     ranks_backend: str = ""        # a test over several ranks: the process group's backend ("": by device)
     dynamic_refused: str = ""  # why the backend refuses dynamic shapes; "": it takes them
+    redis_cache: RedisCache | None = None  # None: inductor's remote caches stay off
 
 
 # The built-in profile of a request without target_profile (targets/cpu.json says the same).
@@ -425,7 +437,19 @@ def parse_target_profile(raw: Any) -> TargetProfile:
         reset_fallback_counts=f.string("reset_fallback_counts", d.reset_fallback_counts), compile=compile_spec,
         lowering=f.string("lowering", d.lowering), modes=f.strings("modes") or d.modes,
         ranks_backend=f.string("ranks_backend", d.ranks_backend),
-        dynamic_refused=f.string("dynamic_refused", d.dynamic_refused))
+        dynamic_refused=f.string("dynamic_refused", d.dynamic_refused),
+        redis_cache=_redis_cache(f.value("redis_cache")) if f.has("redis_cache") else None)
+
+
+def _redis_cache(raw: Any) -> RedisCache:
+    f = _Fields(raw, "target_profile.redis_cache.")
+    host, port = f.string("host", ""), f.integer("port", 0, 1)
+    if not host:
+        raise f.bad("host", "not a host name or address")
+    if port > 65535:
+        raise f.bad("port", "not a TCP port")
+    return RedisCache(host=host, port=port, fx_graph=f.boolean("fx_graph", True),
+                      aot_autograd=f.boolean("aot_autograd", True))
 
 
 def parse_request(raw: Any) -> TestRequest:

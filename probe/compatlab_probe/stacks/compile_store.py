@@ -23,6 +23,7 @@ import platform
 import re
 import shutil
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.request import TestRequest
@@ -43,6 +44,9 @@ DYNAMO_CACHES = (("fx_graph", "inductor", "fxgraph_cache_hit", "fxgraph_cache_mi
                  ("aot_autograd", "aot_autograd", "autograd_cache_hit", "autograd_cache_miss"))
 # Inductor's autotune caches count in its cache_stats (torch._inductor.remote_cache), by class.
 _AUTOTUNE_STAT = "Autotune"
+# Inductor's Redis remote caches (a profile's redis_cache), by class in cache_stats: (field
+# prefix, class). dynamo's fxgraph_cache_hit counts a local and a remote hit alike.
+REMOTE_CACHES = (("fx_graph_remote", "RemoteFxGraphCache"), ("aot_autograd_remote", "RemoteAOTAutogradCache"))
 
 
 def _torch_versions() -> tuple[str, str]:
@@ -239,18 +243,20 @@ def load_entry(request: TestRequest, parts: dict[str, str]) -> dict[str, Any]:
     return metrics
 
 
-def _autotune_stats() -> tuple[int, int]:
+def _cache_stats(match: Callable[[str], bool]) -> tuple[int, int]:
+    """Hits and misses of inductor's cache_stats summed over the caches whose class `match`es."""
     try:
         from torch._inductor.remote_cache import cache_stats
     except ImportError:
         return 0, 0
-    stats = [s for name, s in cache_stats._stats.items() if _AUTOTUNE_STAT in name]
+    stats = [s for name, s in cache_stats._stats.items() if match(name)]
     return sum(s.hit for s in stats), sum(s.miss for s in stats)
 
 
 class CacheStats:
     """Hits and misses per compile cache (FX graph, AOTAutograd: dynamo's counters; autotune:
-    inductor's cache_stats) since a snapshot."""
+    inductor's cache_stats; the Redis remote FX graph and AOTAutograd caches: cache_stats) since
+    a snapshot."""
 
     def __init__(self, values: dict[str, int]):
         self._values = values
@@ -263,7 +269,9 @@ class CacheStats:
         for prefix, group, hit, miss in DYNAMO_CACHES:
             out[f"{prefix}_cache_hits"] = int(counters[group][hit])
             out[f"{prefix}_cache_misses"] = int(counters[group][miss])
-        out["autotune_cache_hits"], out["autotune_cache_misses"] = _autotune_stats()
+        out["autotune_cache_hits"], out["autotune_cache_misses"] = _cache_stats(lambda n: _AUTOTUNE_STAT in n)
+        for prefix, name in REMOTE_CACHES:
+            out[f"{prefix}_cache_hits"], out[f"{prefix}_cache_misses"] = _cache_stats(name.__eq__)
         return out
 
     @classmethod

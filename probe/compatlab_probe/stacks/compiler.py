@@ -77,9 +77,8 @@ def configure_cache(request: TestRequest) -> str:
         import torch._inductor.config as inductor_config
 
         inductor_config.fx_graph_cache = True
-        inductor_config.fx_graph_remote_cache = False
         functorch_config.enable_autograd_cache = True
-        functorch_config.enable_remote_autograd_cache = False
+        configure_remote_cache(request, inductor_config, functorch_config)
     except (ImportError, AttributeError):  # a torch without inductor: the env vars are all there is
         pass
     try:
@@ -89,6 +88,26 @@ def configure_cache(request: TestRequest) -> str:
     except ImportError:
         pass
     return directory
+
+
+def configure_remote_cache(request: TestRequest, inductor_config: Any, functorch_config: Any) -> None:
+    """Inductor's Redis remote caches as the request's target profile says (`redis_cache`),
+    else off. The config is set as well as the environment: inductor read its
+    TORCHINDUCTOR_*_REMOTE_CACHE variables when the zygote imported it. RedisRemoteCacheBackend
+    reads TORCHINDUCTOR_REDIS_HOST/PORT when a cache is made (TORCHINDUCTOR_REDIS_URL first:
+    removed, so the profile's host and port are the ones used)."""
+    profile = request.target_profile
+    redis = profile.redis_cache if profile is not None else None
+    fx_graph = bool(redis and redis.fx_graph)
+    aot_autograd = bool(redis and redis.aot_autograd)
+    os.environ["TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE"] = "1" if fx_graph else "0"
+    os.environ["TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE"] = "1" if aot_autograd else "0"
+    os.environ.pop("TORCHINDUCTOR_REDIS_URL", None)
+    if redis is not None:
+        os.environ["TORCHINDUCTOR_REDIS_HOST"] = redis.host
+        os.environ["TORCHINDUCTOR_REDIS_PORT"] = str(redis.port)
+    inductor_config.fx_graph_remote_cache = fx_graph
+    functorch_config.enable_remote_autograd_cache = aot_autograd
 
 
 def child_compile_threads(request: TestRequest) -> int:
