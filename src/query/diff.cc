@@ -433,8 +433,7 @@ std::string FormatDiffReport(const DiffReport& report, const std::string& base_n
         {C{"test", TextTable::kLeft}, C{"model", TextTable::kLeft}, C{"target", TextTable::kLeft},
          C{"mode", TextTable::kLeft}, C{"ranks", TextTable::kRight}, C{"kind", TextTable::kLeft},
          C{"dtype", TextTable::kLeft}, C{"dynamic", TextTable::kLeft}, C{"base", TextTable::kLeft},
-         C{"head", TextTable::kLeft},
-         C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
+         C{"head", TextTable::kLeft}, C{"detail", TextTable::kLeft}, C{"rule", TextTable::kLeft}});
     for (const Change* change : section) {
       const RunRecord& run = run_of(change);
       const std::string base = change->base >= 0 ? StatusText(report.base[change->base]) : "-";

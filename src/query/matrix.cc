@@ -128,8 +128,7 @@ void MarkStackChanges(Matrix& matrix) {
     for (size_t c = 0; c < matrix.columns.size(); ++c) {
       const MatrixColumn& head = matrix.columns[c];
       if (head.stack == base_stack || row.cells[c] < 0) continue;
-      const MatrixColumn base_column{head.target, head.mode, base_stack, head.ranks,
-                                     head.dynamic};
+      const MatrixColumn base_column{head.target, head.mode, base_stack, head.ranks, head.dynamic};
       auto b = std::find(matrix.columns.begin(), matrix.columns.end(), base_column);
       if (b == matrix.columns.end()) continue;
       const int base_cell = row.cells[static_cast<size_t>(b - matrix.columns.begin())];
@@ -428,8 +427,8 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
 
   matrix.columns = columns;
   for (const RunRecord& run : matrix.runs) {
-    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks,
-                        run.spec.dynamic};
+    MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "",
+                        run.spec.ranks, run.spec.dynamic};
     if (std::find(matrix.columns.begin(), matrix.columns.end(), column) == matrix.columns.end()) {
       matrix.columns.push_back(std::move(column));
     }
@@ -458,8 +457,8 @@ Matrix BuildMatrix(std::vector<RunRecord> runs, const StackSelection& selection,
       param_source.push_back(nullptr);
     }
     MatrixRow& row = matrix.rows[it->second];
-    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "", run.spec.ranks,
-                        run.spec.dynamic};
+    const MatrixColumn column{run.spec.target, run.spec.mode, named ? run.result.stack : "",
+                              run.spec.ranks, run.spec.dynamic};
     const size_t c =
         std::find(matrix.columns.begin(), matrix.columns.end(), column) - matrix.columns.begin();
     row.cells[c] = static_cast<int>(i);
@@ -576,27 +575,13 @@ std::string FormatMatrixJson(const Matrix& matrix) {
 }
 
 std::string FormatMatrixCsv(const Matrix& matrix) {
-  const char* const kHeader[] = {"model_id",
-                                 "name",
-                                 "size",
-                                 "param_count",
-                                 "test",
-                                 "target",
-                                 "mode",
-                                 "ranks",
-                                 "dynamic",
-                                 "verdict",
-                                 "status",
-                                 "run_id",
-                                 "finished_at",
-                                 "torch_version",
-                                 "transformers_version",
-                                 "stack",
-                                 "prepare_s",
-                                 "steady_median_s",
-                                 "noisy",
-                                 "fallback_ops",
-                                 "changed",
+  const char* const kHeader[] = {"model_id",     "name",          "size",
+                                 "param_count",  "test",          "target",
+                                 "mode",         "ranks",         "dynamic",
+                                 "verdict",      "status",        "run_id",
+                                 "finished_at",  "torch_version", "transformers_version",
+                                 "stack",        "prepare_s",     "steady_median_s",
+                                 "noisy",        "fallback_ops",  "changed",
                                  "error_message"};
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;

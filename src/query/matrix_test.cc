@@ -56,7 +56,8 @@ TEST(MatrixTest, ATestOverTwoRanksIsItsOwnCellInItsOwnColumn) {
   two.spec.ranks = 2;
   two.run_id += "-2";
   const Matrix m = BuildMatrix({one, two}, StackSelection{});
-  EXPECT_EQ(m.columns, (std::vector<MatrixColumn>{{"cpu", "eager", "", 1}, {"cpu", "eager", "", 2}}));
+  EXPECT_EQ(m.columns,
+            (std::vector<MatrixColumn>{{"cpu", "eager", "", 1}, {"cpu", "eager", "", 2}}));
   ASSERT_EQ(m.rows.size(), 1u);
   EXPECT_EQ(Cells(m, 0), (std::vector<std::string>{"pass", "crash"}));
   EXPECT_THAT(FormatMatrixTable(m), HasSubstr("cpu/eager/2 ranks"));

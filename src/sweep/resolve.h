@@ -78,8 +78,8 @@ struct PlanFlags {
   std::vector<std::string> dtypes;
   std::vector<int64_t> batch_sizes;
   std::vector<int64_t> seq_lens;
-  std::vector<int64_t> ranks;  // --ranks, as given
-  std::string parallel;        // --parallel tp|dp, as given
+  std::vector<int64_t> ranks;        // --ranks, as given
+  std::string parallel;              // --parallel tp|dp, as given
   std::vector<std::string> dynamic;  // --dynamic static|true|mark, as given
   std::optional<int64_t> new_tokens;
   std::optional<int64_t> train_steps;
