@@ -320,9 +320,12 @@ export function matrixCell(cell, modelId) {
   }, parts);
 }
 
-// "cpu eager": a matrix column's name.
+// "cpu eager": a matrix column's name, as the CLI's (query/matrix.cc ColumnName): "cpu eager
+// 2 ranks" for a test over ranks, "cpu compile dynamic=true" for a dynamic-shapes test,
 // "default: cpu eager" for a named stack's column (/api/matrix?stacks=...).
 export function columnName(column) {
-  const name = column.dynamic ? `${column.target} ${column.mode} dynamic=${column.dynamic}` : `${column.target} ${column.mode}`;
+  let name = `${column.target} ${column.mode}`;
+  if (column.ranks && column.ranks !== 1) name += ` ${column.ranks} ranks`;
+  if (column.dynamic) name += ` dynamic=${column.dynamic}`;
   return column.stack ? `${column.stack}: ${name}` : name;
 }

@@ -583,6 +583,10 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
                                  "stack",        "prepare_s",     "steady_median_s",
                                  "noisy",        "fallback_ops",  "changed",
                                  "error_message"};
+  const size_t kStackField =
+      std::find_if(std::begin(kHeader), std::end(kHeader),
+                   [](const char* name) { return std::string_view(name) == "stack"; }) -
+      std::begin(kHeader);
   auto line = [](const std::vector<std::string>& fields) {
     std::string out;
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -607,6 +611,7 @@ std::string FormatMatrixCsv(const Matrix& matrix) {
       if (row.cells[c] < 0) {
         fields.push_back(std::string(VerdictName(Verdict::kNotMeasured)));
         fields.resize(std::size(kHeader));
+        fields[kStackField] = matrix.columns[c].stack;  // a named stack's empty cell says whose
       } else {
         const RunRecord& run = matrix.runs[static_cast<size_t>(row.cells[c])];
         const RunResult& r = run.result;

@@ -276,6 +276,10 @@ TEST(MatrixTest, NamedStacksSideBySideMarkWhatChangedFromTheFirstByDiffsRule) {
   const nlohmann::ordered_json json = MatrixJson(m);
   EXPECT_EQ(json["columns"][1]["stack"], "t5");
   EXPECT_EQ(json["rows"][0]["cells"][1]["changes"][0]["kind"], "newly failing");
+  // A stack's cell that was not measured still says whose it is in the CSV.
+  std::vector<RunRecord> only_default = {runs[0], runs[2], runs[3]};
+  const std::string csv = FormatMatrixCsv(BuildMatrix(only_default, *selection));
+  EXPECT_THAT(csv, HasSubstr(",cpu,eager,1,,not_measured,,,,,,t5,"));
 }
 
 TEST(MatrixTest, RefusesABadListOfNamedStacks) {

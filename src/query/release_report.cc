@@ -38,10 +38,14 @@ const RunRecord& RunOf(const DiffReport& report, const Change& change) {
   return change.head >= 0 ? report.head[change.head] : report.base[change.base];
 }
 
+// The model, the test and its matrix column (ranks and dynamic included, as the matrix
+// names them: a test over 2 ranks or a dynamic one is told apart from its twin).
 std::string TestCells(const RunRecord& run) {
-  return fmt::format("{} | {} | {}/{}", MdCell(run.spec.model_id),
-                     MdCell(MatrixTestLabel(run.spec)), MdCell(run.spec.target),
-                     MdCell(run.spec.mode));
+  std::string column = run.spec.target + "/" + run.spec.mode;
+  if (run.spec.ranks != 1) column += fmt::format("/{} ranks", run.spec.ranks);
+  if (!run.spec.dynamic.empty()) column += " dynamic=" + run.spec.dynamic;
+  return fmt::format("{} | {} | {}", MdCell(run.spec.model_id), MdCell(MatrixTestLabel(run.spec)),
+                     MdCell(column));
 }
 
 std::string StatusOf(const DiffReport& report, int base, int head, bool of_head) {

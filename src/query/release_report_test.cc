@@ -59,6 +59,29 @@ TEST(ReleaseReportTest, ListsNewFailuresWithTheirKnowledgeBaseEntryFixesAndTimin
   EXPECT_THAT(md, Not(HasSubstr("\n\n\n")));
 }
 
+TEST(ReleaseReportTest, ATestOverRanksOrWithDynamicShapesIsToldFromItsTwin) {
+  std::vector<RunRecord> base = {Measured("b", "llama")};
+  base[0].spec.ranks = 2;
+  base[0].test_id = base[0].spec.TestId();
+  RunRecord dynamic = Measured("b", "llama");
+  dynamic.spec.mode = "compile";
+  dynamic.spec.dynamic = "true";
+  dynamic.spec.shapes = "1x32,1x64";
+  dynamic.test_id = dynamic.spec.TestId();
+  dynamic.run_id = "b-dynamic";
+  base.push_back(dynamic);
+  std::vector<RunRecord> head = base;
+  for (RunRecord& run : head) {
+    run.sweep_id = "h";
+    run.run_id = "h-" + run.run_id;
+    run.result.status = TestStatus::kFailToRun;
+    run.result.error_message = "RuntimeError: boom";
+  }
+  const std::string md = FormatReleaseReport(DiffRuns(base, head), "a", "b", nullptr);
+  EXPECT_THAT(md, HasSubstr("| cpu/eager/2 ranks |"));
+  EXPECT_THAT(md, HasSubstr("| cpu/compile dynamic=true |"));
+}
+
 TEST(ReleaseReportTest, NamesOpsThatNewlyFallBackOnAuditedRunsOnly) {
   RunResult base;
   base.fallback_audit = "audited";

@@ -58,15 +58,13 @@ int64_t IntOr(const FieldValue& value, int64_t fallback) {
 }
 
 // The matrix row label of a run read by Refresh (`v`: seq_len at 2, then from `first_matrix`
-// batch_size, kind_params, finished_at, dtype, kind, model_path, blame, shapes, dynamic). A
-// dynamic test (--dynamic) is a row of its own here: its shapes and its setting label it (the
-// CLI's matrix gives it a column of its own instead: doc/matrix.md).
+// batch_size, kind_params, finished_at, dtype, kind, model_path, blame, shapes, dynamic,
+// ranks): the CLI's (query/matrix.h, MatrixTestLabel); a dynamic test's shapes name its row
+// and its setting its column, as in `compatlab matrix` (doc/matrix.md).
 std::string IndexRowLabel(const std::vector<FieldValue>& v, size_t first_matrix) {
-  const std::string dynamic = Text(v[first_matrix + 8]);
-  std::string label = MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
-                                      IntOr(v[first_matrix], 0), IntOr(v[2], 0),
-                                      Text(v[first_matrix + 1]), Text(v[first_matrix + 7]));
-  return dynamic.empty() ? label : label + " dynamic=" + dynamic;
+  return MatrixTestLabel(Text(v[first_matrix + 4]), Text(v[first_matrix + 3]),
+                         IntOr(v[first_matrix], 0), IntOr(v[2], 0), Text(v[first_matrix + 1]),
+                         Text(v[first_matrix + 7]));
 }
 
 // Nearest-rank percentile of `values` (reordered), in linear time.
@@ -150,7 +148,7 @@ absl::Status RunIndex::Refresh(Store& store) {
   const size_t first_metric = 3 + kColumns;
   const size_t first_matrix = first_metric + metric_names_.size();
   for (const char* f : {"batch_size", "kind_params", "finished_at", "dtype", "kind", "model_path",
-                        "blame", "shapes", "dynamic"}) {
+                        "blame", "shapes", "dynamic", "ranks"}) {
     fields.push_back(f);
   }
   // New rows are collected apart, then appended under the exclusive lock.
@@ -205,7 +203,8 @@ absl::Status RunIndex::Refresh(Store& store) {
       model_matrix_rows_[model].push_back(matrix_row->second);
     }
     row.matrix_row = matrix_row->second;
-    const std::pair<uint32_t, uint32_t> column_key{col[kTarget], col[kMode]};
+    const IndexColumn column_key{col[kTarget], col[kMode], IntOr(v[first_matrix + 9], 1),
+                                 labels_.Intern(Text(v[first_matrix + 8]))};
     auto known = std::find(matrix_columns_.begin(), matrix_columns_.end(), column_key);
     const auto column = static_cast<uint32_t>(known - matrix_columns_.begin());
     if (known == matrix_columns_.end()) matrix_columns_.push_back(column_key);
@@ -830,8 +829,8 @@ void RunIndex::SummarizeMatrix(const MatrixIndexQuery& query, const Resolved& re
   }
   std::vector<uint8_t> column_ok(matrix_columns_.size());
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
-    column_ok[c] = Wants(resolved, kTarget, matrix_columns_[c].first) &&
-                   Wants(resolved, kMode, matrix_columns_[c].second);
+    column_ok[c] = Wants(resolved, kTarget, matrix_columns_[c].target) &&
+                   Wants(resolved, kMode, matrix_columns_[c].mode);
   }
   const uint32_t harness = models_.Find(std::string(kHarnessModelId));
   std::vector<uint8_t> stack_seen(stack_ids_.size(), 0);
@@ -926,8 +925,10 @@ std::shared_ptr<const RunIndex::MatrixDigest> RunIndex::Digest() const {
 RunIndex::MatrixCellState RunIndex::CombinedCell(uint32_t cell_id, const Resolved& resolved,
                                                  const std::vector<uint8_t>& stack_ok) const {
   MatrixCellState cell{0, 0, 0};
-  const auto& [target, mode] = matrix_columns_[matrix_cell_column_[cell_id]];
-  if (!Wants(resolved, kTarget, target) || !Wants(resolved, kMode, mode)) return cell;
+  const IndexColumn& column = matrix_columns_[matrix_cell_column_[cell_id]];
+  if (!Wants(resolved, kTarget, column.target) || !Wants(resolved, kMode, column.mode)) {
+    return cell;
+  }
   for (uint32_t s = cell_first_summary_[cell_id]; s != kNone; s = cell_summaries_[s].next) {
     const CellSummary& summary = cell_summaries_[s];
     if (!stack_ok[summary.stack] || !Wants(resolved, kKind, summary.kind) ||
@@ -994,8 +995,10 @@ MatrixIndexPage RunIndex::MakeMatrixPage(const MatrixIndexQuery& query, bool sum
   }
   for (size_t c = 0; c < matrix_columns_.size(); ++c) {
     if (!column_used[c]) continue;
-    const auto& [target, mode] = matrix_columns_[c];
-    page.columns.push_back({dicts_[kTarget].values[target], dicts_[kMode].values[mode], ""});
+    const IndexColumn& column = matrix_columns_[c];
+    page.columns.push_back({dicts_[kTarget].values[column.target],
+                            dicts_[kMode].values[column.mode], "", column.ranks,
+                            std::string(labels_.values[column.dynamic])});
   }
   std::sort(page.columns.begin(), page.columns.end(), MatrixColumnBefore);
   page.rows = static_cast<int64_t>(touched.size());

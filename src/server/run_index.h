@@ -295,11 +295,20 @@ class RunIndex {
   // Row::matrix_cell): a matrix page needs memory for the cells, never for
   // rows x columns.
   std::unordered_map<uint64_t, uint32_t> matrix_row_ids_;
-  std::vector<std::pair<uint32_t, uint32_t>> matrix_rows_;     // (model, label)
-  std::vector<std::vector<uint32_t>> matrix_row_cells_;        // cell ids, by matrix row
-  std::vector<std::pair<uint32_t, uint32_t>> matrix_columns_;  // (target, mode)
-  std::vector<uint32_t> matrix_cell_column_;                   // column id, by cell id
-  std::vector<std::vector<uint32_t>> model_matrix_rows_;       // matrix row ids, by model id
+  std::vector<std::pair<uint32_t, uint32_t>> matrix_rows_;  // (model, label)
+  std::vector<std::vector<uint32_t>> matrix_row_cells_;     // cell ids, by matrix row
+  // A matrix column as the CLI's (query/matrix.h MatrixColumn, stack aside): target and
+  // mode (interned), ranks, and dynamic ("" static; interned in labels_).
+  struct IndexColumn {
+    uint32_t target;
+    uint32_t mode;
+    int64_t ranks;
+    uint32_t dynamic;
+    bool operator==(const IndexColumn&) const = default;
+  };
+  std::vector<IndexColumn> matrix_columns_;
+  std::vector<uint32_t> matrix_cell_column_;              // column id, by cell id
+  std::vector<std::vector<uint32_t>> model_matrix_rows_;  // matrix row ids, by model id
   // The runs of one cell on one stack pair (stack_ids_) with one kind and dtype
   // (constant within a cell unless a label is ambiguous), kept as runs are
   // appended: a matrix page whose filters are cell properties combines these

@@ -48,6 +48,26 @@ class RunIndexMatrixTest : public ::testing::Test {
           }
         }
       }
+      // Twins the CLI's matrix puts in columns of their own (doc/matrix.md): a forward test
+      // over 2 ranks, and dynamic-shapes tests (true and mark over the same shapes).
+      for (int m = 0; m < 2; ++m) {
+        TestSpec ranks = test::MakeSpec(fmt::format("model{}", m), "forward");
+        ranks.ranks = 2;
+        TestSpec dynamic = test::MakeSpec(fmt::format("model{}", m), "forward");
+        dynamic.mode = "compile";
+        dynamic.shapes = fmt::format("{}x{},{}x{}", dynamic.batch_size, dynamic.seq_len,
+                                     dynamic.batch_size, dynamic.seq_len * 2);
+        TestSpec mark = dynamic;
+        dynamic.dynamic = "true";
+        mark.dynamic = "mark";
+        for (const TestSpec& spec : {ranks, dynamic, mark}) {
+          RunRecord run = test::MakeRun(sweep_id, spec);
+          run.result.torch_version = stacks[sweep % 3][0];
+          run.result.transformers_version = stacks[sweep % 3][1];
+          run.finished_at = fmt::format("2026-12-0{}T10:00:0{}.000Z", 1 + rng() % 3, rng() % 2);
+          runs.push_back(run);
+        }
+      }
       RunRecord harness = test::MakeRun(sweep_id, test::MakeSpec("x", "noop"));
       harness.spec.model_id = std::string(kHarnessModelId);
       harness.test_id = harness.spec.TestId();
@@ -90,7 +110,8 @@ std::vector<std::string> CellIds(const Matrix& m) {
   for (const MatrixRow& row : m.rows) {
     for (size_t c = 0; c < m.columns.size(); ++c) {
       out.push_back(row.model_id + " " + row.test + " " + m.columns[c].target + "/" +
-                    m.columns[c].mode + " " +
+                    m.columns[c].mode + "/" + std::to_string(m.columns[c].ranks) + "/" +
+                    m.columns[c].dynamic + " " +
                     (row.cells[c] < 0 ? "-" : m.runs[row.cells[c]].run_id));
     }
   }
