@@ -36,9 +36,15 @@ def _points(value):
 LIST_TYPES = {**{name: _REALS for name in ("train_loss", "train_ref_loss", "train_grad_norm",
                                            "train_ref_grad_norm", "train_eager_loss",
                                            # kind load's distributions (schema version 18)
-                                           "load_ttft_dist", "load_itl_dist", "load_e2e_dist")},
-              "gen_match_curve": _points(pa.float64()), "gen_decode_curve": _points(pa.float64()),
-              "gen_mem_curve": _points(pa.int64())}
+                                           "load_ttft_dist", "load_itl_dist", "load_e2e_dist",
+                                           # one element per rank (schema version 28)
+                                           "rank_host_mem", "rank_steady_median",
+                                           # one element per shape (schema version 29)
+                                           "dyn_prepare", "dyn_steady_median", "dyn_eager_steady_median",
+                                           "dyn_acc_max_abs_err")},
+              **{name: _points(pa.int64()) for name in ("gen_mem_curve", "dyn_recompiles", "dyn_graphs",
+                                                        "dyn_acc_passed")},
+              "gen_match_curve": _points(pa.float64()), "gen_decode_curve": _points(pa.float64())}
 
 
 def documented_fields():
@@ -146,7 +152,7 @@ def test_duckdb_reads_an_export(cli, store):
         elif name == "kind_params":
             assert described[name] == 'STRUCT("key" VARCHAR, "value" VARCHAR)[]', name
         elif name in LIST_TYPES:  # the curves (doc/dataset.md, "List columns")
-            value = "BIGINT" if name == "gen_mem_curve" else "DOUBLE"
+            value = "BIGINT" if LIST_TYPES[name] == _points(pa.int64()) else "DOUBLE"
             assert described[name] == (
                 "DOUBLE[]" if LIST_TYPES[name] == _REALS else f'STRUCT("position" BIGINT, "value" {value})[]'
             ), (name, described[name])

@@ -109,13 +109,13 @@ def test_table_and_csv(cli, store):
     assert ("  hf:bert cpu compile forward, sweep matrix-compile: steady: 1.4 other runnable tasks > "
             "0 free cores\n") in table
     records = list(csv.reader(io.StringIO(matrix(cli, store, "--format", "csv"), newline="")))
-    assert records[0][:9] == ["model_id", "name", "size", "param_count", "test", "target", "mode",
-                              "ranks", "verdict"]
+    assert records[0][:10] == ["model_id", "name", "size", "param_count", "test", "target", "mode",
+                               "ranks", "dynamic", "verdict"]
     assert len(records) == 1 + 3 * 4  # one record per cell, not measured ones included
     noisy = records[0].index("noisy")
     assert [r[noisy] for r in records[1:] if r[0] == "hf:bert" and r[5] == "cpu" and r[6] == "compile"] == ["1"]
     assert [r[noisy] for r in records[1:] if r[0] == "hf:bert" and r[5] == "ctest" and r[6] == "eager"] == ["0"]
-    markup = [r for r in records if r[0] == "hf:markup_model" and r[8] == "fail"]
+    markup = [r for r in records if r[0] == "hf:markup_model" and r[9] == "fail"]
     assert markup[0][-1].startswith('<img src=x onerror="window.__xss=1">')
 
 

@@ -51,4 +51,4 @@ def test_a_two_rank_llama_forward_is_judged_against_the_single_device_reference(
     # Its own cell of the matrix: the column says how many ranks.
     matrix = cli.run("matrix", "--db", db, "--format", "json")
     assert matrix.returncode == 0, matrix.stderr
-    assert json.loads(matrix.stdout)["columns"] == [{"target": "cpu", "mode": "eager", "ranks": 2}]
+    assert json.loads(matrix.stdout)["columns"] == [{"target": "cpu", "mode": "eager", "ranks": 2, "dynamic": ""}]

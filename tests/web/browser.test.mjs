@@ -255,8 +255,15 @@ test("the landing page is the matrix: one current verdict per cell, each linking
   const { page, problems } = await open("/");
   await page.setViewportSize({ width: 1400, height: 900 });
   await until(page, () => document.querySelectorAll("#matrix tbody tr").length === 3);
-  assert.deepEqual(await page.locator("#matrix thead th").allTextContents(),
+  // Each target and mode column heads its name and a link to its op coverage page.
+  const headings = await page.locator("#matrix thead th").evaluateAll(
+    (ths) => ths.map((th) => th.firstChild.textContent));
+  assert.deepEqual(headings,
     ["model ▲", "params", "size", "test", "cpu eager", "cpu compile", "ctest eager", "ctest compile"]);
+  assert.deepEqual(await page.locator("#matrix thead th a.ops-link").evaluateAll(
+    (links) => links.map((a) => a.getAttribute("href"))),
+  ["/ops.html?target=cpu&mode=eager", "/ops.html?target=cpu&mode=compile",
+    "/ops.html?target=ctest&mode=eager", "/ops.html?target=ctest&mode=compile"]);
   const rows = await matrixRows(page);
   assert.deepEqual(Object.keys(rows).sort(), ["ckpt:" + "ab".repeat(32), "hf:bert", "hf:markup_model"]);
   const bert = rows["hf:bert"];
