@@ -17,5 +17,6 @@ Packages, each importing only from those listed below it (`make lint` checks it:
             caches, dynamo counters), lowering (mode export), audit (CPU fallbacks)
   measure   timing (steady phase, machine state, host memory), accuracy, memlimit
   protocol  the wire: request (parsed once, every default), result, stage_marks
-  host      runtime (environment, stack facts), osutil (Linux process helpers)
+  host      runtime (environment, stack facts), osutil (Linux process helpers),
+            answer (a command's one-line JSON answer)
 """

@@ -18,12 +18,12 @@ A failure answers {"error": REASON} with exit 1; a malformed argument exit 2.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from typing import Any
 
+from .host.answer import answer, failure_reason, refuse
 from .models.hub import _REPO, unreachable
 
 # The store's bounds (src/cache/store.h, entry.h; doc/limits.md).
@@ -119,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         if not _REPO.match(repo) or ".." in repo or any(not _ENTRY_ID.match(i) for i in args.ids):
             raise ValueError("expected a repository ORG/NAME and entry ids of 64 hex digits")
     except ValueError as exc:
-        json.dump({"error": str(exc)}, sys.stdout)
-        sys.stdout.write("\n")
-        return 2
+        return refuse(str(exc), 2)
     try:
         if args.command == "keys":
             out = keys(repo, args.dir)
@@ -130,13 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out = push(repo, args.dir)
     except Exception as exc:  # huggingface_hub's errors, the network's: one line each
-        json.dump({"error": str(exc) if isinstance(exc, RemoteError)
-                   else f"{type(exc).__name__}: {(str(exc).strip() or '?').splitlines()[0]}"}, sys.stdout)
-        sys.stdout.write("\n")
-        return 1
-    json.dump(out, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+        return refuse(failure_reason(exc, RemoteError), 1)
+    return answer(out)
 
 
 if __name__ == "__main__":

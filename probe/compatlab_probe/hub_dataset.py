@@ -16,11 +16,11 @@ malformed argument exit 2. No model semantics here: this is the Hub's transport 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
+from .host.answer import answer, failure_reason, refuse
 from .models.hub import _REPO, _REVISION, unreachable
 
 # What a published dataset holds, and so all that is uploaded or downloaded.
@@ -42,11 +42,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
     if revision and (not _REVISION.match(revision) or ".." in revision):
         raise ValueError(f"{spec!r}: bad revision {revision!r}")
     return repo, revision
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _check_reachable() -> None:
@@ -128,19 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         else:
             repo, revision = parse_spec(args.spec)
     except ValueError as exc:
-        json.dump({"error": str(exc)}, sys.stdout)
-        sys.stdout.write("\n")
-        return 2
+        return refuse(str(exc), 2)
     try:
         out = publish(args.folder, repo, args.revision) if args.command == "publish" else download(repo, revision)
     except Exception as exc:  # huggingface_hub's errors, the network's: one line each
-        json.dump({"error": f"{type(exc).__name__}: {_first_line(exc)}" if not isinstance(exc, DatasetError)
-                   else str(exc)}, sys.stdout)
-        sys.stdout.write("\n")
-        return 1
-    json.dump(out, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+        return refuse(failure_reason(exc, DatasetError), 1)
+    return answer(out)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 import os
 import sys
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBE_DIR = os.path.dirname(HERE)
 
@@ -25,3 +27,19 @@ if os.path.isfile(_CTEST_LIB) or os.environ.get("COMPATLAB_TESTDEVICE_LIB"):
     import compatlab_testdevice
 
     compatlab_testdevice.load()
+
+
+@pytest.fixture
+def standin_hub(tmp_path):
+    """(server, env): a stand-in Hub API on 127.0.0.1 with no repositories, and the
+    environment of a probe helper command that talks to it (online, hf_xet off, a token,
+    its own Hub cache under tmp_path)."""
+    import hubfake
+
+    server = hubfake.StandInHub({})
+    env = dict(os.environ, PYTHONPATH=PROBE_DIR, HF_HUB_CACHE=str(tmp_path / "cache"),
+               HF_ENDPOINT=server.url, HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test")
+    env.pop("HF_HUB_OFFLINE", None)
+    env.pop("TRANSFORMERS_OFFLINE", None)  # huggingface_hub reads it as HF_HUB_OFFLINE too
+    yield server, env
+    server.close()

@@ -7,9 +7,6 @@ import os
 import subprocess
 import sys
 
-import hubfake
-import pytest
-
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 A, B = "a" * 64, "b" * 64
 
@@ -18,17 +15,6 @@ def helper(args, env):
     proc = subprocess.run([sys.executable, "-m", "compatlab_probe.compile_hub", *args], env=env,
                           capture_output=True, text=True, timeout=120)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
-
-
-@pytest.fixture
-def hub(tmp_path):
-    server = hubfake.StandInHub({})
-    env = dict(os.environ, PYTHONPATH=PROBE_DIR, HF_HUB_CACHE=str(tmp_path / "cache"),
-               HF_ENDPOINT=server.url, HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test")
-    env.pop("HF_HUB_OFFLINE", None)
-    env.pop("TRANSFORMERS_OFFLINE", None)
-    yield server, env
-    server.close()
 
 
 def entries(root):
@@ -44,8 +30,8 @@ def entries(root):
     return files
 
 
-def test_push_then_keys_then_pull_of_one_entry(hub, tmp_path):
-    server, env = hub
+def test_push_then_keys_then_pull_of_one_entry(standin_hub, tmp_path):
+    server, env = standin_hub
     files = entries(tmp_path / "up")
     code, answer, err = helper(["push", "--repo", "org/compile-cache", "--dir", str(tmp_path / "up")], env)
     assert code == 0, (answer, err)
@@ -63,8 +49,8 @@ def test_push_then_keys_then_pull_of_one_entry(hub, tmp_path):
     assert got == sorted(f for f in files if f.startswith(f"entries/{B}/"))
 
 
-def test_a_malformed_id_or_repository_is_refused_before_any_request(hub, tmp_path):
-    server, env = hub
+def test_a_malformed_id_or_repository_is_refused_before_any_request(standin_hub, tmp_path):
+    server, env = standin_hub
     code, answer, _ = helper(["pull", "--repo", "org/x", "--dir", str(tmp_path), "../../etc"], env)
     assert code == 2 and "64 hex digits" in answer["error"]
     code, answer, _ = helper(["keys", "--repo", "../x", "--dir", str(tmp_path)], env)

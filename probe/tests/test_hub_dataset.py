@@ -6,9 +6,6 @@ import os
 import subprocess
 import sys
 
-import hubfake
-import pytest
-
 PROBE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -16,17 +13,6 @@ def helper(args, env):
     proc = subprocess.run([sys.executable, "-m", "compatlab_probe.hub_dataset", *args], env=env,
                           capture_output=True, text=True, timeout=120)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
-
-
-@pytest.fixture
-def hub(tmp_path):
-    server = hubfake.StandInHub({})
-    env = dict(os.environ, PYTHONPATH=PROBE_DIR, HF_HUB_CACHE=str(tmp_path / "cache"),
-               HF_ENDPOINT=server.url, HF_HUB_DISABLE_XET="1", HF_TOKEN="hf_test")
-    env.pop("HF_HUB_OFFLINE", None)
-    env.pop("TRANSFORMERS_OFFLINE", None)  # huggingface_hub reads it as HF_HUB_OFFLINE too
-    yield server, env
-    server.close()
 
 
 def dataset_dir(root, files):
@@ -40,8 +26,8 @@ FILES = {"README.md": b"---\nlicense: mit\n---\n# d\n", "torch-1/transformers-2.
          "torch-3/transformers-4.parquet": b"PAR1 two"}
 
 
-def test_publish_uploads_the_dataset_files_and_download_reads_them_back(hub, tmp_path):
-    server, env = hub
+def test_publish_uploads_the_dataset_files_and_download_reads_them_back(standin_hub, tmp_path):
+    server, env = standin_hub
     folder = dataset_dir(tmp_path / "out", {**FILES, "notes.txt": b"private"})
     code, answer, err = helper(["publish", str(folder), "--repo", "org/results"], env)
     assert code == 0, (answer, err)
@@ -63,8 +49,8 @@ def test_publish_uploads_the_dataset_files_and_download_reads_them_back(hub, tmp
     assert not os.path.exists(os.path.join(answer["path"], "notes.txt"))
 
 
-def test_errors_are_one_line_answers(hub, tmp_path):
-    _, env = hub
+def test_errors_are_one_line_answers(standin_hub, tmp_path):
+    _, env = standin_hub
     assert helper(["download", "org/../x"], env)[:2] == (2, {"error": "'org/../x': the repo id is not ORG/NAME"})
     code, answer, _ = helper(["download", "org/missing"], env)
     assert code == 1 and answer == {"error": "dataset org/missing not found on the Hub (or private)"}

@@ -50,40 +50,61 @@ std::string Listing(const json& o, const char* key, bool object, const char* emp
   return text.size() > 4 * kMaxOpText ? empty : text;
 }
 
+// An op_case key read as it is into the OpResult member of its name.
+template <typename T>
+struct CaseMember {
+  const char* key;
+  T OpResult::*member;
+};
+
+constexpr CaseMember<std::string> kCaseTexts[] = {
+    {"dtype", &OpResult::dtype},
+    {"detail", &OpResult::detail},
+    {"first_failure", &OpResult::first_failure},
+    {"error_type", &OpResult::error_type},
+    {"tol_source", &OpResult::tol_source},
+    {"ref_dtype", &OpResult::ref_dtype},
+    {"fallback_audit", &OpResult::fallback_audit},
+    {"skip_source", &OpResult::skip_source},
+    {"skip_kind", &OpResult::skip_kind},
+    {"skip_reason", &OpResult::skip_reason},
+};
+constexpr CaseMember<int64_t> kCaseCounts[] = {
+    {"samples", &OpResult::samples},     {"passed", &OpResult::passed},
+    {"failed", &OpResult::failed},       {"errored", &OpResult::errored},
+    {"timed_out", &OpResult::timed_out},
+};
+constexpr CaseMember<std::optional<double>> kCaseFigures[] = {
+    {"max_abs_err", &OpResult::max_abs_err},
+    {"max_rel_err", &OpResult::max_rel_err},
+    {"atol", &OpResult::atol},
+    {"rtol", &OpResult::rtol},
+};
+
+// Reads every key of `members` from `c` with `read` into its member of `r`.
+template <typename T, size_t N, typename Read>
+void ReadCaseMembers(const json& c, const CaseMember<T> (&members)[N], Read read, OpResult* r) {
+  for (const CaseMember<T>& m : members) r->*m.member = read(c, m.key);
+}
+
 absl::StatusOr<OpResult> CaseOf(const json& c) {
   if (!c.is_object()) return absl::InvalidArgumentError("an op_case is not an object");
   OpResult r;
   const std::string key = Text(c, "key");
   if (absl::Status s = CheckOpKey(key); !s.ok()) return s;
   std::tie(r.op, r.variant) = SplitOpKey(key);
-  r.dtype = Text(c, "dtype");
   absl::StatusOr<TestStatus> status = ParseTestStatus(Text(c, "status"));
   if (!status.ok()) return status.status();
   r.status = *status;
-  r.detail = Text(c, "detail");
-  r.samples = Count(c, "samples");
-  r.passed = Count(c, "passed");
-  r.failed = Count(c, "failed");
-  r.errored = Count(c, "errored");
-  r.timed_out = Count(c, "timed_out");
-  r.first_failure = Text(c, "first_failure");
-  r.error_type = Text(c, "error_type");
+  ReadCaseMembers(c, kCaseTexts, Text, &r);
+  ReadCaseMembers(c, kCaseCounts, Count, &r);
+  ReadCaseMembers(c, kCaseFigures, Figure, &r);
   if (IsFailureStatus(r.status)) {
     r.signature =
         ErrorSignature(r.error_type, r.first_failure.empty() ? r.detail : r.first_failure);
   }
-  r.max_abs_err = Figure(c, "max_abs_err");
-  r.max_rel_err = Figure(c, "max_rel_err");
-  r.atol = Figure(c, "atol");
-  r.rtol = Figure(c, "rtol");
-  r.tol_source = Text(c, "tol_source");
-  r.ref_dtype = Text(c, "ref_dtype");
-  r.fallback_audit = Text(c, "fallback_audit");
   r.aten_ops = Listing(c, "aten_ops", false, "[]");
   r.fallback_ops = Listing(c, "fallback_ops", true, "{}");
-  r.skip_source = Text(c, "skip_source");
-  r.skip_kind = Text(c, "skip_kind");
-  r.skip_reason = Text(c, "skip_reason");
   r.wall_s = Figure(c, "wall_s").value_or(0);
   return r;
 }

@@ -1,6 +1,8 @@
 #include "ops/op_lines.h"
 
+#include "core/error_signature.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace compatlab {
 namespace {
@@ -28,6 +30,73 @@ TEST(SplitOpLinesTest, TakesOpLinesAndLeavesStageMarksAndTheResult) {
   EXPECT_EQ(r.fallback_ops, "{\"aten::add.Tensor\":2}");
   EXPECT_EQ(r.aten_ops, "[\"aten::add.Tensor\"]");
   EXPECT_FALSE(r.signature.empty());
+}
+
+TEST(SplitOpLinesTest, ReadsEveryKeyOfACaseIntoItsField) {
+  const nlohmann::json c = {{"key", "nn.functional.conv2d:v"},
+                            {"dtype", "float16"},
+                            {"status", "fail_to_run"},
+                            {"detail", "d"},
+                            {"samples", 9},
+                            {"passed", 1},
+                            {"failed", 2},
+                            {"errored", 3},
+                            {"timed_out", 4},
+                            {"first_failure", "boom"},
+                            {"error_type", "RuntimeError"},
+                            {"max_abs_err", 0.25},
+                            {"max_rel_err", 0.5},
+                            {"atol", 1e-05},
+                            {"rtol", 0.001},
+                            {"tol_source", "toleranceOverride"},
+                            {"ref_dtype", "float64"},
+                            {"fallback_audit", "audited"},
+                            {"skip_source", "pytorch"},
+                            {"skip_kind", "xfail"},
+                            {"skip_reason", "why"},
+                            {"wall_s", 1.5}};
+  const std::string text = nlohmann::json{{"op_case", c}}.dump() + "\n";
+  auto lines = SplitOpLines(text, 1);
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  ASSERT_EQ(lines->cases.size(), 1u);
+  const OpResult& r = lines->cases[0];
+  EXPECT_EQ(r.Key(), "nn.functional.conv2d:v");
+  EXPECT_EQ(r.dtype, "float16");
+  EXPECT_EQ(r.status, TestStatus::kFailToRun);
+  EXPECT_EQ(r.detail, "d");
+  EXPECT_EQ(r.samples, 9);
+  EXPECT_EQ(r.passed, 1);
+  EXPECT_EQ(r.failed, 2);
+  EXPECT_EQ(r.errored, 3);
+  EXPECT_EQ(r.timed_out, 4);
+  EXPECT_EQ(r.first_failure, "boom");
+  EXPECT_EQ(r.error_type, "RuntimeError");
+  EXPECT_EQ(r.signature, ErrorSignature("RuntimeError", "boom"));
+  EXPECT_EQ(r.max_abs_err, 0.25);
+  EXPECT_EQ(r.max_rel_err, 0.5);
+  EXPECT_EQ(r.atol, 1e-05);
+  EXPECT_EQ(r.rtol, 0.001);
+  EXPECT_EQ(r.tol_source, "toleranceOverride");
+  EXPECT_EQ(r.ref_dtype, "float64");
+  EXPECT_EQ(r.fallback_audit, "audited");
+  EXPECT_EQ(r.skip_source, "pytorch");
+  EXPECT_EQ(r.skip_kind, "xfail");
+  EXPECT_EQ(r.skip_reason, "why");
+  EXPECT_EQ(r.wall_s, 1.5);
+  EXPECT_EQ(r.aten_ops, "[]");  // absent listings read as empty
+  EXPECT_EQ(r.fallback_ops, "{}");
+}
+
+TEST(SplitOpLinesTest, CountsAreNeverNegativeAndFiguresAbsentWhenNotNumbers) {
+  auto lines = SplitOpLines(
+      "{\"op_case\": {\"key\": \"add\", \"status\": \"pass\", \"samples\": -3, \"passed\": 1.5, "
+      "\"atol\": \"big\"}}\n",
+      1);
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  EXPECT_EQ(lines->cases[0].samples, 0);
+  EXPECT_EQ(lines->cases[0].passed, 0);
+  EXPECT_FALSE(lines->cases[0].atol.has_value());
+  EXPECT_TRUE(lines->cases[0].signature.empty());  // a pass has no failure signature
 }
 
 TEST(SplitOpLinesTest, LeavesOutARefusedLineAndNamesTheFirst) {

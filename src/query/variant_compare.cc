@@ -65,7 +65,18 @@ std::string VcStatusOf(const RunRecord& run) {
   return std::string(TestStatusName(run.result.status));
 }
 
-std::string VcShape(const TestSpec& s) { return fmt::format("{}x{}", s.batch_size, s.seq_len); }
+// BATCHxSEQ, or a dynamic test's every shape (BxS,BxS,...).
+std::string VcShape(const TestSpec& s) {
+  return s.IsDynamic() ? s.shapes : fmt::format("{}x{}", s.batch_size, s.seq_len);
+}
+
+// What tells a test from its twins beside its shape: "ranks=2" past one rank, "dynamic=true"
+// for a dynamic test; "" for a one-rank static test.
+std::string VcRanksDynamic(const TestSpec& s) {
+  std::string out = s.ranks != 1 ? fmt::format(" ranks={}", s.ranks) : "";
+  if (s.IsDynamic()) out += " dynamic=" + s.dynamic;
+  return out;
+}
 
 ordered_json VcOpt(std::optional<double> v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
 ordered_json VcOpt(std::optional<int64_t> v) {
@@ -125,6 +136,9 @@ ordered_json VcUnpairedJson(const RunRecord& run) {
           {"dtype", run.spec.dtype},
           {"batch_size", run.spec.batch_size},
           {"seq_len", run.spec.seq_len},
+          {"ranks", run.spec.ranks},
+          {"dynamic", run.spec.dynamic},
+          {"shapes", run.spec.shapes},
           {"status", VcStatusOf(run)}};
 }
 
@@ -282,7 +296,8 @@ std::string FormatVariantReport(const VariantReport& report) {
   if (report.cross_model) out += "paired by test, across models (everything but the model)\n";
   using C = TextTable::Column;
   TextTable table({C{"target", TextTable::kLeft}, C{"mode", TextTable::kLeft},
-                   C{"kind", TextTable::kLeft}, C{"dtype", TextTable::kLeft},
+                   C{"ranks", TextTable::kRight}, C{"kind", TextTable::kLeft},
+                   C{"dtype", TextTable::kLeft}, C{"dynamic", TextTable::kLeft},
                    C{"shape", TextTable::kLeft}, C{"status", TextTable::kLeft},
                    C{"acc vs own ref", TextTable::kLeft},
                    C{"acc vs baseline ref", TextTable::kLeft}, C{"prepare h/b", TextTable::kRight},
@@ -306,9 +321,10 @@ std::string FormatVariantReport(const VariantReport& report) {
       base_acc =
           VcNum(h.baseline_max_abs_err, "{:.2e}") + " / " + VcNum(h.baseline_cosine, "{:.6f}");
     }
-    table.AddRow({t.head.spec.target, t.head.spec.mode, t.head.spec.kind, t.head.spec.dtype,
-                  VcShape(t.head.spec), VcPair(VcStatusOf(t.base), VcStatusOf(t.head)), acc,
-                  base_acc,
+    const TestSpec& s = t.head.spec;
+    table.AddRow({s.target, s.mode, std::to_string(s.ranks), s.kind, s.dtype,
+                  s.IsDynamic() ? s.dynamic : "-", VcShape(s),
+                  VcPair(VcStatusOf(t.base), VcStatusOf(t.head)), acc, base_acc,
                   MarkedFigure(VcRatioText(Ratio(b.prepare_s, h.prepare_s),
                                            RatioInterval(PrepareInterval(b), PrepareInterval(h))),
                                PrepareNoisy(b) || PrepareNoisy(h)),
@@ -332,8 +348,9 @@ std::string FormatVariantReport(const VariantReport& report) {
     if (runs->empty()) continue;
     out += fmt::format("\n{} ({}):\n", title, runs->size());
     for (const RunRecord& r : *runs) {
-      out += fmt::format("  {} {} {} {} {} {} {}\n", r.spec.model_id, r.spec.target, r.spec.mode,
-                         r.spec.kind, r.spec.dtype, VcShape(r.spec), VcStatusOf(r));
+      out += fmt::format("  {} {} {} {} {} {}{} {}\n", r.spec.model_id, r.spec.target, r.spec.mode,
+                         r.spec.kind, r.spec.dtype, VcShape(r.spec), VcRanksDynamic(r.spec),
+                         VcStatusOf(r));
     }
   }
   out += fmt::format(
@@ -363,6 +380,9 @@ ordered_json VariantReportToJson(const VariantReport& report) {
                      {"dtype", t.head.spec.dtype},
                      {"batch_size", t.head.spec.batch_size},
                      {"seq_len", t.head.spec.seq_len},
+                     {"ranks", t.head.spec.ranks},
+                     {"dynamic", t.head.spec.dynamic},
+                     {"shapes", t.head.spec.shapes},
                      {"kind_params", t.head.spec.kind_params},
                      {"base", VcSideJson(t.base)},
                      {"head", VcSideJson(t.head)},
@@ -399,7 +419,8 @@ std::string FormatProfileComparisons(const VariantReport& report) {
   for (const ComparedTest& t : report.tests) {
     if (!HasProfile(t.base.result) || !HasProfile(t.head.result)) continue;
     const TestSpec& s = t.head.spec;
-    out += fmt::format("  {} {} {} {} {}\n", s.target, s.mode, s.kind, s.dtype, VcShape(s));
+    out += fmt::format("  {} {} {} {} {}{}\n", s.target, s.mode, s.kind, s.dtype, VcShape(s),
+                       VcRanksDynamic(s));
     out += FormatProfileComparison(CompareProfiles(t.base.result, t.head.result));
     ++shown;
   }
@@ -417,6 +438,8 @@ nlohmann::ordered_json ProfileComparisonsJson(const VariantReport& report) {
                                    {"kind", s.kind},
                                    {"dtype", s.dtype},
                                    {"shape", VcShape(s)},
+                                   {"ranks", s.ranks},
+                                   {"dynamic", s.dynamic},
                                    {"base_run_id", t.base.run_id},
                                    {"head_run_id", t.head.run_id}};
     const ordered_json comparison =

@@ -1,5 +1,9 @@
 #include "query/variant_compare.h"
 
+#include <set>
+#include <utility>
+
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "store/testing.h"
@@ -99,6 +103,72 @@ TEST(RunVariantCompareTest, ABareWordIsASweepOfThatIdElseAModelType) {
   options.base = "lama";
   EXPECT_EQ(RunVariantCompare(options).status().message(),
             "--base lama: no runs of sweep lama or of hf:lama in " + db.string());
+}
+
+// One of four twins of a test of `model_id`: one rank or `ranks`, static or dynamic
+// (compile mode, dynamic=true over two seq lens); `steady` tells the twins apart.
+RunRecord Twin(const std::string& model_id, const std::string& sweep_id, int64_t ranks,
+               bool dynamic, double steady) {
+  RunRecord run = Measured(model_id, dynamic ? "compile" : "eager", steady, 1.0);
+  run.spec.ranks = ranks;
+  if (dynamic) {
+    run.spec.dynamic = std::string(kDynamicTrue);
+    run.spec.shapes = "1x32,1x64";
+  }
+  run.sweep_id = sweep_id;
+  run.test_id = run.spec.TestId();
+  run.run_id = fmt::format("{}-{}-r{}-{}", sweep_id, model_id, ranks, dynamic ? "dyn" : "static");
+  return run;
+}
+
+// A 2-rank test and its 1-rank twin, a dynamic test and its static twin (compile): each
+// pairs with its own twin on the other side, within one model (by test id) as across two
+// (CrossModelKey), read back from the store; the report names their ranks and dynamic shapes.
+TEST(RunVariantCompareTest, PairsATestWithItsOwnRanksAndDynamicTwinOnly) {
+  test::ScopedTempDir dir;
+  const std::filesystem::path db = dir.path() / "store.db";
+  auto twins = [](const std::string& model, const std::string& sweep) {
+    return std::vector<RunRecord>{
+        Twin(model, sweep, 1, false, 0.01), Twin(model, sweep, 2, false, 0.02),
+        Twin(model, sweep, 1, true, 0.03), Twin(model, sweep, 2, true, 0.04)};
+  };
+  test::WriteRuns(db, "s1", twins("hf:llama", "s1"));
+  std::vector<RunRecord> s2 = twins("hf:llama", "s2");
+  for (RunRecord& r : twins("code:a@0", "s2")) s2.push_back(r);
+  test::WriteRuns(db, "s2", s2);
+  for (const std::string head : {"model=hf:llama,sweep=s2", "code:a@0"}) {
+    VariantCompareOptions options{db, "model=hf:llama,sweep=s1", head, true, {}, false};
+    absl::StatusOr<std::string> out = RunVariantCompare(options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const nlohmann::json report = nlohmann::json::parse(*out);
+    EXPECT_EQ(report["cross_model"], head == "code:a@0");
+    ASSERT_EQ(report["compared"], 4) << report.dump(1);
+    EXPECT_TRUE(report["only_in_base"].empty() && report["only_in_head"].empty());
+    std::set<std::pair<int64_t, std::string>> seen;
+    for (const nlohmann::json& t : report["tests"]) {
+      // Twins differ in their steady figure: a test paired with a twin's run would not be 1.0.
+      EXPECT_DOUBLE_EQ(t["steady_ratio"].get<double>(), 1.0) << t.dump(1);
+      const std::string suffix =
+          fmt::format("-r{}-{}", t["ranks"].get<int64_t>(), t["dynamic"] == "" ? "static" : "dyn");
+      EXPECT_TRUE(t["base"]["run_id"].get<std::string>().ends_with(suffix)) << t.dump(1);
+      EXPECT_TRUE(t["head"]["run_id"].get<std::string>().ends_with(suffix)) << t.dump(1);
+      EXPECT_EQ(t["shapes"], t["dynamic"] == "" ? "" : "1x32,1x64");
+      seen.insert({t["ranks"].get<int64_t>(), t["dynamic"].get<std::string>()});
+    }
+    EXPECT_EQ(seen.size(), 4u);
+  }
+  VariantCompareOptions text{db, "model=hf:llama,sweep=s1", "code:a@0", false, {}, false};
+  absl::StatusOr<std::string> table = RunVariantCompare(text);
+  ASSERT_TRUE(table.ok()) << table.status();
+  // The table's heading names ranks and dynamic beside the shape.
+  const size_t start = table->find("target");
+  const std::string header = table->substr(start, table->find('\n', start) - start);
+  size_t at = 0;
+  for (const char* column : {"mode", "ranks", "kind", "dtype", "dynamic", "shape"}) {
+    at = header.find(column, at);
+    ASSERT_NE(at, std::string::npos) << column << " in " << *table;
+  }
+  EXPECT_NE(table->find("1x32,1x64"), std::string::npos) << *table;
 }
 
 TEST(CrossModelKeyTest, IgnoresTheModelButNotTheTest) {

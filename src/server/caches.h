@@ -44,6 +44,7 @@ class SummaryCache {
  public:
   static constexpr size_t kMaxEntries = 64;         // then it starts again, empty
   static constexpr size_t kMaxMatrixEntries = 512;  // /api/matrix pages are many and small
+  static constexpr size_t kMaxOpsEntries = 16;      // /api/ops answers are few and large
 
   explicit SummaryCache(size_t max_entries = kMaxEntries) : max_entries_(max_entries) {}
 

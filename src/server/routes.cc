@@ -29,6 +29,14 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// Answers with `body`, an answer kept by a cache; false (`res` untouched) when there is none.
+bool SendKept(std::optional<std::string> body, HttpResponse& res) {
+  if (!body.has_value()) return false;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(*std::move(body), "application/json");
+  return true;
+}
+
 // /api/health's cache key beside the run count: the model count.
 std::string HealthKey(const Facets& facets) { return std::to_string(facets.models); }
 
@@ -307,11 +315,7 @@ std::optional<HttpError> ApiRoutes::Health(const Params&, HttpResponse& res) {
   // by the thousand (a load balancer, a crowd of connections) and building
   // the field list is most of their cost.
   const Facets facets = index_.Counts();
-  if (std::optional<std::string> body = health_.Find(HealthKey(facets), facets.runs)) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(*std::move(body), "application/json");
-    return std::nullopt;
-  }
+  if (SendKept(health_.Find(HealthKey(facets), facets.runs), res)) return std::nullopt;
   ordered_json fields = ordered_json::array();
   for (const FieldDef& f : ResultFields()) fields.push_back(f.name);
   SendJson(res, 200,
@@ -579,11 +583,7 @@ std::optional<HttpError> ApiRoutes::SummaryEndpoint(const Params& params, HttpRe
   // A summary walks every matching run: the answer is kept until runs are added.
   const std::string key = params.Canonical();
   const int64_t size = index_.size();
-  if (std::optional<std::string> body = summaries_.Find(key, size)) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(*std::move(body), "application/json");
-    return std::nullopt;
-  }
+  if (SendKept(summaries_.Find(key, size), res)) return std::nullopt;
   const Summary summary = index_.Summarize(*query, kMaxSummaryPoints);
   ordered_json points = ordered_json::array();
   for (const SummaryPoint& p : summary.points) {
@@ -608,11 +608,7 @@ std::optional<HttpError> ApiRoutes::Repro(const Params& params, HttpResponse& re
   if (options_.probe.python.empty()) {
     return HttpError{501, "this server makes no reproduction scripts"};
   }
-  if (std::optional<std::string> body = repro_.Find(run->run_id)) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(*std::move(body), "application/json");
-    return std::nullopt;
-  }
+  if (SendKept(repro_.Find(run->run_id), res)) return std::nullopt;
   std::optional<ReproScripts::Slot> slot = repro_.TryStart();
   if (!slot.has_value()) {
     res.set_header("Retry-After", "1");
@@ -650,11 +646,7 @@ std::optional<HttpError> ApiRoutes::MatrixEndpoint(const Params& params, HttpRes
   // A page walks every matching run: the answer is kept until runs are added.
   const std::string key = params.Canonical();
   const int64_t size = index_.size();
-  if (std::optional<std::string> body = matrices_.Find(key, size)) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(*std::move(body), "application/json");
-    return std::nullopt;
-  }
+  if (SendKept(matrices_.Find(key, size), res)) return std::nullopt;
   if (selection->choice == StackSelection::Choice::kNamed) {
     return NamedMatrixPage(*std::move(query), *selection, *offset, *limit, key, size, res);
   }
@@ -763,6 +755,11 @@ absl::StatusOr<std::set<OpCategory>> OpCategories(const std::string& text) {
 }  // namespace
 
 std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res) {
+  // An answer reads every op result and scans the runs: it is kept until the store changes
+  // (NoteStoreChanges).
+  const std::string key = params.Canonical();
+  const int64_t version = ops_version_.load();
+  if (SendKept(ops_.Find(key, version), res)) return std::nullopt;
   absl::StatusOr<StorePool::Lease> store = pool_.Borrow();
   if (!store.ok()) return FromStatus(store.status());
   absl::StatusOr<std::vector<OpSweepInfo>> sweeps = (*store)->ListOpSweeps();
@@ -778,6 +775,7 @@ std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res)
   if (params.Get("op_sweep").empty() && params.Get("target").empty() &&
       params.Get("mode").empty()) {
     SendJson(res, 200, {{"op_sweeps", list}});
+    ops_.Put(key, version, res.body);
     return std::nullopt;
   }
   absl::StatusOr<OpSweepInfo> sweep = ChosenOpSweep(*sweeps, params);
@@ -804,7 +802,24 @@ std::optional<HttpError> ApiRoutes::Ops(const Params& params, HttpResponse& res)
   out["truncated"] = truncated;
   out["op_sweeps"] = std::move(list);
   SendJson(res, 200, out);
+  ops_.Put(key, version, res.body);
   return std::nullopt;
+}
+
+}  // namespace compatlab
+
+namespace compatlab {
+
+absl::Status ApiRoutes::NoteStoreChanges(Store& store) {
+  absl::StatusOr<OpTablesMark> mark = store.MarkOpTables();
+  const int64_t runs = index_.size();
+  std::lock_guard lock(ops_mu_);
+  // A mark that cannot be read counts as a change: no kept answer is trusted.
+  if (!mark.ok() || *mark != ops_mark_ || runs != ops_runs_) ops_version_.fetch_add(1);
+  ops_runs_ = runs;
+  if (!mark.ok()) return mark.status();
+  ops_mark_ = *mark;
+  return absl::OkStatus();
 }
 
 }  // namespace compatlab

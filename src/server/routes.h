@@ -4,7 +4,9 @@
 #ifndef COMPATLAB_SERVER_ROUTES_H_
 #define COMPATLAB_SERVER_ROUTES_H_
 
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +25,7 @@
 #include "server/run_index.h"
 #include "server/server.h"
 #include "server/store_pool.h"
+#include "store/store.h"
 
 namespace compatlab {
 
@@ -36,6 +39,11 @@ class ApiRoutes {
   // Registers every /api/ endpoint on `http`. `before_each` runs once a
   // request's parameters are checked, before its handler.
   void Register(HttpRouter& http, std::function<void()> before_each);
+
+  // Notes what /api/ops answers depend on (the op tables' mark, the runs indexed): once
+  // either changed, the answers kept before are made again. Call it after each refresh of
+  // the run index. Errors: the mark's read (then no answer kept before it is served).
+  absl::Status NoteStoreChanges(Store& store);
 
  private:
   using Endpoint = std::optional<HttpError> (ApiRoutes::*)(const Params&, HttpResponse&);
@@ -96,6 +104,13 @@ class ApiRoutes {
   SummaryCache matrices_{SummaryCache::kMaxMatrixEntries};
   SummaryCache health_{1};  // /api/health's answer, by the model count
   ReproScripts repro_;      // /api/repro's answers and its generators at once
+  // /api/ops answers (each reads every op result and scans the runs), kept for the
+  // ops_version_ they were made at; NoteStoreChanges moves it on a change.
+  SummaryCache ops_{SummaryCache::kMaxOpsEntries};
+  std::atomic<int64_t> ops_version_{0};
+  std::mutex ops_mu_;      // guards the two below
+  OpTablesMark ops_mark_;  // the op tables at ops_version_
+  int64_t ops_runs_ = -1;  // the runs indexed at ops_version_
 };
 
 }  // namespace compatlab

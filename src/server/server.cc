@@ -62,7 +62,8 @@ struct Server::Impl {
   std::atomic<int64_t> last_refresh_ns{0};
   std::atomic<bool> refreshing{false};
 
-  // Indexes the runs stored since the last look, at most once per interval.
+  // Indexes the runs stored since the last look and notes the op tables (the answers kept
+  // by the routes follow them), at most once per interval.
   void MaybeRefresh() {
     const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
     const int64_t interval = static_cast<int64_t>(options.refresh_interval_s * 1e9);
@@ -71,6 +72,10 @@ struct Server::Impl {
     if (absl::StatusOr<StorePool::Lease> store = pool.Borrow(); store.ok()) {
       if (absl::Status s = index.Refresh(**store); !s.ok()) {
         fprintf(stderr, "compatlab: warning: cannot read new runs: %s\n",
+                std::string(s.message()).c_str());
+      }
+      if (absl::Status s = routes->NoteStoreChanges(**store); !s.ok()) {
+        fprintf(stderr, "compatlab: warning: cannot read the op tables: %s\n",
                 std::string(s.message()).c_str());
       }
     }
@@ -147,6 +152,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Open(const ServerOptions& option
   }
   impl->routes = std::make_unique<ApiRoutes>(impl->options, impl->index, impl->pool,
                                              impl->kb ? &*impl->kb : nullptr, kb_origin);
+  {
+    absl::StatusOr<StorePool::Lease> store = impl->pool.Borrow();
+    if (!store.ok()) return store.status();
+    if (absl::Status s = impl->routes->NoteStoreChanges(**store); !s.ok()) return s;
+  }
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

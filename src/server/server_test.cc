@@ -9,6 +9,9 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "sqlite3.h"
+#include "store/op_testing.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 #include "store/testing.h"
 
@@ -465,6 +468,51 @@ TEST_F(ServerTest, MatrixPagesBoundsAndNewRuns) {
   Insert(plan_.size() - 2);
   auto [s4, again] = Get("/api/matrix?limit=10");
   EXPECT_EQ(again["total_rows"], 30);
+}
+
+// /api/ops reads every op result and scans the runs: its answer is kept while the store is
+// unchanged (an edit in place, which compatlab never makes, stays unseen: a second answer is
+// the kept one, not a new read) and made again, after the refresh, once an op result or a
+// run is stored.
+TEST_F(ServerTest, OpsAnswersAreKeptUntilTheStoreChanges) {
+  ASSERT_TRUE(writer_->CreateOpSweep(test::MakeOpSweep("o1")).ok());
+  auto result = [](const std::string& op) {  // a pass whose one executed overload is op.Tensor
+    OpResult r = test::MakeOpResult("o1", op, TestStatus::kPass);
+    r.aten_ops = "[\"aten::" + op + ".Tensor\"]";
+    r.fallback_ops = "{}";
+    return r;
+  };
+  ASSERT_TRUE(writer_->InsertOpResults({result("add")}).ok());
+  Start();
+  auto body = [this] {
+    httplib::Result r = client_->Get("/api/ops?target=ctest");
+    EXPECT_TRUE(r && r->status == 200);
+    return r ? r->body : std::string();
+  };
+  const std::string first = body();
+  json page = json::parse(first);
+  ASSERT_EQ(page["cases"].size(), 1u) << page;
+  EXPECT_EQ(page["cases"][0]["status"], "pass");
+  EXPECT_EQ(page["cases"][0]["models"], 0);
+
+  auto db = sqlite::Database::Open(db_.string(), SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Exec("UPDATE op_results SET status = 'fail_to_run'").ok());
+  EXPECT_EQ(body(), first);  // the kept answer
+
+  ASSERT_TRUE(writer_->InsertOpResults({result("mul")}).ok());
+  page = json::parse(body());
+  ASSERT_EQ(page["cases"].size(), 2u) << page;
+  for (const json& c : page["cases"]) {
+    EXPECT_EQ(c["status"], c["op"] == "add" ? "fail_to_run" : "pass") << c;  // read again
+  }
+  EXPECT_EQ(page["op_sweeps"][0]["recorded"], 2);
+
+  RunRecord run = MakeRun("s1", plan_[plan_.size() - 2]);  // a run through add's fallback
+  run.result.fallback_ops = R"({"aten::add.Tensor":2})";
+  ASSERT_TRUE(writer_->InsertRun(run).ok());
+  page = json::parse(body());
+  for (const json& c : page["cases"]) EXPECT_EQ(c["models"], c["op"] == "add" ? 1 : 0) << c;
 }
 
 TEST_F(ServerTest, MatrixStacksSideBySideMarkTheCellsThatChanged) {

@@ -155,6 +155,16 @@ absl::StatusOr<std::vector<OpSweepInfo>> Store::ListOpSweeps() {
   return SelectOpSweeps(*db_, "ORDER BY created_at, rowid", {});
 }
 
+absl::StatusOr<OpTablesMark> Store::MarkOpTables() {
+  STORE_ASSIGN_OR_RETURN(sqlite::Statement select,
+                         db_->Prepare("SELECT (SELECT count(*) FROM op_sweeps), "
+                                      "(SELECT count(nullif(finished_at, '')) FROM op_sweeps), "
+                                      "(SELECT coalesce(max(rowid), 0) FROM op_results)"));
+  STORE_ASSIGN_OR_RETURN(const bool row, select.Step());
+  if (!row) return absl::InternalError(fmt::format("{}: no op tables' mark", path_.string()));
+  return OpTablesMark{select.ColumnInt(0), select.ColumnInt(1), select.ColumnInt(2)};
+}
+
 absl::StatusOr<OpSweepInfo> Store::GetOpSweep(const std::string& op_sweep_id) {
   STORE_ASSIGN_OR_RETURN(std::vector<OpSweepInfo> sweeps,
                          SelectOpSweeps(*db_, "WHERE op_sweep_id = ?", {op_sweep_id}));

@@ -1,4 +1,5 @@
 #include "gtest/gtest.h"
+#include "store/op_testing.h"
 #include "store/store.h"
 #include "store/testing.h"
 
@@ -6,38 +7,8 @@ namespace compatlab {
 namespace {
 
 namespace fs = std::filesystem;
-
-OpSweepInfo Sweep(const std::string& id, const std::string& torch = "2.13.0+cpu") {
-  OpSweepInfo s;
-  s.op_sweep_id = id;
-  s.created_at = "2026-12-05T20:00:00.000Z";
-  s.target = "ctest";
-  s.mode = "eager";
-  s.dtypes = "float32";
-  s.max_samples = 4;
-  s.torch_version = torch;
-  s.planned = 2;
-  return s;
-}
-
-OpResult Result(const std::string& sweep, const std::string& op, TestStatus status) {
-  OpResult r;
-  r.op_sweep_id = sweep;
-  r.op = op;
-  r.dtype = "float32";
-  r.status = status;
-  r.samples = 3;
-  r.passed = status == TestStatus::kPass ? 3 : 2;
-  r.failed = status == TestStatus::kPass ? 0 : 1;
-  r.max_abs_err = 0.5;
-  r.fallback_ops = R"({"aten::tanh":1})";
-  r.aten_ops = R"(["aten::tanh"])";
-  r.skip_source = "pytorch";
-  r.skip_kind = "xfail";
-  r.skip_reason = "expectedFailure";
-  r.wall_s = 0.25;
-  return r;
-}
+using test::MakeOpResult;
+using test::MakeOpSweep;
 
 class OpStoreTest : public ::testing::Test {
  protected:
@@ -51,10 +22,10 @@ class OpStoreTest : public ::testing::Test {
 
 TEST_F(OpStoreTest, ResultsReadBackAsStoredWithTheirSweepsTargetAndMode) {
   auto store = Open();
-  ASSERT_TRUE(store->CreateOpSweep(Sweep("s1")).ok());
-  OpResult tanh = Result("s1", "tanh", TestStatus::kFailAccuracy);
+  ASSERT_TRUE(store->CreateOpSweep(MakeOpSweep("s1")).ok());
+  OpResult tanh = MakeOpResult("s1", "tanh", TestStatus::kFailAccuracy);
   tanh.variant = "v";
-  ASSERT_TRUE(store->InsertOpResults({tanh, Result("s1", "add", TestStatus::kPass)}).ok());
+  ASSERT_TRUE(store->InsertOpResults({tanh, MakeOpResult("s1", "add", TestStatus::kPass)}).ok());
   auto results = store->OpResults("s1");
   ASSERT_TRUE(results.ok()) << results.status();
   ASSERT_EQ(results->size(), 2u);
@@ -78,30 +49,57 @@ TEST_F(OpStoreTest, ResultsReadBackAsStoredWithTheirSweepsTargetAndMode) {
   EXPECT_EQ(store->GetOpSweep("s1")->finished_at, "2026-12-05T21:00:00.000Z");
 }
 
+TEST_F(OpStoreTest, TheMarkChangesWithEveryStoredSweepResultAndFinish) {
+  auto store = Open();
+  auto mark = [&store] {
+    absl::StatusOr<OpTablesMark> m = store->MarkOpTables();
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.value_or(OpTablesMark{-1, -1, -1});
+  };
+  const OpTablesMark empty = mark();
+  EXPECT_EQ(empty, OpTablesMark{});
+  ASSERT_TRUE(store->CreateOpSweep(MakeOpSweep("s1")).ok());
+  const OpTablesMark created = mark();
+  EXPECT_EQ(created.sweeps, 1);
+  EXPECT_EQ(created.finished, 0);
+  ASSERT_TRUE(store->InsertOpResults({MakeOpResult("s1", "add", TestStatus::kPass)}).ok());
+  const OpTablesMark one = mark();
+  EXPECT_NE(one, created);
+  EXPECT_EQ(mark(), one);  // nothing stored since
+  ASSERT_TRUE(store->FinishOpSweep("s1", "2026-12-05T21:00:00.000Z").ok());
+  const OpTablesMark finished = mark();
+  EXPECT_EQ(finished.finished, 1);
+  EXPECT_NE(finished, one);
+  ASSERT_TRUE(
+      store->MergeOpResults(MakeOpSweep("s1"), {MakeOpResult("s1", "tanh", TestStatus::kPass)})
+          .ok());
+  EXPECT_GT(mark().last_result, finished.last_result);
+}
+
 TEST_F(OpStoreTest, ASecondResultOfACaseIsRefusedAndNothingOfItsBatchIsWritten) {
   auto store = Open();
-  ASSERT_TRUE(store->CreateOpSweep(Sweep("s1")).ok());
-  ASSERT_TRUE(store->InsertOpResults({Result("s1", "add", TestStatus::kPass)}).ok());
+  ASSERT_TRUE(store->CreateOpSweep(MakeOpSweep("s1")).ok());
+  ASSERT_TRUE(store->InsertOpResults({MakeOpResult("s1", "add", TestStatus::kPass)}).ok());
   absl::Status again = store->InsertOpResults(
-      {Result("s1", "mul", TestStatus::kPass), Result("s1", "add", TestStatus::kPass)});
+      {MakeOpResult("s1", "mul", TestStatus::kPass), MakeOpResult("s1", "add", TestStatus::kPass)});
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
   EXPECT_EQ(store->OpResults("s1")->size(), 1u);
-  EXPECT_EQ(store->InsertOpResults({Result("nope", "add", TestStatus::kPass)}).code(),
+  EXPECT_EQ(store->InsertOpResults({MakeOpResult("nope", "add", TestStatus::kPass)}).code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(store->CreateOpSweep(Sweep("s1")).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store->CreateOpSweep(MakeOpSweep("s1")).code(), absl::StatusCode::kAlreadyExists);
 }
 
 TEST_F(OpStoreTest, MergeIsIdempotentAndRefusesASweepOfAnotherTorch) {
   auto store = Open();
-  std::vector<OpResult> results = {Result("x", "add", TestStatus::kPass),
-                                   Result("x", "tanh", TestStatus::kFailAccuracy)};
-  auto added = store->MergeOpResults(Sweep("s1"), results);
+  std::vector<OpResult> results = {MakeOpResult("x", "add", TestStatus::kPass),
+                                   MakeOpResult("x", "tanh", TestStatus::kFailAccuracy)};
+  auto added = store->MergeOpResults(MakeOpSweep("s1"), results);
   ASSERT_TRUE(added.ok()) << added.status();
   EXPECT_EQ(*added, 2);
-  added = store->MergeOpResults(Sweep("s1"), results);
+  added = store->MergeOpResults(MakeOpSweep("s1"), results);
   ASSERT_TRUE(added.ok()) << added.status();
   EXPECT_EQ(*added, 0);
-  EXPECT_EQ(store->MergeOpResults(Sweep("s1", "2.12.0"), results).status().code(),
+  EXPECT_EQ(store->MergeOpResults(MakeOpSweep("s1", "2.12.0"), results).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store->OpResults("s1")->size(), 2u);
 }

@@ -35,6 +35,16 @@ class Database;
 class Statement;
 }  // namespace sqlite
 
+// What the op coverage tables hold, as far as a change to them shows: op sweeps are
+// only created and finished (once), op results only added. Two equal marks: nothing
+// was stored or finished in between (a reader's cache of op answers stays valid).
+struct OpTablesMark {
+  int64_t sweeps = 0;       // op sweeps stored
+  int64_t finished = 0;     // of them, those finished
+  int64_t last_result = 0;  // the newest op result's rowid; 0 when none
+  bool operator==(const OpTablesMark&) const = default;
+};
+
 enum class OpenMode {
   kReadWriteCreate,  // create the file and the schema if missing; migrate an older store
   kReadWrite,        // the store must exist; migrate an older store
@@ -323,6 +333,9 @@ class Store {
   absl::Status FinishOpSweep(const std::string& op_sweep_id, const std::string& finished_at);
   // Every op sweep, oldest first, with its recorded results counted.
   absl::StatusOr<std::vector<OpSweepInfo>> ListOpSweeps();
+  // The op tables' mark now (OpTablesMark): the op sweeps counted and the newest op
+  // result's rowid (no op result is read).
+  absl::StatusOr<OpTablesMark> MarkOpTables();
   // The op sweep `op_sweep_id`; NotFound if none.
   absl::StatusOr<OpSweepInfo> GetOpSweep(const std::string& op_sweep_id);
   // The results of `op_sweep_id` by op, variant and dtype, with the sweep's
