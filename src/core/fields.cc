@@ -977,12 +977,17 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.steady_procs_running))),
       every_pass);
   add(Metric(Member("steady_ci_low_s", kSeconds,
-                    "Low end of the 95% confidence interval of steady_median_s (order "
-                    "statistics, distribution-free), as measured; diff widens it when noisy.",
+                    "Low end of the interval steady_median_s holds to from run to run: the "
+                    "lowest of the calls' 95% interval (order statistics), the block medians' "
+                    "interval and the median -10% (doc/probe.md, \"Steady state: drift\"; rows "
+                    "stored before 2026-12-06: the calls' interval only); diff widens it when "
+                    "noisy.",
                     COMPATLAB_MEMBER(result.steady_ci_low_s))),
       steady);
   add(Metric(Member("steady_ci_high_s", kSeconds,
-                    "High end of the 95% confidence interval of steady_median_s, as measured.",
+                    "High end of the interval steady_median_s holds to from run to run: the "
+                    "highest of the calls' and the block medians' intervals and the median "
+                    "+10%.",
                     COMPATLAB_MEMBER(result.steady_ci_high_s))),
       steady);
   add(Metric(Member("noisy", "",

@@ -236,6 +236,23 @@ TEST(DiffNoiseTest, ANoisyRowIsWidenedNotDropped) {
   EXPECT_EQ(SteadyChange(slow, quiet), TimingChange::kFaster);
 }
 
+TEST(DiffNoiseTest, TwoRunsOfTheSameCodeAsTheProbeStoresThemAreNoChange) {
+  // One repro script in two fresh processes on the quiet 2-core machine (doc/probe.md,
+  // "Steady state: drift"): 0.490 [0.487, 0.493] and 0.582 [0.572, 0.600] ms, the calls'
+  // intervals, which diff took for a regression.
+  EXPECT_EQ(SteadyChange(Timed(0.490e-3, 0.487e-3, 0.493e-3, false),
+                         Timed(0.582e-3, 0.572e-3, 0.600e-3, false)),
+            TimingChange::kSlower);
+  // As the probe stores them, widened to the median +-10% (STEADY_DRIFT_FLOOR): the same.
+  const RunResult first = Timed(0.490e-3, 0.441e-3, 0.539e-3, false);
+  const RunResult second = Timed(0.582e-3, 0.5238e-3, 0.6402e-3, false);
+  EXPECT_EQ(SteadyChange(first, second), TimingChange::kNone);
+  EXPECT_EQ(SteadyChange(second, first), TimingChange::kNone);
+  // A slowdown of 1.5x is still one.
+  EXPECT_EQ(SteadyChange(first, Timed(0.735e-3, 0.6615e-3, 0.8085e-3, false)),
+            TimingChange::kSlower);
+}
+
 TEST(DiffNoiseTest, ReportsImprovementsAsWellAsRegressions) {
   std::vector<RunRecord> head = Sweep("s2");
   Find(head, "gpt2").result.steady_median_s = 0.050;  // 2x faster

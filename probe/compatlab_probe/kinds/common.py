@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from ..measure.timing import go_on, median_ci, percentiles
+from ..measure.timing import go_on, percentiles, steady_figures
 from ..models import code_model, factory, heads, hub
 from ..models.inputs import make_inputs, uncallable_reason
 from ..protocol import stage_marks
@@ -444,7 +444,8 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
     pair runs; a block ends after its first call past the budget).
 
     Returns the metrics dict: steady_median_s, steady_p90_s, steady_iters, steady_min_s,
-    steady_ci_low_s, steady_ci_high_s (compiled calls), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
+    steady_ci_low_s, steady_ci_high_s (compiled calls: steady_figures over the compiled
+    blocks' medians), eager_steady_median_s, eager_steady_p90_s (eager calls), speedup
     (median of the eager blocks' medians / median of the compiled blocks' medians).
     """
     started_at = time.perf_counter()
@@ -488,13 +489,10 @@ def alternating_steady(compiled_fn: Callable[[], Any], eager_fn: Callable[[], An
                                             spent())):
         block("compiled", compiled_fn, block_calls, block_s)
         block("eager", eager_fn, block_calls, block_s)
-    median, p90 = percentiles(calls["compiled"])
-    low, high = median_ci(calls["compiled"])
     eager_median, eager_p90 = percentiles(calls["eager"])
     compiled_blocks = statistics.median(medians["compiled"])
     return {
-        "steady_median_s": median, "steady_p90_s": p90, "steady_iters": len(calls["compiled"]),
-        "steady_min_s": min(calls["compiled"]), "steady_ci_low_s": low, "steady_ci_high_s": high,
+        **steady_figures(calls["compiled"], medians["compiled"]),
         "eager_steady_median_s": eager_median,
         "eager_steady_p90_s": eager_p90,
         "speedup": statistics.median(medians["eager"]) / compiled_blocks if compiled_blocks > 0 else None,
