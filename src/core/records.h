@@ -404,7 +404,7 @@ struct RunResult {
 
   // --- Schema version 30: inductor's own cache-key details (doc/compile-cache.md). ---
   // Compile mode: per FX graph of the first call, its key and FxGraphHashDetails' debug
-  // lines, compact JSON (probe: stacks/graph_details.py; lines cut, 48 KiB at most).
+  // lines, compact JSON (probe: stacks/graph_details.py; lines cut, 64 KiB at most).
   std::string fx_graph_details;
 };
 
