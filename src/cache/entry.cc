@@ -1,11 +1,13 @@
 #include "cache/entry.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "cache/graph_details.h"
 #include "nlohmann/json.hpp"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -42,10 +44,11 @@ absl::StatusOr<std::string> FileSha256(const fs::path& path) {
   return digest.FinalHex();
 }
 
-// artifacts.bin or kernels/XX/NAME, as the probe writes them (compile_store.py).
+// artifacts.bin, fx_graph_details.json or kernels/XX/NAME, as the probe writes them
+// (compile_store.py).
 bool IsEntryFilePath(std::string_view path) {
-  static const std::regex* const kPath =
-      new std::regex(R"(^(artifacts\.bin|kernels/[a-z0-9]{2}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,199})$)");
+  static const std::regex* const kPath = new std::regex(
+      R"(^(artifacts\.bin|fx_graph_details\.json|kernels/[a-z0-9]{2}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,199})$)");
   return path.find("..") == std::string_view::npos &&
          std::regex_match(path.begin(), path.end(), *kPath);
 }
@@ -65,6 +68,10 @@ absl::StatusOr<EntryFile> ParseEntryFile(const json& item) {
   if (file.bytes < 0 || file.bytes > kMaxEntryBytes || !IsEntryId(file.sha256)) {
     return absl::InvalidArgumentError(
         absl::StrCat("entry.json: bad size or digest of ", file.path));
+  }
+  if (file.path == kGraphDetailsFile && file.bytes > kMaxGraphDetailsBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kGraphDetailsFile, ": larger than ", kMaxGraphDetailsBytes, " bytes"));
   }
   return file;
 }
@@ -139,6 +146,14 @@ absl::Status VerifyContent(const fs::path& dir, const Entry& entry) {
     if (!digest.ok()) return digest.status();
     if (*digest != f.sha256) {
       return absl::DataLossError(absl::StrCat(f.path, ": content does not match its digest"));
+    }
+    if (f.path == kGraphDetailsFile) {
+      absl::StatusOr<std::string> text = ReadBounded(dir / f.path, kMaxGraphDetailsBytes);
+      absl::Status parsed = text.ok() ? ParseGraphDetails(*text).status() : text.status();
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(f.path, ": ", std::string(parsed.message())));
+      }
     }
   }
   return absl::OkStatus();
@@ -215,6 +230,22 @@ absl::StatusOr<Entry> ReadStagedEntry(const fs::path& dir) {
   absl::StatusOr<std::string> key_text = ReadBounded(dir / kKeyFile, kMaxKeyBytes);
   if (!key_text.ok()) return key_text.status();
   return ReadEntry(dir, Sha256Hex(*key_text), /*verify_content=*/true);
+}
+
+absl::StatusOr<GraphDetails> ReadGraphDetails(const fs::path& dir, const Entry& entry) {
+  auto listed = std::find_if(entry.files.begin(), entry.files.end(),
+                             [](const EntryFile& f) { return f.path == kGraphDetailsFile; });
+  if (listed == entry.files.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("the entry holds no ", kGraphDetailsFile, " (kept before it was added)"));
+  }
+  absl::StatusOr<std::string> text = ReadBounded(dir / kGraphDetailsFile, kMaxGraphDetailsBytes);
+  if (!text.ok()) return text.status();
+  if (static_cast<int64_t>(text->size()) != listed->bytes || Sha256Hex(*text) != listed->sha256) {
+    return absl::DataLossError(
+        absl::StrCat(kGraphDetailsFile, ": content does not match its digest"));
+  }
+  return ParseGraphDetails(*text);
 }
 
 std::vector<std::string> DifferingParts(const KeyParts& key, const KeyParts& other) {

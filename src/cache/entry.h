@@ -1,8 +1,9 @@
 // A compile-store entry (doc/compile-cache.md): a directory named by the SHA-256 of its
 // key.json, holding key.json (the key's readable parts), entry.json (the manifest: every
-// other file's path, size and SHA-256), artifacts.bin (torch.compiler.save_cache_artifacts)
-// and kernels/ (the compiled kernels). Every entry is data from outside until checked here:
-// bounded, its names and paths checked, its content against its digests.
+// other file's path, size and SHA-256), artifacts.bin (torch.compiler.save_cache_artifacts),
+// kernels/ (the compiled kernels) and, when the child captured inductor's own cache-key
+// details, fx_graph_details.json (graph_details.h). Every entry is data from outside until
+// checked here: bounded, its names and paths checked, its content against its digests.
 #ifndef COMPATLAB_CACHE_ENTRY_H_
 #define COMPATLAB_CACHE_ENTRY_H_
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cache/graph_details.h"
 
 namespace compatlab::cache {
 
@@ -31,7 +33,7 @@ inline constexpr size_t kMaxKeyParts = 32;
 using KeyParts = std::map<std::string, std::string>;
 
 struct EntryFile {
-  std::string path;  // relative: artifacts.bin or kernels/XX/NAME
+  std::string path;  // relative: artifacts.bin, fx_graph_details.json or kernels/XX/NAME
   int64_t bytes = 0;
   std::string sha256;
 };
@@ -54,17 +56,24 @@ absl::StatusOr<KeyParts> ParseKey(std::string_view json_text);
 
 // Reads the key and manifest of the entry in `dir`, expected to be named `id`: both
 // bounded and parsed, the key's digest checked against `id`, every listed path checked
-// (artifacts.bin or kernels/XX/NAME); the listed files themselves are not read.
+// (artifacts.bin, fx_graph_details.json within kMaxGraphDetailsBytes, or kernels/XX/NAME);
+// the listed files themselves are not read.
 absl::StatusOr<Entry> ReadEntryHeader(const std::filesystem::path& dir, std::string_view id);
 
 // ReadEntryHeader, and no file in `dir` besides the listed ones, no link; with
-// `verify_content`, every file's size and SHA-256 too. An error names what is wrong.
+// `verify_content`, every file's size and SHA-256 too, and fx_graph_details.json parsed
+// (ParseGraphDetails). An error names what is wrong.
 absl::StatusOr<Entry> ReadEntry(const std::filesystem::path& dir, std::string_view id,
                                 bool verify_content);
 
 // The id of a staged entry in `dir` (the SHA-256 of its key.json), checked as ReadEntry
 // checks it with its content.
 absl::StatusOr<Entry> ReadStagedEntry(const std::filesystem::path& dir);
+
+// The graph details (fx_graph_details.json) of the entry `entry` read from `dir`: bounded,
+// its size and SHA-256 checked against the manifest, parsed. NotFound when the entry lists
+// none (an entry kept before they were captured, or of a compile that captured none).
+absl::StatusOr<GraphDetails> ReadGraphDetails(const std::filesystem::path& dir, const Entry& entry);
 
 // The key parts of `key` and `other` that differ, in the key's order ("torch", ...), with
 // parts only one of them has.

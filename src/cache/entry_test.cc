@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "cache/store.h"
 #include "cache/testing.h"
 #include "nlohmann/json.hpp"
 #include "util/fs.h"
@@ -61,6 +62,48 @@ TEST(EntryTest, RefusesAPathOutsideTheEntryAndUnlistedFilesAndLinks) {
   fs::remove(dir / "kernels/ab/extra.so");
   fs::create_symlink("/etc/passwd", dir / "kernels/ab/link.so");
   EXPECT_THAT(ReadEntry(dir, id, false).status().message(), HasSubstr("symbolic link"));
+}
+
+TEST(EntryTest, KeepsItsGraphDetailsAsAListedFile) {
+  test::TempDir temp;
+  const std::string details =
+      test::GraphDetailsText("fabc", {"[h1] inductor_config[max_autotune]: False"});
+  const std::string id = test::WriteEntry(temp.path() / "e", test::TestKey("t"), "b", details);
+  absl::StatusOr<Entry> entry = ReadEntry(temp.path() / "e", id, /*verify_content=*/true);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  absl::StatusOr<GraphDetails> read = ReadGraphDetails(temp.path() / "e", *entry);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->graphs.size(), 1u);
+  EXPECT_EQ(read->graphs[0].key, "fabc");
+  EXPECT_THAT(read->graphs[0].lines, ElementsAre("[h1] inductor_config[max_autotune]: False"));
+  // An entry without them (kept before they were captured) stays valid.
+  const std::string old_id = test::WriteEntry(temp.path() / "old", test::TestKey("t"));
+  absl::StatusOr<Entry> old = ReadEntry(temp.path() / "old", old_id, true);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(ReadGraphDetails(temp.path() / "old", *old).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(EntryTest, APulledEntryWhoseGraphDetailsAreOversizeOrNotJsonIsRefused) {
+  test::TempDir temp;
+  const fs::path remote = temp.path() / "remote";
+  auto plant = [&](const std::string& test_id, const std::string& details) {
+    const fs::path staged = temp.path() / test_id;
+    const std::string id = test::WriteEntry(staged, test::TestKey(test_id), "b", details);
+    fs::create_directories(EntriesDir(remote));
+    fs::rename(staged, EntriesDir(remote) / id);
+  };
+  plant("big", std::string(kMaxGraphDetailsBytes + 1, ' '));
+  plant("bad", R"({"format": 1, [)");
+  plant("shape", R"({"format": 1, "graphs": [{"key": "k", "lines": [3]}]})");
+  absl::StatusOr<CopyReport> pulled = CopyEntries(remote, temp.path() / "local", nullptr);
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_TRUE(pulled->copied.empty());
+  std::string refused;
+  for (const std::string& r : pulled->refused) refused += r + "\n";
+  EXPECT_THAT(refused, HasSubstr("fx_graph_details.json: larger than 1048576 bytes"));
+  EXPECT_THAT(refused, HasSubstr("fx_graph_details.json: not JSON"));
+  EXPECT_THAT(refused, HasSubstr("fx_graph_details.json: a line is not a string"));
 }
 
 TEST(EntryTest, RefusesAKeyThatIsNotAnObjectOfStrings) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json.hpp"
 #include "util/fs.h"
@@ -45,11 +46,19 @@ inline std::map<std::string, std::string> TestKey(const std::string& test_id) {
           {"test_id", test_id}};
 }
 
-// Writes an entry of `key` into `dir` (made): key.json, artifacts.bin, one kernel and the
-// manifest. Returns its id.
+// Graph details of one graph `key` with `lines`, as the child writes them.
+inline std::string GraphDetailsText(const std::string& key, const std::vector<std::string>& lines) {
+  return nlohmann::json{
+      {"format", 1}, {"graphs", {{{"key", key}, {"lines", lines}}}}, {"truncated", ""}}
+      .dump();
+}
+
+// Writes an entry of `key` into `dir` (made): key.json, artifacts.bin, one kernel, with
+// `details` its fx_graph_details.json (none when empty), and the manifest. Returns its id.
 inline std::string WriteEntry(const std::filesystem::path& dir,
                               const std::map<std::string, std::string>& key,
-                              const std::string& artifacts = "bundle bytes") {
+                              const std::string& artifacts = "bundle bytes",
+                              const std::string& details = "") {
   std::filesystem::create_directories(dir / "kernels" / "ab");
   const std::string key_text = nlohmann::json(key).dump();
   const std::string kernel = "ELF kernel";
@@ -65,6 +74,12 @@ inline std::string WriteEntry(const std::filesystem::path& dir,
         {{"path", "kernels/ab/cabc.so"},
          {"bytes", kernel.size()},
          {"sha256", Sha256Hex(kernel)}}}}};
+  if (!details.empty()) {
+    EXPECT_TRUE(WriteFileAtomic(dir / "fx_graph_details.json", details).ok());
+    manifest["files"].push_back({{"path", "fx_graph_details.json"},
+                                 {"bytes", details.size()},
+                                 {"sha256", Sha256Hex(details)}});
+  }
   EXPECT_TRUE(WriteFileAtomic(dir / "entry.json", manifest.dump()).ok());
   return Sha256Hex(key_text);
 }

@@ -42,16 +42,23 @@ void PrintProblems(const std::vector<std::string>& problems) {
   }
 }
 
-// The entries of the remote (--remote) or of the local store, with where they are.
+// The entries of the remote (--remote) or of the local store, with where they are; `root`
+// (may be null) is set to the store that holds them whole (empty for a Hub remote, whose
+// listing holds each entry's key and manifest only).
 absl::StatusOr<std::vector<cache::Entry>> EntriesOf(const CacheFlags& flags, std::string* where,
-                                                    std::vector<std::string>* problems) {
+                                                    std::vector<std::string>* problems,
+                                                    fs::path* root = nullptr) {
   if (flags.remote.empty()) {
     *where = fmt::format("the local store ({})", LocalStore(flags).string());
+    if (root != nullptr) *root = LocalStore(flags);
     return cache::ListEntries(LocalStore(flags), problems);
   }
   absl::StatusOr<cache::Remote> remote = cache::ParseRemote(flags.remote);
   if (!remote.ok()) return remote.status();
   *where = fmt::format("remote {}", cache::RemoteName(*remote));
+  if (root != nullptr && remote->kind == cache::Remote::Kind::kDirectory) {
+    *root = remote->location;
+  }
   const fs::path scratch = LocalStore(flags) / "staging" / fmt::format("keys.{}", RandomHex(6));
   absl::StatusOr<std::vector<cache::Entry>> entries =
       cache::RemoteEntries(*remote, HelperOf(flags), scratch, problems);
@@ -112,9 +119,17 @@ int RunExplain(const CacheFlags& flags) {
   }
   std::string where;
   std::vector<std::string> problems;
-  absl::StatusOr<std::vector<cache::Entry>> entries = EntriesOf(flags, &where, &problems);
+  fs::path root;
+  absl::StatusOr<std::vector<cache::Entry>> entries = EntriesOf(flags, &where, &problems, &root);
   if (!entries.ok()) return Fail(ExitCodeOf(entries.status()), entries.status());
-  absl::StatusOr<std::string> text = cache::ExplainRun(runs->front(), *entries, where);
+  auto read = [&](const cache::Entry& e) -> absl::StatusOr<cache::GraphDetails> {
+    if (root.empty()) {
+      return absl::NotFoundError(fmt::format(
+          "a Hub remote's listing holds key and manifest only: cache pull --key {} first", e.id));
+    }
+    return cache::ReadGraphDetails(cache::EntriesDir(root) / e.id, e);
+  };
+  absl::StatusOr<std::string> text = cache::ExplainRun(runs->front(), *entries, where, read);
   if (!text.ok()) return Fail(ExitCodeOf(text.status()), text.status());
   std::cout << *text;
   PrintProblems(problems);

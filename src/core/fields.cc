@@ -1339,6 +1339,17 @@ std::vector<FieldDef> MakeResultFields() {
 
   // Version 29, dynamic shapes (doc/probe.md, "Dynamic shapes").
   AddDynamicShapeFields(add, group, version, compile);
+
+  // Version 30, inductor's own cache-key details (doc/compile-cache.md, "Why a miss").
+  version = 30;
+  group = FieldGroup::kResult;
+  add(Bulky(Metric(Member(
+      "fx_graph_details", "",
+      "Compile mode, inductor: its FX graph cache's key details of the first call as JSON "
+      "({format, graphs: [{key, lines}], truncated}): per graph its key and FxGraphHashDetails' "
+      "debug lines ([HASH] NAME: VALUE, a value cut past 160 characters, 64 KiB in all: "
+      "truncated says what was left out); what cache explain compares with an entry's.",
+      COMPATLAB_MEMBER(result.fx_graph_details)))));
   return fields;
 }
 

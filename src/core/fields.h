@@ -44,7 +44,7 @@ namespace compatlab {
 
 // The schema version this build reads and writes: PRAGMA user_version of a
 // store, the version key of a Parquet file (doc/dataset.md).
-inline constexpr int kSchemaVersion = 29;
+inline constexpr int kSchemaVersion = 30;
 // The schema versions that add no field: from kTypedListsVersion on Parquet
 // files hold the curves as typed list columns, from kTypedLoadDistsVersion on
 // also kind load's latency distributions (doc/dataset.md, "List columns");

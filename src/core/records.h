@@ -401,6 +401,11 @@ struct RunResult {
   std::string dyn_graphs;               // graphs compiled at each shape's first call
   std::string dyn_acc_max_abs_err;      // against the CPU reference at each shape
   std::string dyn_acc_passed;           // 1 when the shape passed the accuracy rule, else 0
+
+  // --- Schema version 30: inductor's own cache-key details (doc/compile-cache.md). ---
+  // Compile mode: per FX graph of the first call, its key and FxGraphHashDetails' debug
+  // lines, compact JSON (probe: stacks/graph_details.py; lines cut, 64 KiB at most).
+  std::string fx_graph_details;
 };
 
 // One stored row: a test, where and when it ran, and what happened.

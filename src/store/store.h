@@ -315,7 +315,8 @@ class Store {
 
   // The runs with these rowids, in the order given; a rowid with no run is
   // skipped. Without `with_outputs`, the bulky fields (FieldDef::bulky:
-  // stdout_tail, stderr_tail, error_traceback) read as "" (they are not read at all).
+  // stdout_tail, stderr_tail, error_traceback, fx_graph_details) read as "" (they are not
+  // read at all).
   absl::StatusOr<std::vector<RunRecord>> RunsByRowid(const std::vector<int64_t>& rowids,
                                                      bool with_outputs);
 

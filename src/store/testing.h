@@ -277,6 +277,8 @@ inline RunRecord FullRun(const std::string& sweep_id) {
   r.dyn_graphs = "[[0,1],[1,1]]";
   r.dyn_acc_max_abs_err = "[0.001,0.002]";
   r.dyn_acc_passed = "[[0,1],[1,1]]";
+  r.fx_graph_details =
+      R"({"format":1,"graphs":[{"key":"fabc","lines":["[h1] inductor_config[max_autotune]: False"]}],"truncated":""})";
   record.started_at = "2026-11-30T02:24:35.123Z";
   record.finished_at = "2026-11-30T02:24:39.873Z";
   record.host = "host-1";

@@ -6,7 +6,9 @@ plus its eager twin.
 Issue 40 on the same sweep (doc/compile-cache.md): its model-cold compile kept in its compile
 store and pushed to a directory remote; a second working directory (machine B, an empty
 store) sweeps the compiled test with --cache-from and compiles no graph; cache explain names a
-planted torch version and compile option; a tampered entry is refused on pull.
+planted torch version and compile option, and a planted inductor configuration line of a
+graph-level miss (inductor's own key details, kept by the run and its entry); a tampered
+entry is refused on pull.
 """
 
 import hashlib
@@ -124,6 +126,46 @@ def test_explain_names_a_planted_torch_version_and_compile_option(swept, machine
     assert f"torch: {torch_version} here, 2.14.1 in the entry" in proc.stdout, proc.stdout
     assert 'compile_options: {"dynamic": false, "fullgraph": false} here, {"dynamic": false, ' \
            '"fullgraph": false, "mode": "max-autotune"} in the entry' in proc.stdout, proc.stdout
+
+
+def plant_graph_change(remote, planted, name, value):
+    """A copy of `remote`'s one entry, its key unchanged, under `planted`, whose first graph's
+    details hold another inductor configuration value `name` (its hash too, and the graph's
+    key, as inductor's key would change with it); the manifest lists the file anew."""
+    (source,) = (remote / "entries").iterdir()
+    dest = planted / "entries" / source.name
+    shutil.copytree(source, dest)
+    details = json.loads((dest / "fx_graph_details.json").read_text())
+    graph = details["graphs"][0]
+    (at,) = [i for i, line in enumerate(graph["lines"]) if f"] inductor_config[{name}]: " in line]
+    graph["lines"][at] = f"[planted] inductor_config[{name}]: {value}"
+    graph["key"] = "fplanted"
+    text = json.dumps(details)
+    (dest / "fx_graph_details.json").write_text(text)
+    manifest = json.loads((dest / "entry.json").read_text())
+    (listed,) = [f for f in manifest["files"] if f["path"] == "fx_graph_details.json"]
+    listed.update(bytes=len(text), sha256=hashlib.sha256(text.encode()).hexdigest())
+    (dest / "entry.json").write_text(json.dumps(manifest))
+
+
+def test_explain_names_a_planted_inductor_config_line_of_a_graph_level_miss(swept, machine_b):
+    """The model-cold run and its entry keep inductor's graph details; against an entry of the
+    run's very key whose details differ in one inductor configuration value, explain names it."""
+    compiled, (_, _, _, cli, remote) = swept[2]["compile"], machine_b
+    run_details = json.loads(compiled["fx_graph_details"])
+    (entry,) = (remote / "entries").iterdir()
+    entry_details = json.loads((entry / "fx_graph_details.json").read_text())
+    assert run_details["graphs"] and run_details["truncated"] == ""
+    assert [g["key"] for g in run_details["graphs"]] == [g["key"] for g in entry_details["graphs"]]
+    planted = cli.workdir / "planted-graph"
+    plant_graph_change(remote, planted, "max_autotune", "True")
+    proc = swept[3].run("cache", "explain", compiled["run_id"], "--db", swept[3].workdir / "store.db",
+                        "--remote", planted)
+    assert proc.returncode == 0, proc.stderr
+    print(proc.stdout)  # the doc's example (doc/compile-cache.md)
+    assert "this run's very key" in proc.stdout, proc.stdout
+    assert re.search(r"graph 1 here \(key \S+\) against the entry's graph 1 \(key fplanted\): 1 line differs\n"
+                     r"      inductor_config\[max_autotune\]: False here, True in the entry\n", proc.stdout), proc.stdout
 
 
 def test_a_pulled_entry_whose_content_is_not_its_digest_is_refused(machine_b, tmp_path):

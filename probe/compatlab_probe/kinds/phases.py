@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..measure import accuracy
@@ -122,16 +122,20 @@ class ModelTest:
         or backend error is fail_to_compile at stage compile, any other error fail_to_run at
         prepare; MemoryError oom; its compilations are stage marks `compile`
         (compiler.compile_stage_marks: a deadline there is a timeout at compile). Compile mode also records the call's cache hits and misses
-        and dynamo counters, and a call that captured no graph is harness_error at compile."""
+        and dynamo counters, inductor's graph details (graph_details.py: fx_graph_details, and
+        the entry's form in result.graph_details), and a call that captured no graph is
+        harness_error at compile."""
         from ..stacks.compile_store import CacheStats, bundle_verdict
         from ..stacks.compiler import DynamoStats, cache_counters, compile_stage_marks
+        from ..stacks.graph_details import GraphDetailsTracker
 
         stats = DynamoStats.snapshot() if self.compiling else None
         per_cache = CacheStats.snapshot() if self.compiling else None
         hits, misses = cache_counters() if self.compiling else (0, 0)
+        details = GraphDetailsTracker() if self.compiling else nullcontext()
         start = time.perf_counter()
         with recorded(self.result, "prepare", handle=self._first_call_failed), MachineState() as state, \
-                self._profiling_prepare(), compile_stage_marks(self.compiling):
+                self._profiling_prepare(), compile_stage_marks(self.compiling), details:
             yield
         self.result.metrics["prepare_s"] = time.perf_counter() - start
         self._record_noise(state, "prepare")
@@ -142,6 +146,9 @@ class ModelTest:
         self.result.metrics.update(first, cache_hits=hits2 - hits, cache_misses=misses2 - misses)
         self.result.metrics.update(per_cache.delta())
         bundle_verdict(self.result.metrics)
+        if details.graphs:  # inductor's own cache-key details (doc/compile-cache.md, "Why a miss")
+            self.result.metrics["fx_graph_details"] = details.run_form()
+            self.result.graph_details = details.details()
         self._stats = stats
         if first["unique_graphs"] == 0 and first["captured_calls"] == 0:
             self.result.set_status("harness_error", "compile mode: dynamo captured no graph (unique_graphs 0, "

@@ -54,6 +54,10 @@ class Result:
         self.model_class = ""
         self.metrics = {}
         self.stack = stack or {}
+        # Inductor's graph details of the first compiled call (stacks/graph_details.py), the
+        # entry's form: kept with a compile-store entry, not reported (the run's own compact
+        # form is the metric fx_graph_details).
+        self.graph_details: dict[str, Any] | None = None
 
     def set_status(self, status: str, detail: str = "", stage: str = "") -> Result:
         if status not in CHILD_STATUSES:

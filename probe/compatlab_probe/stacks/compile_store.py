@@ -4,14 +4,15 @@ entry a model-cold compile leaves, and a stored entry loaded before the first ca
     parts = key_parts(request, target)          # readable: torch, backend, device, ...
     metrics.update(load_entry(request, parts))  # before compiling: prepare_state, cache_bundle
     stats = CacheStats.snapshot(); ... first call ...; metrics.update(stats.delta())
-    save_entry(request, parts, out_dir)         # after a complete, successful cold compile
+    save_entry(request, parts, out_dir, graph_details)  # after a complete, successful cold compile
 
 An entry is a directory named by the SHA-256 of its `key.json` (the key parts as canonical
 JSON): `key.json`, `artifacts.bin` (torch.compiler.save_cache_artifacts(): the FX graph,
 AOTAutograd and autotune caches' entries of the compile), `kernels/` (the compiled kernels
 inductor built into the test's cache directory: the bundle holds their source only, and a
-CPU kernel not found there would be compiled again) and `entry.json` (each file's size and
-SHA-256). The C++ side (src/cache) checks an entry before it keeps, pushes or pulls it.
+CPU kernel not found there would be compiled again), `fx_graph_details.json` (inductor's own
+cache-key details of each graph, graph_details.py, when any were captured) and `entry.json`
+(each file's size and SHA-256). The C++ side (src/cache) checks an entry before it keeps, pushes or pulls it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 ENTRY_FORMAT = 1
 KEY_FILE, ARTIFACTS_FILE, MANIFEST_FILE, KERNELS_DIR = "key.json", "artifacts.bin", "entry.json", "kernels"
+DETAILS_FILE = "fx_graph_details.json"
 # Directories of inductor's cache directory that are not compiled kernels: the bundle holds
 # the FX graph and AOTAutograd entries; the locks are inductor's own.
 _NOT_KERNELS = {"fxgraph", "aotautograd", "locks", "triton", "precompiled_headers"}
@@ -158,10 +160,12 @@ def clear_recorded_artifacts() -> None:
         pass
 
 
-def save_entry(request: TestRequest, parts: dict[str, str], out_dir: str) -> str:
+def save_entry(request: TestRequest, parts: dict[str, str], out_dir: str,
+               graph_details: dict[str, Any] | None = None) -> str:
     """Writes this process's compile as an entry into `out_dir` (made; the C++ side checks and
-    keeps it): returns "" or why nothing was written. Call it after a complete, successful
-    cold compile only."""
+    keeps it), with `graph_details` (GraphDetailsTracker.details()) when it holds a graph:
+    returns "" or why nothing was written. Call it after a complete, successful cold compile
+    only."""
     import torch
 
     saved = torch.compiler.save_cache_artifacts()
@@ -176,6 +180,10 @@ def save_entry(request: TestRequest, parts: dict[str, str], out_dir: str) -> str
     with open(os.path.join(out_dir, ARTIFACTS_FILE), "wb") as f:
         f.write(bundle)
     files.append(ARTIFACTS_FILE)
+    if graph_details and graph_details.get("graphs"):
+        with open(os.path.join(out_dir, DETAILS_FILE), "w", encoding="ascii") as f:
+            json.dump(graph_details, f, separators=(",", ":"))
+        files.append(DETAILS_FILE)
     cache_dir = request.compile.cache_dir
     for rel in kernel_files(cache_dir) if cache_dir else []:
         os.makedirs(os.path.join(out_dir, KERNELS_DIR, rel.split("/")[0]), exist_ok=True)
@@ -194,16 +202,18 @@ def save_entry(request: TestRequest, parts: dict[str, str], out_dir: str) -> str
     return ""
 
 
-def keep_after_test(request: TestRequest, status: str, metrics: dict[str, Any]) -> None:
+def keep_after_test(request: TestRequest, status: str, metrics: dict[str, Any],
+                    graph_details: dict[str, Any] | None = None) -> None:
     """After the kind: a complete, successful model-cold compile (status pass or
     fail_accuracy, the cold phase, no bundle loaded) written as an entry where the request
-    says (compile_entry_out). A failure to write is noted in compile_entry, never the test's."""
+    says (compile_entry_out), with the first call's `graph_details`. A failure to write is
+    noted in compile_entry, never the test's."""
     if not (request.compiling and request.compile.entry_out and request.compile.cache_phase == "cold"
             and metrics.get("compile_key") and status in ("pass", "fail_accuracy")
             and metrics.get("prepare_state") == "model-cold"):
         return
     try:
-        why = save_entry(request, json.loads(metrics["compile_key"]), request.compile.entry_out)
+        why = save_entry(request, json.loads(metrics["compile_key"]), request.compile.entry_out, graph_details)
     except Exception as exc:  # noqa: BLE001 - the entry is a by-product: noted, never a failure
         why = f"{type(exc).__name__}: {exc}"[:300]
     metrics["compile_entry"] = f"not kept: {why}" if why else "written"

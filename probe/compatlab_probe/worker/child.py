@@ -86,7 +86,7 @@ def run_test(request: TestRequest | Mapping[str, Any], context: Context | None =
             kinds.kind_of(request)(request, result, context or Context())
         except kinds.StageFailed:
             pass  # a model kind's stage failed; the result already says how
-        compile_store.keep_after_test(request, result.status, result.metrics)
+        compile_store.keep_after_test(request, result.status, result.metrics, result.graph_details)
         eager_frames = result.metrics.get("frames_run_eagerly") or 0
         if result.status == "pass" and eager_frames > 0:
             # A compiled pass with frames dynamo gave up on: say so next to the status.
