@@ -13,6 +13,8 @@ import signal
 import sqlite3
 import time
 
+import pytest
+
 from .conftest import REPO, VENV_PYTHON
 
 COMPILE_SWEEP = ("--models", "llama", "--modes", "compile", "--seq-lens", "16,32",
@@ -102,6 +104,8 @@ def project_home_copy(tmp_path):
     return home
 
 
+# make test-slow: about 40-100 s on the idle 2-core machine (make test kept under 25 min).
+@pytest.mark.slow
 def test_resume_ignores_an_edit_of_the_builtin_profile(cli, db, tmp_path, wait_until):
     home = project_home_copy(tmp_path)
     cli.env["COMPATLAB_HOME"] = str(home)

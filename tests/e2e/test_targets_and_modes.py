@@ -119,6 +119,8 @@ def test_backend_refusing_an_op_is_fail_to_compile_with_stage_and_signature(cli,
     assert errors.returncode == 0 and "fail_to_compile" in errors.stdout
 
 
+# make test-slow: about 40-100 s on the idle 2-core machine (make test kept under 25 min).
+@pytest.mark.slow
 def test_perturbed_backend_is_fail_accuracy_per_shape_and_its_script_reproduces(
         cli, db, tmp_path, venv_python):
     # A profile of its own: the cpu target plus testdevice/ on the path, where
