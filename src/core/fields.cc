@@ -991,9 +991,10 @@ std::vector<FieldDef> MakeResultFields() {
                     COMPATLAB_MEMBER(result.steady_ci_high_s))),
       steady);
   add(Metric(Member("noisy", "",
-                    "1 when the noisy rule held in the steady phase (load average above the "
-                    "cores, other runnable tasks beyond the free cores, CPU time below half "
-                    "the wall time on a CPU target, over 100 involuntary switches/s), else 0.",
+                    "1 when the noisy rule held in the steady phase (other runnable tasks "
+                    "beyond the free cores, or the load average above the cores when they "
+                    "cannot be read; CPU time below half the wall time on a CPU target; over "
+                    "100 involuntary switches/s), else 0.",
                     COMPATLAB_MEMBER(result.noisy))),
       every_pass);
   add(Metric(Member("noisy_reason", "", "Which noisy rules held, in words; empty when quiet.",
@@ -1344,12 +1345,14 @@ std::vector<FieldDef> MakeResultFields() {
   version = 30;
   group = FieldGroup::kResult;
   add(Bulky(Metric(Member(
-      "fx_graph_details", "",
-      "Compile mode, inductor: its FX graph cache's key details of the first call as JSON "
-      "({format, graphs: [{key, lines}], truncated}): per graph its key and FxGraphHashDetails' "
-      "debug lines ([HASH] NAME: VALUE, a value cut past 160 characters, 64 KiB in all: "
-      "truncated says what was left out); what cache explain compares with an entry's.",
-      COMPATLAB_MEMBER(result.fx_graph_details)))));
+          "fx_graph_details", "",
+          "Compile mode, inductor: its FX graph cache's key details of the first call as JSON "
+          "({format, graphs: [{key, lines}], truncated}): per graph its key and "
+          "FxGraphHashDetails' debug lines ([HASH] NAME: VALUE, a value cut past 160 "
+          "characters, 64 KiB in all: truncated says what was left out); what cache explain "
+          "compares with an entry's.",
+          COMPATLAB_MEMBER(result.fx_graph_details)))),
+      {{all_kinds, compile, {FillWhen::kCpuInductor}}});
   return fields;
 }
 
