@@ -51,9 +51,14 @@ std::optional<LoadAvg> ParseLoadAvg(std::string_view proc_loadavg) {
 
 }  // namespace
 
-bool MachineQuiet(std::string_view proc_loadavg, int cores) {
+bool MachineQuiet(std::string_view proc_loadavg) {
   const std::optional<LoadAvg> l = ParseLoadAvg(proc_loadavg);
-  return cores >= 1 && l && l->load <= cores && l->others == 0;
+  return l && l->others == 0;
+}
+
+bool QuietWatch::Poll(std::string_view proc_loadavg) {
+  quiet_polls_ = MachineQuiet(proc_loadavg) ? quiet_polls_ + 1 : 0;
+  return quiet_polls_ >= kPolls;
 }
 
 std::string BusyMachineLine(std::string_view proc_loadavg, int cores) {

@@ -34,11 +34,25 @@ std::string ResumeLine(const std::string& sweep_id, int64_t left, int64_t planne
 //    to be marked noisy\n"
 std::string BusyMachineLine(std::string_view proc_loadavg, int cores);
 
-// Whether /proc/loadavg's text says the machine is quiet enough to measure on (the
-// wait before noisy tests are measured again, ExecuteOptions::machine_quiet): the
-// 1-minute load average at most `cores` and no running task but the reader. False when
-// the text does not parse.
-bool MachineQuiet(std::string_view proc_loadavg, int cores);
+// Whether /proc/loadavg's text says the machine is quiet to measure on at this instant:
+// no running task but the reader (the noisy rule's runnable others, doc/results-schema.md,
+// "Noise"; the 1-minute load average, which lags a busy minute by tens of seconds, is not
+// looked at). False when the text does not parse.
+bool MachineQuiet(std::string_view proc_loadavg);
+
+// The wait before noisy tests are measured again (ExecuteOptions::machine_quiet, polled
+// twice a second): quiet once MachineQuiet held at kPolls consecutive polls (about 2 s),
+// so that one idle instant of a job that runs in bursts does not count.
+class QuietWatch {
+ public:
+  static constexpr int kPolls = 4;
+  // One poll of /proc/loadavg's text: whether the machine has now been quiet kPolls polls
+  // running.
+  bool Poll(std::string_view proc_loadavg);
+
+ private:
+  int quiet_polls_ = 0;
+};
 
 // The line printed once per busy spell during a sweep, when a finished test's
 // timing was noisy (doc/results-schema.md, "Noise") after quiet ones or at the

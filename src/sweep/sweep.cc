@@ -461,9 +461,9 @@ absl::StatusOr<ExecuteOptions> ExecuteOptionsFor(const SweepOptions& o, const Pr
   eo.rerun_reduced = o.rerun_reduced;
   eo.remeasure_noisy = o.remeasure_noisy;
   eo.remeasure_wait_s = o.remeasure_wait_s;
-  eo.machine_quiet = [] {
+  eo.machine_quiet = [watch = std::make_shared<QuietWatch>()] {
     absl::StatusOr<std::string> loadavg = ReadFile("/proc/loadavg");
-    return loadavg.ok() && MachineQuiet(*loadavg, UsableCores());
+    return watch->Poll(loadavg.ok() ? *loadavg : "");
   };
   eo.host = HostName();
   eo.cpu_model = CpuModel();

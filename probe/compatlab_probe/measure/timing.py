@@ -290,14 +290,20 @@ class MachineState:
                 f"{phase}_invol_switches": self.invol, f"{phase}_procs_running": self.procs_running}
 
     def noisy_reasons(self, cores: int, threads: int, on_cpu: bool) -> list[str]:
-        """Why the phase is noisy, one phrase per rule that holds (empty: quiet): the load
-        average above `cores`; more other runnable tasks than the cores the test's `threads`
-        leave free; `on_cpu` targets: CPU time below NOISY_CPU_PER_WALL of the wall time;
-        more than NOISY_INVOL_PER_S involuntary switches per second (these two only for a
-        phase of at least NOISY_MIN_WALL_S)."""
+        """Why the phase is noisy, one phrase per rule that holds (empty: quiet): more other
+        runnable tasks than the cores the test's `threads` leave free (when they cannot be
+        read: the load average above `cores`); `on_cpu` targets: CPU time below
+        NOISY_CPU_PER_WALL of the wall time; more than NOISY_INVOL_PER_S involuntary switches
+        per second (these two only for a phase of at least NOISY_MIN_WALL_S).
+
+        The 1-minute load average is an average of the minute before the sample (it decays
+        by e^(-5/60) every 5 s), not of the phase: after two 60 s burners on the 2-core
+        machine it stayed above 2 for about 40 s, marking phases timed on a quiet machine
+        (their runnable others 0, cpu/wall 1.0) noisy; and it counts the test itself. So it
+        decides only when the runnable tasks cannot be read (doc/results-schema.md, "Noise")."""
         reasons = []
         load, others, ratio = self.load_avg, self.procs_running, self.cpu_per_wall
-        if load is not None and load > NOISY_LOAD_PER_CORE * cores:
+        if others is None and load is not None and load > NOISY_LOAD_PER_CORE * cores:
             reasons.append(f"load average {load:.2f} > {cores} cores")
         free = max(0, cores - threads)
         if others is not None and others > free:
