@@ -14,8 +14,14 @@ and prints, per workload, its blocks grouped into windows of about 2 s: each win
 relative to the fastest window, and max/min. A workload whose windows move together with
 the model's while the L1-resident loop stays flat points at the memory hierarchy shared with
 other tenants of the host, which neither the load average nor the host's steal shows.
+With --fresh N it checks instead whether dividing by the machine's speed of the moment would
+make a figure hold: N fresh processes one after another, each timing the model for 1 s
+between two readings of the 1 MiB copy (8 blocks each, numpy: one thread whatever torch's),
+and prints each process's model median, copy median and their ratio, then the spread
+(max/min) of each column and the correlation of the first two.
 Run it on a quiet machine:
     .venv/bin/python bench/drift.py [SECONDS]
+    .venv/bin/python bench/drift.py --fresh 12
 """
 
 from __future__ import annotations
@@ -78,7 +84,62 @@ def block(fn, seconds: float) -> float:
     return statistics.median(times)
 
 
+def one_process() -> None:
+    """--one: the model's median over 1 s between two copy readings, one line."""
+    import numpy as np
+
+    model = workloads()["model"]
+    src = np.random.rand(1 << 17)  # 1 MiB of float64
+    dst = np.empty_like(src)
+
+    def copies() -> list[float]:
+        times = []
+        for _ in range(10):
+            start = time.perf_counter()
+            for _ in range(20):
+                np.copyto(dst, src)
+            times.append(time.perf_counter() - start)
+        return times[2:]  # the first two warm up
+
+    with torch.inference_mode():
+        for _ in range(20):
+            model()
+        before = copies()
+        median = block(model, 1.0)
+        copy = statistics.median(before + copies())
+    print(f"{median * 1e3:.4f} {copy * 1e3:.4f} {median / copy:.4f}")
+
+
+def fresh(n: int) -> None:
+    import subprocess
+
+    print(
+        f"== load average at start: {' '.join(open('/proc/loadavg').read().split()[:3])}; {n} fresh processes"
+    )
+    print("model_ms copy_ms ratio")
+    rows = []
+    for _ in range(n):
+        out = subprocess.run(
+            [sys.executable, __file__, "--one"], check=True, capture_output=True, text=True
+        )
+        line = out.stdout.strip().splitlines()[-1]
+        print(line)
+        rows.append([float(x) for x in line.split()])
+    for i, name in enumerate(("model", "copy", "model/copy")):
+        column = [r[i] for r in rows]
+        print(f"{name:10s} max/min {max(column) / min(column):.3f}")
+    print(
+        f"correlation of model and copy: {statistics.correlation([r[0] for r in rows], [r[1] for r in rows]):.2f}"
+    )
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        one_process()
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--fresh":
+        fresh(int(sys.argv[2]))
+        return
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     fns = workloads()
     print(
