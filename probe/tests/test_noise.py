@@ -110,6 +110,17 @@ def test_the_noisy_rule_names_each_rule_that_held():
     assert state.noisy_reasons(cores=4, threads=2, on_cpu=True) == []  # two cores free
 
 
+def test_a_rank_of_a_group_is_not_noisy_for_waiting_on_and_being_preempted_by_its_peers():
+    state = timing.MachineState()
+    state.loads, state.others, state.wall_s, state.cpu_s, state.invol = [1.0], [0, 0], 0.2, 0.08, 300
+    assert state.noisy_reasons(cores=2, threads=1, on_cpu=True) == ["cpu/wall 0.40 < 0.5",
+                                                                    "1500 involuntary switches/s > 100"]
+    assert state.noisy_reasons(cores=2, threads=1, on_cpu=True, ranks=2) == []
+    # Its ranks' threads take the cores: another runnable task is other load.
+    state.others = [1, 1]
+    assert state.noisy_reasons(cores=2, threads=1, on_cpu=True, ranks=2) == ["1.0 other runnable tasks > 0 free cores"]
+
+
 def test_a_load_average_left_over_from_a_busy_minute_does_not_make_a_quiet_phase_noisy():
     # The 1-minute load average still above the cores after the other job ended: nothing
     # else runnable, the test had its CPU all the time.

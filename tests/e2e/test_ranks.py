@@ -13,10 +13,15 @@ FAULTS = [
 ]
 
 
-def test_a_rank_that_crashes_hangs_or_runs_out_of_memory_is_the_tests_status_naming_it(cli, db):
+def test_a_rank_that_crashes_hangs_or_runs_out_of_memory_is_the_tests_status_naming_it(cli, db, tmp_path):
     suite = cli.write_suite("rank-faults", timeout_s=60, tests=FAULTS)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    cli.env = dict(cli.env, TMPDIR=str(tmp))  # where a group's leader makes its directory
     proc = cli.run("sweep", "--suite", suite, "--mem-limit", "512M", "--db", db)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    # A leader that dies of its rank's signal or of the deadline removes its directory too.
+    assert not list(tmp.glob("compatlab-ranks-*")), list(tmp.iterdir())
     sweep_id = cli.sweep_id_of(proc.stderr)
     # Every rank carries the test's environment: none is left in the process table.
     assert cli.leftovers(sweep_id) == [], "processes of the group outlived the sweep"
@@ -30,7 +35,10 @@ def test_a_rank_that_crashes_hangs_or_runs_out_of_memory_is_the_tests_status_nam
     assert crash["stage"] == "load"  # the rank's own last stage mark
     hang = by_kind["hang"]
     assert hang["stage"] == "compile" and hang["status_detail"].endswith("(rank 1)"), hang
-    assert "in _sleep_forever" in hang["stderr_tail"]
+    # Each rank's stacks come under a line of their own (written at once onto the shared
+    # stderr they came out interleaved): the hung rank's section names the hung function.
+    _, rank1 = hang["stderr_tail"].split("compatlab: rank 1's Python stacks at the deadline:\n", 1)
+    assert "in _sleep_forever" in rank1.split("compatlab: rank ", 1)[0], hang["stderr_tail"][-3000:]
     assert by_kind["oom"]["status_detail"].endswith("(rank 1)"), by_kind["oom"]
     assert by_kind["oom"]["stage"] == "run"  # past the rendezvous; kind oom writes no mark
     assert by_kind["noop"]["dist_backend"] == "gloo"

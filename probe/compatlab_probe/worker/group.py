@@ -16,6 +16,10 @@ the leader itself with that signal, after a mark naming the rank and its stage: 
 supervisor decides crash (or oom from the cgroup's counter) as for one process, naming
 the rank. At the deadline's SIGTERM the leader marks the rank that holds the group up (the
 rank not waiting for the others whose stage began longest ago) before it dies of it.
+Each rank's Python stacks at that SIGTERM (faulthandler) go to a file of its own, which
+the leader copies onto the shared stderr rank by rank once the ranks have ended (at most
+STACKS_WAIT_S): written by all at once onto stderr they came out interleaved, so that the
+hung rank's frames could not be read.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ from ..protocol.request import TestRequest
 from ..protocol.result import Result
 
 EXIT_NO_RESULT = 70
+# At the deadline the leader waits this long for the ranks' stack dumps (the supervisor's
+# SIGKILL follows its SIGTERM after --grace, 2 s by default); each is copied up to
+# STACKS_BYTES.
+STACKS_WAIT_S = 1.0
+STACKS_BYTES = 32 << 10
 # Stages in which a rank waits for the others (stacks/parallel.py): a hang is not theirs.
 WAIT_STAGES = ("rendezvous", "barrier")
 
@@ -68,14 +77,18 @@ def run_group(request: TestRequest, context: Context | None, prepare: Any, run: 
         for r in range(request.ranks):
             ranks.append(_fork_rank(replace(request, rank=r), os.path.join(workdir, "store"),
                                     lambda req: run(req, context), ranks))
-        _on_deadline(ranks)
+        _on_deadline(ranks, workdir)
         failed = _wait(ranks)
         if failed is not None:
-            return _rank_failed(ranks, failed)
+            return _rank_failed(ranks, failed, workdir)
         return _combined(ranks)
     finally:
         _kill(ranks)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _stacks_path(workdir: str, rank: int) -> str:
+    return os.path.join(workdir, f"rank{rank}.stacks")
 
 
 def _fork_rank(request: TestRequest, store_path: str, run: Any, forked: list[_Rank]) -> _Rank:
@@ -97,8 +110,14 @@ def _rank_main(request: TestRequest, fd: int, store_path: str, run: Any) -> None
     from ..host.osutil import run_then_exit
 
     def work() -> int:
+        import faulthandler
+
         from ..stacks import parallel
 
+        # The deadline's SIGTERM dumps this rank's stacks into its own file (the leader
+        # copies it onto stderr); the signal then takes its course as before.
+        stacks = open(_stacks_path(os.path.dirname(store_path), request.rank), "w")  # noqa: SIM115 - kept for the dump
+        faulthandler.register(signal.SIGTERM, file=stacks, chain=True)
         stage_marks.open_on(fd)
         result = parallel.run_rank(request, store_path, run)
         sys.stdout.flush()
@@ -183,13 +202,15 @@ def _kill(ranks: list[_Rank]) -> None:
             pass
 
 
-def _rank_failed(ranks: list[_Rank], failed: _Rank) -> dict[str, Any]:
+def _rank_failed(ranks: list[_Rank], failed: _Rank, workdir: str) -> dict[str, Any]:
     """A rank ended without a result: the group is killed; a signal is passed on to the
-    leader itself (crash, or oom by the cgroup's counter), else a harness_error naming it."""
+    leader itself (crash, or oom by the cgroup's counter; `workdir` removed first, as the
+    leader never returns), else a harness_error naming it."""
     stage_marks.write_mark(failed.stage, failed.rank)
     _kill(ranks)
     status = failed.wait_status or 0
     if os.WIFSIGNALED(status):
+        shutil.rmtree(workdir, ignore_errors=True)
         _die_of(os.WTERMSIG(status))
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     result = Result(stack_info()).set_status(
@@ -222,17 +243,47 @@ def holding_up(ranks: list[_Rank]) -> _Rank | None:
     return min(working, key=lambda r: r.stage_at, default=None)
 
 
-def _on_deadline(ranks: list[_Rank]) -> None:
-    """At the supervisor's SIGTERM: a mark naming the rank that holds the group up, then the
-    leader dies of SIGTERM (the ranks got it from the group's signal too)."""
+def _on_deadline(ranks: list[_Rank], workdir: str) -> None:
+    """At the supervisor's SIGTERM: a mark naming the rank that holds the group up, the
+    ranks' stacks onto stderr rank by rank (_copy_stacks), then the leader dies of SIGTERM
+    (the ranks got it from the group's signal too)."""
 
     def handler(signum, frame):
         rank = holding_up(ranks)
         if rank is not None:
             stage_marks.write_mark(rank.stage, rank.rank)
+        _copy_stacks(ranks, workdir)
+        shutil.rmtree(workdir, ignore_errors=True)  # run_group's finally never runs
         _die_of(signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, handler)
+
+
+def _copy_stacks(ranks: list[_Rank], workdir: str) -> None:
+    """Waits up to STACKS_WAIT_S for the ranks to end (their dumps then complete), then
+    writes each rank's stack file onto stderr under a line naming it, in rank order."""
+    deadline = time.monotonic() + STACKS_WAIT_S
+    while time.monotonic() < deadline:
+        for rank in ranks:
+            if rank.wait_status is None:
+                try:
+                    pid, status = os.waitpid(rank.pid, os.WNOHANG)
+                except ChildProcessError:
+                    pid, status = rank.pid, -1
+                if pid != 0:
+                    rank.wait_status = status
+        if all(r.wait_status is not None for r in ranks):
+            break
+        time.sleep(0.02)
+    sys.stderr.flush()
+    for rank in ranks:
+        try:
+            with open(_stacks_path(workdir, rank.rank), "rb") as f:
+                dump = f.read(STACKS_BYTES)
+        except OSError:
+            continue
+        if dump:
+            os.write(2, f"compatlab: rank {rank.rank}'s Python stacks at the deadline:\n".encode() + dump)
 
 
 def _combined(ranks: list[_Rank]) -> dict[str, Any]:
