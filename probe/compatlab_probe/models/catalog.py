@@ -21,10 +21,10 @@ No model is built and no modelling module is imported: only the auto tables' nam
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from ..host.answer import answer, refuse
 from ..host.runtime import apply_env
 
 
@@ -108,9 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             out = check_backend(args.backend)
         except ValueError as exc:
-            json.dump({"error": str(exc)}, sys.stdout)
-            sys.stdout.write("\n")
-            return 2
+            return refuse(str(exc), 2)
     elif args.model_code:
         try:
             import contextlib
@@ -124,21 +122,15 @@ def main(argv: list[str] | None = None) -> int:
                     codes.append(describe(spec)["code"])
             out = {"codes": codes} if args.several else {"code": codes[0]}
         except BaseException as exc:  # the team's code may raise anything, SystemExit included
-            json.dump({"error": f"{spec}: {type(exc).__name__}: {exc}"}, sys.stdout)
-            sys.stdout.write("\n")
-            return 2
+            return refuse(f"{spec}: {type(exc).__name__}: {exc}", 2)
     elif args.model_path:
         try:
             out = describe_checkpoint(args.model_path, args.trust_remote_code)
         except Exception as exc:  # any failure to read the checkpoint is reported, not raised
-            json.dump({"error": f"{type(exc).__name__}: {exc}"}, sys.stdout)
-            sys.stdout.write("\n")
-            return 2
+            return refuse(f"{type(exc).__name__}: {exc}", 2)
     else:
         out = catalog()
-    json.dump(out, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+    return answer(out)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..host.answer import answer, refuse
+
 HUB_PREFIX = "hub:"
 # ORG/NAME as the Hub spells repo ids; a revision is a branch, tag or commit.
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -304,24 +306,18 @@ def main(argv: list[str] | None = None) -> int:
             out = {"models": list_models(args.task, args.sort, args.limit)}
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            json.dump({"error": f"the Hub ({constants.ENDPOINT}) cannot be reached: {first}"}, sys.stdout)
-            sys.stdout.write("\n")
-            return 1
+            return refuse(f"the Hub ({constants.ENDPOINT}) cannot be reached: {first}", 1)
     else:
         models = {}
         for spec in args.specs:
             try:
                 repo, revision = parse_hub_id(spec)
             except HubError as exc:
-                json.dump({"error": str(exc)}, sys.stdout)
-                sys.stdout.write("\n")
-                return 2
+                return refuse(str(exc), 2)
             with network(False if _UNREACHABLE else None):  # the cache answers, as offline
                 models[spec] = describe_or_error(repo, revision, args.weights)
         out = {"models": models}
-    json.dump(out, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+    return answer(out)
 
 
 if __name__ == "__main__":
