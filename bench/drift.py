@@ -74,6 +74,12 @@ def workloads() -> dict[str, object]:
     }
 
 
+def loadavg() -> str:
+    """The 1-, 5- and 15-minute load averages."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def block(fn, seconds: float) -> float:
     """The median seconds of `fn`'s calls over `seconds`."""
     times, begin = [], time.perf_counter()
@@ -113,9 +119,7 @@ def one_process() -> None:
 def fresh(n: int) -> None:
     import subprocess
 
-    print(
-        f"== load average at start: {' '.join(open('/proc/loadavg').read().split()[:3])}; {n} fresh processes"
-    )
+    print(f"== load average at start: {loadavg()}; {n} fresh processes")
     print("model_ms copy_ms ratio")
     rows = []
     for _ in range(n):
@@ -143,7 +147,7 @@ def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     fns = workloads()
     print(
-        f"== load average at start: {' '.join(open('/proc/loadavg').read().split()[:3])} "
+        f"== load average at start: {loadavg()} "
         f"on {os.cpu_count()} cores; {seconds:.0f} s of interleaved blocks"
     )
     rounds = []
@@ -172,7 +176,7 @@ def main() -> None:
             f"{name:12s} fastest {fastest * 1e3:8.4f} ms  max/min {max(medians) / fastest:.2f}  corr {corr:5.2f}  "
             + " ".join(f"{m / fastest:.2f}" for m in medians)
         )
-    print(f"== load average at end: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+    print(f"== load average at end: {loadavg()}")
 
 
 if __name__ == "__main__":

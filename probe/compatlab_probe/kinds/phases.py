@@ -254,8 +254,7 @@ class ModelTest:
 
         metrics = self.result.metrics
         metrics.update(state.metrics(phase))
-        reasons = state.noisy_reasons(usable_cores(), torch.get_num_threads(), self.target.is_cpu,
-                                      max(1, self.request.ranks))
+        reasons = state.noisy_reasons(usable_cores(), torch.get_num_threads(), self.target.is_cpu, self.request.ranks)
         prefix = "" if phase == "steady" else f"{phase}_"
         metrics.update({f"{prefix}noisy": 1 if reasons else 0, f"{prefix}noisy_reason": "; ".join(reasons)})
 

@@ -312,11 +312,12 @@ class MachineState:
         free = max(0, cores - threads * max(1, ranks))
         if others is not None and others > free:
             reasons.append(f"{others:.1f} other runnable tasks > {free} free cores")
-        # getrusage counts in clock ticks; a group's ranks preempt and wait for one another.
-        long_enough = self.wall_s >= NOISY_MIN_WALL_S and ranks <= 1
-        if on_cpu and long_enough and ratio is not None and ratio < NOISY_CPU_PER_WALL:
+        # The scheduling rules: getrusage counts in clock ticks (a phase long enough), and a
+        # group's ranks preempt and wait for one another (one rank only).
+        scheduling = self.wall_s >= NOISY_MIN_WALL_S and ranks <= 1
+        if on_cpu and scheduling and ratio is not None and ratio < NOISY_CPU_PER_WALL:
             reasons.append(f"cpu/wall {ratio:.2f} < {NOISY_CPU_PER_WALL}")
-        if long_enough and self.invol / self.wall_s > NOISY_INVOL_PER_S:
+        if scheduling and self.invol / self.wall_s > NOISY_INVOL_PER_S:
             reasons.append(f"{self.invol / self.wall_s:.0f} involuntary switches/s > {NOISY_INVOL_PER_S:.0f}")
         return reasons
 

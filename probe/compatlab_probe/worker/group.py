@@ -204,14 +204,12 @@ def _kill(ranks: list[_Rank]) -> None:
 
 def _rank_failed(ranks: list[_Rank], failed: _Rank, workdir: str) -> dict[str, Any]:
     """A rank ended without a result: the group is killed; a signal is passed on to the
-    leader itself (crash, or oom by the cgroup's counter; `workdir` removed first, as the
-    leader never returns), else a harness_error naming it."""
+    leader itself (crash, or oom by the cgroup's counter), else a harness_error naming it."""
     stage_marks.write_mark(failed.stage, failed.rank)
     _kill(ranks)
     status = failed.wait_status or 0
     if os.WIFSIGNALED(status):
-        shutil.rmtree(workdir, ignore_errors=True)
-        _die_of(os.WTERMSIG(status))
+        _die_of(os.WTERMSIG(status), workdir)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     result = Result(stack_info()).set_status(
         "harness_error", f"rank {failed.rank} of {len(ranks)} exited with code {code} without a result "
@@ -221,10 +219,12 @@ def _rank_failed(ranks: list[_Rank], failed: _Rank, workdir: str) -> dict[str, A
     return result.to_dict()
 
 
-def _die_of(sig: int) -> None:
-    """The leader ends by `sig` (its default action), as the rank did."""
+def _die_of(sig: int, workdir: str) -> None:
+    """The leader ends by `sig` (its default action), as the rank did; the group's
+    `workdir` is removed first (run_group's finally never runs)."""
     import faulthandler
 
+    shutil.rmtree(workdir, ignore_errors=True)
     sys.stdout.flush()
     sys.stderr.flush()
     faulthandler.disable()
@@ -253,8 +253,7 @@ def _on_deadline(ranks: list[_Rank], workdir: str) -> None:
         if rank is not None:
             stage_marks.write_mark(rank.stage, rank.rank)
         _copy_stacks(ranks, workdir)
-        shutil.rmtree(workdir, ignore_errors=True)  # run_group's finally never runs
-        _die_of(signal.SIGTERM)
+        _die_of(signal.SIGTERM, workdir)
 
     signal.signal(signal.SIGTERM, handler)
 
